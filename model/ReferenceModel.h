@@ -1,0 +1,51 @@
+// ReferenceModel.h: the reference state model. It tracks what is alive (renderers, bare contexts,
+// bare buffers), answers the preconditions of each operation, and computes the image every
+// renderer's framebuffer must hold, with the same integer raster math the kernels use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/Operation.h"
+
+namespace gpufuzz {
+
+class ReferenceModel {
+ public:
+  struct Renderer {
+    uint32_t width = 0, height = 0;
+    uint32_t textureCount = 0, textureSize = 0, textureSeed = 0;
+    std::vector<uint32_t> image;  // width * height RGBA8 pixels, row-major
+  };
+  enum class NameKind : uint8_t { Renderer, Context, Buffer };
+
+  /// Why `op` may not run now, or empty when it may.
+  std::string precondition(const Operation& op) const;
+  /// Applies `op`'s effect on the model's state; `op` must satisfy its precondition.
+  void apply(const Operation& op);
+
+  /// The image `read_back R` must return now.
+  const std::vector<uint32_t>& expectedImage(const std::string& renderer) const;
+
+  const std::map<std::string, Renderer>& renderers() const { return renderers_; }
+  /// Live bare contexts, and live bare buffers with their context's name.
+  const std::set<std::string>& contexts() const { return contexts_; }
+  const std::map<std::string, std::string>& buffers() const { return buffers_; }
+  /// Every name ever introduced, alive or not.
+  bool nameUsed(const std::string& name) const;
+
+ private:
+  std::map<std::string, Renderer> renderers_;
+  std::set<std::string> contexts_;
+  std::map<std::string, std::string> buffers_;
+  std::map<std::string, NameKind> used_;
+};
+
+/// Applies one draw to an image with the textures of a set made by `set_textures`.
+void drawInto(std::vector<uint32_t>& image, uint32_t width, uint32_t height, uint32_t triangles,
+              uint32_t seed, uint32_t textureCount, uint32_t textureSize, uint32_t textureSeed);
+
+}  // namespace gpufuzz

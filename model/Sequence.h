@@ -1,0 +1,60 @@
+// Sequence.h: a sequence of lifecycle operations and its `.seq` text format (sequences.md):
+// parse with every bound and precondition checked, print, normalize.
+//
+// Parsing rejects, with "FILE:LINE:COLUMN: message" (InputError): unknown operations, keys and
+// directives; malformed or out-of-bounds values; bad or reused names; operations on names that
+// are not alive or of the wrong kind (the model's preconditions). A parsed Sequence is valid.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/Operation.h"
+#include "model/Outcome.h"
+
+namespace gpufuzz {
+
+/// The `# key: value` lines before the first operation. Command-line options override them.
+struct Directives {
+  std::optional<std::string> backend;  // sim | cuda | auto
+  std::optional<std::string> policy;   // a teardown policy name
+  std::optional<std::string> faults;   // a built-in plan name or a path
+  std::optional<Expectation> expect;
+  std::optional<Expectation> expectSim;
+  std::optional<Expectation> expectCuda;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> found;
+  std::vector<std::string> notes;
+  bool operator==(const Directives&) const = default;
+};
+
+struct Sequence {
+  Directives directives;
+  std::vector<Operation> ops;
+
+  /// What this sequence expects on `backend` ("sim" or "cuda"): expect.<backend>, else expect,
+  /// else pass.
+  Expectation expectationFor(std::string_view backend) const;
+};
+
+/// Parses and validates. `file` names the input in error messages.
+Sequence parseSequence(std::string_view text, const std::string& file);
+/// Reads and parses a file; a missing or unreadable file is an InputError too.
+Sequence loadSequence(const std::string& path);
+
+/// Checks the model's preconditions (names alive, of the right kind, never reused). Throws
+/// InputError naming the operation's line (or its 1-based ordinal when it has no line).
+void validateSequence(const Sequence& seq, const std::string& file);
+
+/// The file text: a "# gpufuzz sequence" header, the directives that are set, the operations.
+std::string printSequence(const Sequence& seq);
+/// The operations alone, one a line, with names renumbered in order of appearance (r0 r1 ...,
+/// c0 ..., b0 ...): the text a failure's signature uses.
+std::string normalizedOperations(const Sequence& seq);
+/// The same sequence with names renumbered in order of appearance.
+Sequence renumbered(const Sequence& seq);
+
+}  // namespace gpufuzz

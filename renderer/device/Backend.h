@@ -1,0 +1,66 @@
+// Backend.h: what a device backend implements. A backend knows nothing of renderers, fault plans
+// or counters; the Device seam (Device.h) wraps it.
+//
+// The model is the seed's runtime: a context owns one in-order queue; buffers are owned by the
+// context that allocated them; copies to the device and kernel launches are enqueued and not
+// waited for; copyToHost waits for the context's queue, then copies; synchronize waits for it.
+// Failed calls throw DeviceError naming the call and the runtime's error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "renderer/Raster.h"
+
+namespace gpufuzz {
+
+using ContextId = uint64_t;
+using BufferId = uint64_t;
+
+/// The one kernel: rasterize `triangleCount` triangles from `vertices` over `framebuffer`.
+struct RasterLaunch {
+  BufferId framebuffer = 0;
+  BufferId vertices = 0;
+  BufferId textures[raster::kMaxTextures] = {};
+  uint32_t textureCount = 0;
+  uint32_t textureSize = 0;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  uint32_t triangleCount = 0;
+  /// XORed into every pixel the launch writes; nonzero only when a fault plan corrupts a launch.
+  uint32_t corruptXor = 0;
+};
+
+/// Device memory a backend still holds: what a leak check looks at once everything is released.
+struct MemoryInUse {
+  uint64_t bytes = 0;
+  uint64_t buffers = 0;
+  uint64_t contexts = 0;
+  bool operator==(const MemoryInUse&) const = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  virtual ContextId createContext() = 0;
+  /// Valid while the context's buffers live; what happens to them is the backend's business.
+  virtual void destroyContext(ContextId ctx) = 0;
+  virtual BufferId allocBuffer(ContextId ctx, uint64_t bytes) = 0;
+  /// Valid after the owner is destroyed on backends that keep orphaned buffers.
+  virtual void freeBuffer(BufferId buf) = 0;
+  /// Enqueued; `src` may be reused as soon as the call returns.
+  virtual void copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte> src) = 0;
+  /// Waits for the context's queue, then copies `dst.size()` bytes from the start of `src`.
+  virtual void copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) = 0;
+  /// Enqueued.
+  virtual void launch(ContextId ctx, const RasterLaunch& launch) = 0;
+  virtual void synchronize(ContextId ctx) = 0;
+
+  virtual MemoryInUse memoryInUse() const = 0;
+};
+
+}  // namespace gpufuzz

@@ -1,0 +1,69 @@
+// Device.h: the one interception seam. Every device call the renderer (or a bare sequence) makes
+// goes through Device, which keeps the lifecycle counters and lets interceptors (fault plans,
+// traces) act on each call before it takes effect, over any backend, without touching it.
+//
+// Contract of a call: the seam takes the counter snapshot, offers it to each interceptor in
+// order (an interceptor may block, kill the process, throw DeviceError, delay, or ask for the
+// call's output to be corrupted or its memory leaked), then records the call in the tracker and
+// forwards it to the backend. Not thread-safe: one thread drives a Device.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "renderer/device/Backend.h"
+#include "renderer/device/DeviceError.h"
+#include "renderer/device/LifecycleCounters.h"
+
+namespace gpufuzz {
+
+/// What an interceptor asks of the call it was offered.
+struct Alteration {
+  /// launch: XOR its output; copy_to_device: alter the uploaded bytes; copy_to_host: alter the
+  /// host copy.
+  bool corrupt = false;
+  /// buf_free / ctx_destroy: report success but never return the memory.
+  bool leak = false;
+};
+
+class Interceptor {
+ public:
+  virtual ~Interceptor() = default;
+  /// Called before the call takes effect, with the counters as they stand. May block forever,
+  /// kill the process, throw DeviceError, or sleep, as well as return an Alteration.
+  virtual Alteration before(const CallSite& site, const CounterSnapshot& counters) = 0;
+};
+
+/// The XOR mask a corrupting fault applies to every byte or pixel it alters.
+inline constexpr uint32_t kCorruptXor = 0x5a5a5a5aU;
+
+class Device {
+ public:
+  explicit Device(std::unique_ptr<Backend> backend);
+
+  /// Interceptors see every call, in the order added.
+  void addInterceptor(std::shared_ptr<Interceptor> interceptor);
+
+  ContextId createContext();
+  void destroyContext(ContextId ctx);
+  BufferId allocBuffer(ContextId ctx, uint64_t bytes);
+  void freeBuffer(BufferId buf);
+  void copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte> src);
+  void copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst);
+  void launch(ContextId ctx, const RasterLaunch& launch);
+  void synchronize(ContextId ctx);
+
+  MemoryInUse memoryInUse() const { return backend_->memoryInUse(); }
+  std::string_view backendName() const { return backend_->name(); }
+  const LifecycleTracker& tracker() const { return tracker_; }
+
+ private:
+  Alteration intercept(const CallSite& site);
+
+  std::unique_ptr<Backend> backend_;
+  std::vector<std::shared_ptr<Interceptor>> interceptors_;
+  LifecycleTracker tracker_;
+};
+
+}  // namespace gpufuzz
