@@ -1,0 +1,90 @@
+// Trial.cpp: supervised runs with confirmation of deadline misses.
+#include "harness/Trial.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace gpufuzz {
+
+namespace {
+
+void writeFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string millisText(std::chrono::microseconds us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(us.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+std::filesystem::path executableDir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : exe.parent_path();
+}
+
+TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
+    : setup_(std::move(setup)), deadlines_(deadlines) {}
+
+Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline) {
+  ChildCommand command;
+  command.executable = setup_.runner;
+  command.args = {"--backend", setup_.backend,          "--policy", std::string(policyName(setup_.policy)),
+                  "--faults",  setup_.faults,           "--quiet",  file.string()};
+  SupervisionLimits limits;
+  limits.progressDeadline = deadline;
+  limits.startDeadline = deadlines_.startDeadline();
+  limits.captureStacks = setup_.captureStacks;
+  limits.environment = setup_.environment;
+  ++executions_;
+  return supervise(command, limits);
+}
+
+TrialResult TrialRunner::run(const Sequence& seq, bool confirm) {
+  const auto file = setup_.workDir / ("trial-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(fileCounter_++) + ".seq");
+  Sequence bare;
+  bare.ops = seq.ops;
+  writeFile(file, printSequence(bare));
+
+  TrialResult result;
+  const Millis deadline = deadlines_.deadline();
+  result.evidence = runOnce(file, deadline);
+  result.executions = 1;
+  if (!result.evidence.stuck || !confirm || result.evidence.harnessError) {
+    result.outcome = result.evidence.outcome;
+  } else {
+    const Supervised first = std::move(result.evidence);
+    result.evidence = runOnce(file, deadlines_.confirmationDeadline());
+    result.executions = 2;
+    result.outcome = result.evidence.outcome;
+    if (!result.evidence.stuck && !result.evidence.harnessError) {
+      // Finished under the long deadline: slow if the operation the first run was stuck in
+      // again took longer than the deadline, otherwise the first miss was noise.
+      for (const OpTiming& t : result.evidence.timings) {
+        if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= deadline) continue;
+        result.outcome = RunOutcome{OutcomeClass::Slow, t.at, t.op,
+                                    "took " + millisText(t.elapsed) + ", deadline " +
+                                        std::to_string(deadline.count()) + " ms; finished under " +
+                                        std::to_string(deadlines_.confirmationDeadline().count()) +
+                                        " ms"};
+      }
+    }
+  }
+  result.harnessError = result.evidence.harnessError;
+  if (result.outcome.cls == OutcomeClass::Pass && !result.harnessError) {
+    for (const OpTiming& t : result.evidence.timings) deadlines_.observe(t.elapsed);
+  }
+  std::error_code ignored;
+  std::filesystem::remove(file, ignored);
+  return result;
+}
+
+}  // namespace gpufuzz

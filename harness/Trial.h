@@ -1,0 +1,66 @@
+// Trial.h: one sequence tried in a child process under the calibrated deadline, with a first
+// deadline miss confirmed by a re-run under a much longer one (as AFL++ does): still stuck is a
+// hang or a spin, finished late is slow, finished in time was noise and the re-run's outcome
+// stands. Thread-safe: a campaign's workers share one TrialRunner.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/Deadline.h"
+#include "harness/RunOutcome.h"
+#include "harness/Supervisor.h"
+#include "model/Sequence.h"
+#include "renderer/TeardownPolicy.h"
+
+namespace gpufuzz {
+
+struct TrialSetup {
+  std::string runner;   // the gpufuzz-runner executable
+  std::string backend;  // sim | cuda (resolved, not auto)
+  TeardownPolicy policy = TeardownPolicy::Shipped;
+  std::string faults;  // a built-in plan name or a path
+  std::filesystem::path workDir;  // where sequence files for children are written
+  bool captureStacks = true;
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+
+struct TrialResult {
+  RunOutcome outcome;
+  /// The run the outcome was classified from (the confirmation when there was one).
+  Supervised evidence;
+  /// How many children this trial started (1, or 2 with a confirmation).
+  uint32_t executions = 0;
+  /// Set when the harness, not the system under test, failed.
+  std::optional<std::string> harnessError;
+};
+
+class TrialRunner {
+ public:
+  TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines);
+
+  /// Runs `seq` once; `confirm` re-runs a first deadline miss under the confirmation deadline.
+  /// Without it a stuck run is classified at once (hang or spin by its CPU share).
+  TrialResult run(const Sequence& seq, bool confirm = true);
+
+  const TrialSetup& setup() const { return setup_; }
+  DeadlineCalibrator& deadlines() { return deadlines_; }
+  uint64_t executions() const { return executions_.load(); }
+
+ private:
+  Supervised runOnce(const std::filesystem::path& file, Millis deadline);
+
+  TrialSetup setup_;
+  DeadlineCalibrator& deadlines_;
+  std::atomic<uint64_t> executions_{0};
+  std::atomic<uint64_t> fileCounter_{0};
+};
+
+/// The directory of the running executable (where gpufuzz-runner and plans/ live).
+std::filesystem::path executableDir();
+
+}  // namespace gpufuzz

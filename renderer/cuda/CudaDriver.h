@@ -1,0 +1,68 @@
+// CudaDriver.h: the CUDA driver API, loaded at run time from libcuda.so.1.
+//
+// Nothing in the project links libcuda: an executable linked against it does not even start on a
+// machine without the NVIDIA driver, and the harness, the sim runner and the unit tests must run
+// everywhere. <cuda.h> is used for its types only; every entry point is resolved with dlsym by
+// its versioned symbol name, so the ABI we call is the one written here, not whatever a header
+// macro maps a plain name to.
+//
+// cudaDriver() loads and initialises the driver once per process (cuInit, device count) and
+// returns the same table every time after; when that fails it throws DeviceUnavailable, with the
+// same message every time. The table itself is immutable and may be shared by threads; what the
+// driver calls do to the calling thread's current context is the caller's business.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace gpufuzz {
+
+struct CudaDriver {
+  CUresult (*init)(unsigned int flags) = nullptr;
+  CUresult (*getErrorName)(CUresult error, const char** name) = nullptr;
+  CUresult (*deviceGetCount)(int* count) = nullptr;
+  CUresult (*deviceGet)(CUdevice* device, int ordinal) = nullptr;
+
+  /// cuCtxCreate_v4 (driver 12.5 and later) takes optional creation parameters; older drivers
+  /// only have cuCtxCreate_v2. Exactly one of the two is set; ctxCreate() picks it.
+  CUresult (*ctxCreateV4)(CUcontext* ctx, CUctxCreateParams* params, unsigned int flags,
+                          CUdevice device) = nullptr;
+  CUresult (*ctxCreateV2)(CUcontext* ctx, unsigned int flags, CUdevice device) = nullptr;
+  CUresult (*ctxDestroy)(CUcontext ctx) = nullptr;
+  CUresult (*ctxSetCurrent)(CUcontext ctx) = nullptr;
+  CUresult (*ctxPopCurrent)(CUcontext* ctx) = nullptr;
+
+  CUresult (*streamCreate)(CUstream* stream, unsigned int flags) = nullptr;
+  CUresult (*streamDestroy)(CUstream stream) = nullptr;
+  CUresult (*streamSynchronize)(CUstream stream) = nullptr;
+
+  CUresult (*memAlloc)(CUdeviceptr* ptr, size_t bytes) = nullptr;
+  CUresult (*memFree)(CUdeviceptr ptr) = nullptr;
+  CUresult (*memGetInfo)(size_t* free, size_t* total) = nullptr;
+  CUresult (*memcpyHtoDAsync)(CUdeviceptr dst, const void* src, size_t bytes,
+                              CUstream stream) = nullptr;
+  CUresult (*memcpyDtoHAsync)(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) = nullptr;
+
+  CUresult (*moduleLoadData)(CUmodule* module, const void* image) = nullptr;
+  CUresult (*moduleGetFunction)(CUfunction* function, CUmodule module, const char* name) = nullptr;
+  CUresult (*moduleUnload)(CUmodule module) = nullptr;
+  CUresult (*launchKernel)(CUfunction function, unsigned int gridX, unsigned int gridY,
+                           unsigned int gridZ, unsigned int blockX, unsigned int blockY,
+                           unsigned int blockZ, unsigned int sharedBytes, CUstream stream,
+                           void** params, void** extra) = nullptr;
+
+  /// Devices present once cuInit succeeded; at least 1.
+  int deviceCount = 0;
+
+  /// A context with default settings, through whichever create entry point the driver has.
+  CUresult ctxCreate(CUcontext* ctx, unsigned int flags, CUdevice device) const;
+  /// "CUDA_ERROR_INVALID_VALUE", or "CUDA error 12345" for a code the driver cannot name.
+  std::string errorName(CUresult error) const;
+};
+
+/// The process's driver, loaded and initialised on first use. Throws DeviceUnavailable when
+/// libcuda.so.1 or an entry point is missing, cuInit fails, or there is no device.
+const CudaDriver& cudaDriver();
+
+}  // namespace gpufuzz

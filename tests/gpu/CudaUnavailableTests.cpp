@@ -1,0 +1,64 @@
+// CudaUnavailableTests.cpp: asking for the cuda backend on a machine without the driver is a
+// clear DeviceUnavailable, not a loader failure or a crash; with the driver, the backend works.
+// Runs everywhere and skips nothing: that this executable starts at all on a machine without the
+// driver is part of what it checks.
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <string>
+#include <vector>
+
+#include "renderer/cuda/CudaBackend.h"
+#include "renderer/device/DeviceError.h"
+
+namespace gpufuzz {
+namespace {
+
+/// Why libcuda.so.1 cannot be loaded here, or empty when it can.
+std::string driverLoadFailure() {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return dlerror();
+  dlclose(library);
+  return {};
+}
+
+std::string unavailableMessage(int ordinal) {
+  try {
+    makeCudaBackend(ordinal);
+  } catch (const DeviceUnavailable& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "makeCudaBackend(" << ordinal << ") did not throw DeviceUnavailable";
+  return {};
+}
+
+TEST(CudaUnavailable, MakeCudaBackendIsUnavailableWithoutTheDriverAndWorksWithIt) {
+  const std::string loadFailure = driverLoadFailure();
+  if (!loadFailure.empty()) {
+    const std::string message = unavailableMessage(0);
+    EXPECT_EQ(message.rfind("no CUDA driver: libcuda.so.1 not found (", 0), 0U) << message;
+    EXPECT_NE(message.find(loadFailure), std::string::npos) << message;
+    // The driver is looked for once per process; every later request gets the same answer.
+    EXPECT_EQ(unavailableMessage(0), message);
+    EXPECT_EQ(unavailableMessage(1), message);
+    return;
+  }
+
+  const std::unique_ptr<Backend> backend = makeCudaBackend();
+  EXPECT_EQ(backend->name(), "cuda");
+  const ContextId ctx = backend->createContext();
+  const BufferId buf = backend->allocBuffer(ctx, 16);
+  const std::vector<std::byte> sent(16, std::byte{0x3c});
+  std::vector<std::byte> received(16);
+  backend->copyToDevice(ctx, buf, sent);
+  backend->copyToHost(ctx, buf, received);
+  EXPECT_EQ(received, sent);
+  backend->freeBuffer(buf);
+  backend->destroyContext(ctx);
+  EXPECT_EQ(backend->memoryInUse(), (MemoryInUse{0, 0, 0}));
+  EXPECT_EQ(unavailableMessage(-1).rfind("no CUDA device -1", 0), 0U);
+}
+
+}  // namespace
+}  // namespace gpufuzz
