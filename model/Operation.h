@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,14 @@ enum class OpKind : uint8_t {
 std::string_view opKindName(OpKind kind);  // "create", "buf_destroy", ...
 std::optional<OpKind> parseOpKind(std::string_view name);
 bool isRendererOp(OpKind kind);
+
+/// What a name denotes. Names share one namespace: a name denotes one thing, once.
+enum class NameKind : uint8_t { Renderer, Context, Buffer };
+std::string_view nameKindName(NameKind kind);  // "renderer", "context", "buffer"
+
+/// Why `name` is not a valid name (`[a-z][a-z0-9_]*`, at most 32 characters), or empty.
+std::string nameError(std::string_view name);
+inline constexpr size_t kMaxNameLength = 32;
 
 /// Argument defaults and bounds (inclusive), as the contract states them.
 struct ArgBounds {
@@ -59,6 +68,38 @@ struct Operation {
            bytes == o.bytes;
   }
 };
+
+/// One positional name of an operation: what it must denote, and whether the operation
+/// introduces it (create, ctx_create, buf_create's B) rather than using a live one.
+struct NameSlot {
+  NameKind kind;
+  bool introduces;
+  std::string_view placeholder;  // "R", "C", "B", as the contract writes the form
+};
+
+/// One `key=value` argument: its inclusive bounds, its default, and the field that holds it.
+struct ArgSpec {
+  std::string_view key;
+  uint64_t min, max, defaultValue;
+  uint64_t (*get)(const Operation&);
+  void (*set)(Operation&, uint64_t);
+};
+
+/// The form of an operation, as the contract's tables state it. This one table drives parsing,
+/// printing, validation and generation, so they cannot disagree.
+struct OpForm {
+  OpKind kind;
+  std::string_view name;
+  std::span<const NameSlot> names;
+  std::span<const ArgSpec> args;
+
+  const ArgSpec* arg(std::string_view key) const;
+  /// "buf_create C B [bytes=1..2147483648]": the form for messages.
+  std::string usage() const;
+};
+const OpForm& opForm(OpKind kind);
+/// Every form, in OpKind order.
+std::span<const OpForm> opForms();
 
 /// "draw r0 triangles=9 seed=3": arguments at their default are left out.
 std::string operationText(const Operation& op);

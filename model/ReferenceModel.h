@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,17 +18,29 @@ class ReferenceModel {
  public:
   struct Renderer {
     uint32_t width = 0, height = 0;
+    // The current texture set; a new renderer has none (count 0) until set_textures.
     uint32_t textureCount = 0, textureSize = 0, textureSeed = 0;
     std::vector<uint32_t> image;  // width * height RGBA8 pixels, row-major
   };
-  enum class NameKind : uint8_t { Renderer, Context, Buffer };
+  using NameKind = gpufuzz::NameKind;
 
+  /// Why an operation may not run now: a reason, and which of its names it concerns.
+  struct Verdict {
+    std::string reason;  // empty when the operation may run
+    int nameIndex = -1;  // index into Operation::names, or -1 (wrong arity, bad argument)
+    bool ok() const { return reason.empty(); }
+  };
+  /// Checks the operation's form (name count and syntax, argument bounds) and its names against
+  /// the state: used names must be alive and of the kind the operation needs; introduced names
+  /// must never have been used.
+  Verdict check(const Operation& op) const;
   /// Why `op` may not run now, or empty when it may.
-  std::string precondition(const Operation& op) const;
-  /// Applies `op`'s effect on the model's state; `op` must satisfy its precondition.
+  std::string precondition(const Operation& op) const { return check(op).reason; }
+  /// Applies `op`'s effect on the model's state. Throws std::invalid_argument, changing nothing,
+  /// when `op` does not satisfy its precondition: a caller that skipped the check has a bug.
   void apply(const Operation& op);
 
-  /// The image `read_back R` must return now.
+  /// The image `read_back R` must return now. Throws std::out_of_range if R is not alive.
   const std::vector<uint32_t>& expectedImage(const std::string& renderer) const;
 
   const std::map<std::string, Renderer>& renderers() const { return renderers_; }
@@ -36,6 +49,8 @@ class ReferenceModel {
   const std::map<std::string, std::string>& buffers() const { return buffers_; }
   /// Every name ever introduced, alive or not.
   bool nameUsed(const std::string& name) const;
+  /// What a used name denotes, alive or not; nullopt for a name never used.
+  std::optional<NameKind> nameKind(const std::string& name) const;
 
  private:
   std::map<std::string, Renderer> renderers_;

@@ -1,1 +1,454 @@
-// placeholder
+// Sequence.cpp: the `.seq` text format (sequences.md): parsing with every error placed at its
+// line and column, printing, renumbering.
+#include "model/Sequence.h"
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "model/ReferenceModel.h"
+#include "renderer/InputError.h"
+
+namespace gpufuzz {
+namespace {
+
+constexpr std::string_view kBlank = " \t\r";
+constexpr uint32_t kMaxOrdinal = std::numeric_limits<uint32_t>::max();
+
+struct Token {
+  std::string_view text;
+  int column;  // 1-based, relative to the text that was split
+};
+
+std::vector<Token> tokenize(std::string_view text) {
+  std::vector<Token> tokens;
+  size_t begin = text.find_first_not_of(kBlank);
+  while (begin != std::string_view::npos) {
+    const size_t end = std::min(text.find_first_of(kBlank, begin), text.size());
+    tokens.push_back({text.substr(begin, end - begin), static_cast<int>(begin) + 1});
+    begin = text.find_first_not_of(kBlank, end);
+  }
+  return tokens;
+}
+
+std::string inQuotes(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+std::string joined(const auto& items, std::string_view separator = ", ") {
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : std::string(separator)) + item;
+  }
+  return text;
+}
+
+/// Why `text` is not a decimal integer in [min, max] ("is negative", ...), or empty with `out`
+/// set.
+std::string readInteger(std::string_view text, uint64_t min, uint64_t max, uint64_t& out) {
+  if (text.empty()) return "has no value";
+  const bool negative = text.front() == '-';
+  const std::string_view digits = negative ? text.substr(1) : text;
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    return "is not a decimal integer";
+  }
+  if (negative) return "is negative";
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  if (ec == std::errc::result_out_of_range || out < min || out > max) return "is out of bounds";
+  return {};
+}
+
+std::string range(uint64_t min, uint64_t max) {
+  return std::to_string(min) + ".." + std::to_string(max);
+}
+
+/// What is wrong with a directive's value, and where in the value (1-based).
+struct Problem {
+  std::string message;
+  int column = 1;
+};
+
+Problem readExpectation(std::string_view value, std::optional<Expectation>& out) {
+  const std::vector<Token> t = tokenize(value);
+  const std::optional<OutcomeClass> cls = parseOutcomeClass(t[0].text);
+  if (!cls) {
+    return {"unknown outcome class " + inQuotes(t[0].text) +
+            ": expected pass, hang, spin, slow, crash, error, mismatch or leak"};
+  }
+  Expectation e{*cls, std::nullopt};
+  if (t.size() > 1) {
+    if (t[1].text != "at") {
+      return {"expected 'at N' or 'at end' after the class, got " + inQuotes(t[1].text),
+              t[1].column};
+    }
+    if (*cls == OutcomeClass::Pass || *cls == OutcomeClass::Leak) {
+      return {std::string(outcomeClassName(*cls)) +
+                  " takes no 'at': it does not happen at one operation",
+              t[1].column};
+    }
+    if (t.size() == 2) return {"missing N or 'end' after 'at'", t[1].column};
+    if (t[2].text == "end") {
+      e.at = At{At::kEnd};
+    } else {
+      uint64_t n = 0;
+      if (std::string why = readInteger(t[2].text, 1, kMaxOrdinal, n); !why.empty()) {
+        return {"at " + std::string(t[2].text) + " " + why +
+                    ": N is the 1-based operation ordinal (1.." + std::to_string(kMaxOrdinal) +
+                    ") or 'end'",
+                t[2].column};
+      }
+      e.at = At{static_cast<uint32_t>(n)};
+    }
+    if (t.size() > 3) {
+      return {"unexpected " + inQuotes(t[3].text) + " after the place", t[3].column};
+    }
+  }
+  out = e;
+  return {};
+}
+
+Problem readChoice(std::string_view value, std::string_view what,
+                   std::initializer_list<std::string_view> choices,
+                   std::optional<std::string>& out) {
+  for (std::string_view c : choices) {
+    if (c == value) {
+      out = std::string(value);
+      return {};
+    }
+  }
+  std::vector<std::string> names;
+  for (std::string_view c : choices) {
+    names.emplace_back(c);
+  }
+  return {"unknown " + std::string(what) + " " + inQuotes(value) + ": expected " + joined(names)};
+}
+
+std::vector<std::string> shown(const std::optional<std::string>& v) {
+  return v ? std::vector{*v} : std::vector<std::string>{};
+}
+std::vector<std::string> shown(const std::optional<Expectation>& v) {
+  return v ? std::vector{expectationText(*v)} : std::vector<std::string>{};
+}
+std::vector<std::string> shown(const std::optional<uint64_t>& v) {
+  return v ? std::vector{std::to_string(*v)} : std::vector<std::string>{};
+}
+std::vector<std::string> shown(const std::vector<std::string>& v) {
+  return v;
+}
+
+/// One directive: how its (trimmed, non-empty) value is read into Directives, and printed back.
+struct DirectiveSpec {
+  std::string_view key;
+  Problem (*read)(std::string_view value, Directives& d);
+  std::vector<std::string> (*values)(const Directives& d);
+  bool repeats = false;
+};
+
+template <auto Field>
+std::vector<std::string> values(const Directives& d) {
+  return shown(d.*Field);
+}
+
+// In printing order, notes last.
+const std::array<DirectiveSpec, 9> kDirectives = {{
+    {"backend",
+     [](std::string_view v, Directives& d) {
+       return readChoice(v, "backend", {"sim", "cuda", "auto"}, d.backend);
+     },
+     values<&Directives::backend>},
+    {"policy",
+     [](std::string_view v, Directives& d) {
+       return readChoice(v, "policy",
+                         {"shipped", "context-first", "no-destroy-sync", "no-texture-wait"},
+                         d.policy);
+     },
+     values<&Directives::policy>},
+    {"faults",
+     [](std::string_view v, Directives& d) {
+       if (v.find_first_of(kBlank) != std::string_view::npos) {
+         return Problem{"faults takes one plan name or path, without spaces"};
+       }
+       d.faults = std::string(v);
+       return Problem{};
+     },
+     values<&Directives::faults>},
+    {"expect", [](std::string_view v, Directives& d) { return readExpectation(v, d.expect); },
+     values<&Directives::expect>},
+    {"expect.sim",
+     [](std::string_view v, Directives& d) { return readExpectation(v, d.expectSim); },
+     values<&Directives::expectSim>},
+    {"expect.cuda",
+     [](std::string_view v, Directives& d) { return readExpectation(v, d.expectCuda); },
+     values<&Directives::expectCuda>},
+    {"seed",
+     [](std::string_view v, Directives& d) {
+       uint64_t n = 0;
+       const uint64_t max = std::numeric_limits<uint64_t>::max();
+       if (std::string why = readInteger(v, 0, max, n); !why.empty()) {
+         return Problem{"seed " + inQuotes(v) + " " + why + ": seed takes an integer in " +
+                        range(0, max)};
+       }
+       d.seed = n;
+       return Problem{};
+     },
+     values<&Directives::seed>},
+    {"found",
+     [](std::string_view v, Directives& d) {
+       d.found = std::string(v);
+       return Problem{};
+     },
+     values<&Directives::found>},
+    {"note",
+     [](std::string_view v, Directives& d) {
+       d.notes.emplace_back(v);
+       return Problem{};
+     },
+     values<&Directives::notes>, true},
+}};
+
+const DirectiveSpec* directiveSpec(std::string_view key) {
+  for (const DirectiveSpec& d : kDirectives) {
+    if (d.key == key) return &d;
+  }
+  return nullptr;
+}
+
+class Parser {
+ public:
+  explicit Parser(const std::string& file) : file_(file) {}
+
+  Sequence parse(std::string_view text) {
+    size_t begin = 0;
+    while (begin <= text.size()) {
+      const size_t end = std::min(text.find('\n', begin), text.size());
+      ++line_;
+      parseLine(text.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    checkPlaces();
+    return std::move(seq_);
+  }
+
+ private:
+  [[noreturn]] void fail(int column, const std::string& message) const {
+    throw InputError(file_, line_, column, message);
+  }
+
+  void parseLine(std::string_view line) {
+    if (seq_.ops.empty() && parseDirective(line)) return;
+    const std::vector<Token> tokens = tokenize(line.substr(0, line.find('#')));
+    if (!tokens.empty()) parseOperation(tokens);
+  }
+
+  /// `# key: value` before the first operation: a directive. Returns false for other lines.
+  bool parseDirective(std::string_view line) {
+    const auto keyStart = [](char c) { return c >= 'a' && c <= 'z'; };
+    const auto keyChar = [&](char c) {
+      return keyStart(c) || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    };
+    size_t i = line.find_first_not_of(kBlank);
+    if (i == std::string_view::npos || line[i] != '#') return false;
+    i = line.find_first_not_of(kBlank, i + 1);
+    if (i == std::string_view::npos || !keyStart(line[i])) return false;
+    size_t colon = i;
+    while (colon < line.size() && keyChar(line[colon])) {
+      ++colon;
+    }
+    if (colon == line.size() || line[colon] != ':') return false;
+
+    const std::string key(line.substr(i, colon - i));
+    const int keyColumn = static_cast<int>(i) + 1;
+    const DirectiveSpec* spec = directiveSpec(key);
+    if (!spec) {
+      std::vector<std::string> keys;
+      for (const DirectiveSpec& d : kDirectives) {
+        keys.emplace_back(d.key);
+      }
+      fail(keyColumn, "unknown directive " + inQuotes(key) + ": expected one of " + joined(keys) +
+                          " (a comment before the first operation must not start with 'word:')");
+    }
+    if (auto [it, fresh] = directiveLines_.try_emplace(key, line_); !fresh && !spec->repeats) {
+      fail(keyColumn, "duplicate directive " + inQuotes(key) + ": first given on line " +
+                          std::to_string(it->second));
+    }
+    const size_t valueStart = std::min(line.find_first_not_of(kBlank, colon + 1), line.size());
+    const size_t valueEnd = line.find_last_not_of(kBlank) + 1;
+    const int valueColumn = static_cast<int>(valueStart) + 1;
+    if (valueStart >= valueEnd) fail(valueColumn, "directive " + inQuotes(key) + " needs a value");
+    const Problem p = spec->read(line.substr(valueStart, valueEnd - valueStart), seq_.directives);
+    if (!p.message.empty()) fail(valueColumn + p.column - 1, p.message);
+    valueColumns_[key] = valueColumn;
+    return true;
+  }
+
+  void parseOperation(const std::vector<Token>& tokens) {
+    const Token& head = tokens.front();
+    const std::optional<OpKind> kind = parseOpKind(head.text);
+    if (!kind) {
+      std::vector<std::string> names;
+      for (const OpForm& f : opForms()) {
+        names.emplace_back(f.name);
+      }
+      fail(head.column,
+           "unknown operation " + inQuotes(head.text) + ": expected one of " + joined(names));
+    }
+    const OpForm& form = opForm(*kind);
+    const auto formHint = [&] { return "; the form is " + form.usage(); };
+    Operation op;
+    op.kind = *kind;
+    op.line = line_;
+    std::vector<int> nameColumns;
+    std::set<std::string_view> keys;
+    for (size_t t = 1; t < tokens.size(); ++t) {
+      const Token& tok = tokens[t];
+      const size_t eq = tok.text.find('=');
+      if (eq == std::string_view::npos) {
+        if (keys.empty() && op.names.size() < form.names.size()) {
+          if (std::string why = nameError(tok.text); !why.empty()) fail(tok.column, why);
+          op.names.emplace_back(tok.text);
+          nameColumns.push_back(tok.column);
+        } else if (form.arg(tok.text)) {
+          fail(tok.column, "missing '=' after " + inQuotes(tok.text) + ": write " +
+                               std::string(tok.text) + "=VALUE");
+        } else {
+          fail(tok.column, "extra name " + inQuotes(tok.text) + formHint());
+        }
+        continue;
+      }
+      if (op.names.size() < form.names.size()) fail(tok.column, "missing name" + formHint());
+      const std::string_view key = tok.text.substr(0, eq), value = tok.text.substr(eq + 1);
+      if (key.empty()) fail(tok.column, "missing key before '='" + formHint());
+      const ArgSpec* arg = form.arg(key);
+      if (!arg) {
+        fail(tok.column,
+             form.args.empty()
+                 ? std::string(form.name) + " takes no key=value arguments"
+                 : "unknown key " + inQuotes(key) + " for " + std::string(form.name) + formHint());
+      }
+      if (!keys.insert(key).second) fail(tok.column, "duplicate key " + inQuotes(key));
+      uint64_t v = 0;
+      if (std::string why = readInteger(value, arg->min, arg->max, v); !why.empty()) {
+        fail(tok.column + static_cast<int>(eq) + 1, std::string(tok.text) + " " + why + ": " +
+                                                        std::string(key) + " takes an integer in " +
+                                                        range(arg->min, arg->max));
+      }
+      arg->set(op, v);
+    }
+    if (op.names.size() < form.names.size()) {
+      const Token& last = tokens.back();
+      fail(last.column + static_cast<int>(last.text.size()) + 1, "missing name" + formHint());
+    }
+    if (const ReferenceModel::Verdict v = model_.check(op); !v.ok()) {
+      fail(v.nameIndex >= 0 ? nameColumns[static_cast<size_t>(v.nameIndex)] : head.column,
+           v.reason);
+    }
+    model_.apply(op);
+    seq_.ops.push_back(std::move(op));
+  }
+
+  /// An expectation's `at N` must name one of the sequence's operations.
+  void checkPlaces() {
+    const Directives& d = seq_.directives;
+    for (const auto& [key, e] :
+         {std::pair{"expect", d.expect}, std::pair{"expect.sim", d.expectSim},
+          std::pair{"expect.cuda", d.expectCuda}}) {
+      if (!e || !e->at || e->at->isEnd() || e->at->ordinal <= seq_.ops.size()) continue;
+      line_ = directiveLines_.at(key);
+      fail(valueColumns_.at(key), std::string(key) + " names operation " +
+                                      std::to_string(e->at->ordinal) + ", but the sequence has " +
+                                      std::to_string(seq_.ops.size()) + " operations");
+    }
+  }
+
+  const std::string& file_;
+  int line_ = 0;
+  Sequence seq_;
+  ReferenceModel model_;
+  std::map<std::string, int> directiveLines_;
+  std::map<std::string, int> valueColumns_;
+};
+
+}  // namespace
+
+Expectation Sequence::expectationFor(std::string_view backend) const {
+  if (backend == "sim" && directives.expectSim) return *directives.expectSim;
+  if (backend == "cuda" && directives.expectCuda) return *directives.expectCuda;
+  return directives.expect.value_or(Expectation{});
+}
+
+Sequence parseSequence(std::string_view text, const std::string& file) {
+  return Parser(file).parse(text);
+}
+
+Sequence loadSequence(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path + ": is a directory, not a sequence file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the sequence file: " + std::strerror(errno));
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw InputError(path + ": cannot read the sequence file");
+  return parseSequence(text, path);
+}
+
+void validateSequence(const Sequence& seq, const std::string& file) {
+  ReferenceModel model;
+  for (size_t i = 0; i < seq.ops.size(); ++i) {
+    const Operation& op = seq.ops[i];
+    if (const ReferenceModel::Verdict v = model.check(op); !v.ok()) {
+      const std::string what = operationText(op) + ": " + v.reason;
+      if (op.line > 0) throw InputError(file, op.line, 1, what);
+      throw InputError(file + ": operation " + std::to_string(i + 1) + " (" + what + ")");
+    }
+    model.apply(op);
+  }
+}
+
+std::string printSequence(const Sequence& seq) {
+  std::string text = "# gpufuzz sequence\n";
+  for (const DirectiveSpec& d : kDirectives) {
+    for (const std::string& v : d.values(seq.directives)) {
+      text += "# " + std::string(d.key) + ": " + v + "\n";
+    }
+  }
+  for (const Operation& op : seq.ops) {
+    text += operationText(op) + "\n";
+  }
+  return text;
+}
+
+Sequence renumbered(const Sequence& seq) {
+  Sequence out = seq;
+  std::map<std::string, std::string> renamed;
+  std::array<int, 3> next{};  // per NameKind
+  for (Operation& op : out.ops) {
+    const OpForm& form = opForm(op.kind);
+    for (size_t i = 0; i < op.names.size() && i < form.names.size(); ++i) {
+      const auto [it, fresh] = renamed.try_emplace(op.names[i]);
+      if (fresh) {
+        const auto kind = static_cast<size_t>(form.names[i].kind);
+        it->second = "rcb"[kind] + std::to_string(next[kind]++);  // NameKind order
+      }
+      op.names[i] = it->second;
+    }
+  }
+  return out;
+}
+
+std::string normalizedOperations(const Sequence& seq) {
+  std::string text;
+  for (const Operation& op : renumbered(seq).ops) {
+    text += operationText(op) + "\n";
+  }
+  return text;
+}
+
+}  // namespace gpufuzz

@@ -3,7 +3,8 @@
 //
 // Parsing rejects, with "FILE:LINE:COLUMN: message" (InputError): unknown operations, keys and
 // directives; malformed or out-of-bounds values; bad or reused names; operations on names that
-// are not alive or of the wrong kind (the model's preconditions). A parsed Sequence is valid.
+// are not alive or of the wrong kind (the model's preconditions); duplicate directives; an
+// expectation `at N` beyond the last operation. A parsed Sequence is valid.
 #pragma once
 
 #include <cstdint>

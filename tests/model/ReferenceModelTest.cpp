@@ -1,0 +1,300 @@
+// ReferenceModelTest.cpp: preconditions, next state and expected images of the reference model.
+#include "model/ReferenceModel.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "renderer/Raster.h"
+#include "tests/model/Printers.h"
+
+namespace gpufuzz {
+namespace {
+
+Operation op(OpKind kind, std::vector<std::string> names) {
+  return {.kind = kind, .names = std::move(names)};
+}
+Operation create(std::string r, uint32_t width = 64, uint32_t height = 64) {
+  return {.kind = OpKind::Create, .names = {std::move(r)}, .width = width, .height = height};
+}
+Operation draw(std::string r, uint32_t triangles = 4, uint32_t seed = 0) {
+  return {.kind = OpKind::Draw, .names = {std::move(r)}, .triangles = triangles, .seed = seed};
+}
+Operation setTextures(std::string r, uint32_t count, uint32_t size, uint32_t seed) {
+  return {.kind = OpKind::SetTextures,
+          .names = {std::move(r)},
+          .seed = seed,
+          .count = count,
+          .size = size};
+}
+
+ReferenceModel modelAfter(const std::vector<Operation>& ops) {
+  ReferenceModel model;
+  for (const Operation& o : ops) {
+    model.apply(o);
+  }
+  return model;
+}
+
+struct PreconditionCase {
+  std::vector<Operation> before;
+  Operation op;
+  std::string reason;  // expected prefix of the reason; empty: the operation may run
+  int nameIndex = -1;
+};
+
+TEST(ReferenceModel, PreconditionsNameWhatIsWrong) {
+  const std::vector<PreconditionCase> cases = {
+      {{}, draw("r0"), "r0 is not alive: nothing created it", 0},
+      {{create("r0"), op(OpKind::Destroy, {"r0"})},
+       draw("r0"),
+       "r0 is not alive: it was destroyed",
+       0},
+      {{create("r0"), op(OpKind::Destroy, {"r0"})}, create("r0"), "name r0 was already used", 0},
+      {{create("r0")}, op(OpKind::CtxCreate, {"r0"}), "name r0 was already used", 0},
+      {{op(OpKind::CtxCreate, {"c0"})}, draw("c0"), "c0 is a context, draw needs a renderer", 0},
+      {{op(OpKind::CtxCreate, {"c0"})},
+       op(OpKind::ReadBack, {"c0"}),
+       "c0 is a context, read_back needs a renderer",
+       0},
+      {{create("r0")},
+       op(OpKind::BufCreate, {"r0", "b0"}),
+       "r0 is a renderer, buf_create needs a context",
+       0},
+      {{op(OpKind::CtxCreate, {"c0"})},
+       op(OpKind::BufCreate, {"c0", "c0"}),
+       "name c0 was already used",
+       1},
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"})},
+       op(OpKind::BufDestroy, {"c0"}),
+       "c0 is a context, buf_destroy needs a buffer",
+       0},
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"})},
+       op(OpKind::CtxDestroy, {"b0"}),
+       "b0 is a buffer, ctx_destroy needs a context",
+       0},
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::CtxDestroy, {"c0"})},
+       op(OpKind::BufCreate, {"c0", "b0"}),
+       "c0 is not alive: it was destroyed",
+       0},
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::CtxDestroy, {"c0"})},
+       op(OpKind::CtxDestroy, {"c0"}),
+       "c0 is not alive: it was destroyed",
+       0},
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"}),
+        op(OpKind::BufDestroy, {"b0"})},
+       op(OpKind::BufDestroy, {"b0"}),
+       "b0 is not alive: it was destroyed",
+       0},
+      {{}, op(OpKind::Draw, {}), "draw takes 1 name, got 0: draw R [triangles=1..1024]"},
+      {{op(OpKind::CtxCreate, {"c0"})},
+       op(OpKind::BufCreate, {"c0"}),
+       "buf_create takes 2 names, got 1"},
+      {{}, create("R0"), "bad name 'R0'", 0},
+      {{}, create("r0", 0), "width=0 is out of bounds: width takes 1..4096"},
+      {{}, create("r0", 64, 4097), "height=4097 is out of bounds: height takes 1..4096"},
+      {{create("r0")},
+       draw("r0", 1025),
+       "triangles=1025 is out of bounds: triangles takes 1..1024"},
+      {{create("r0")}, draw("r0", 0), "triangles=0 is out of bounds"},
+      {{create("r0")},
+       setTextures("r0", 17, 32, 0),
+       "count=17 is out of bounds: count takes 0..16"},
+      {{create("r0")}, setTextures("r0", 1, 0, 0), "size=0 is out of bounds: size takes 1..2048"},
+      {{create("r0")}, setTextures("r0", 1, 2049, 0), "size=2049 is out of bounds"},
+      {{op(OpKind::CtxCreate, {"c0"})},
+       {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = (1ULL << 31) + 1},
+       "bytes=2147483649 is out of bounds: bytes takes 1..2147483648"},
+      {{op(OpKind::CtxCreate, {"c0"})},
+       {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = 0},
+       "bytes=0 is out of bounds"},
+      // What may run, including the bounds themselves.
+      {{}, create("r0", 4096, 1), ""},
+      {{create("r0")}, draw("r0", 1024, 4294967295u), ""},
+      {{create("r0")}, setTextures("r0", 0, 2048, 4294967295u), ""},
+      {{create("r0")}, setTextures("r0", 16, 1, 0), ""},
+      {{op(OpKind::CtxCreate, {"c0"})},
+       {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = 1ULL << 31},
+       ""},
+      // A context may go while its buffers live, and the orphaned buffer may still be freed.
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"})},
+       op(OpKind::CtxDestroy, {"c0"}),
+       ""},
+      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"}),
+        op(OpKind::CtxDestroy, {"c0"})},
+       op(OpKind::BufDestroy, {"b0"}),
+       ""},
+  };
+  for (const PreconditionCase& c : cases) {
+    SCOPED_TRACE(operationText(c.op));
+    const ReferenceModel model = modelAfter(c.before);
+    const ReferenceModel::Verdict v = model.check(c.op);
+    EXPECT_EQ(v.reason.substr(0, c.reason.size()), c.reason) << v.reason;
+    EXPECT_EQ(v.ok(), c.reason.empty());
+    EXPECT_EQ(model.precondition(c.op), v.reason);
+    if (!c.reason.empty()) {
+      EXPECT_EQ(v.nameIndex, c.nameIndex);
+    }
+  }
+}
+
+TEST(ReferenceModel, TracksWhatIsAliveAndEveryNameEverUsed) {
+  ReferenceModel model;
+  model.apply(create("r0", 3, 2));
+  model.apply(op(OpKind::CtxCreate, {"c0"}));
+  model.apply(op(OpKind::BufCreate, {"c0", "b0"}));
+  model.apply(op(OpKind::BufCreate, {"c0", "b1"}));
+  EXPECT_EQ(model.renderers().size(), 1u);
+  EXPECT_EQ(model.contexts(), (std::set<std::string>{"c0"}));
+  EXPECT_EQ(model.buffers(), (std::map<std::string, std::string>{{"b0", "c0"}, {"b1", "c0"}}));
+
+  model.apply(op(OpKind::CtxDestroy, {"c0"}));
+  EXPECT_TRUE(model.contexts().empty());
+  EXPECT_EQ(model.buffers().size(), 2u) << "buffers outlive their context's handle";
+  model.apply(op(OpKind::BufDestroy, {"b0"}));
+  model.apply(op(OpKind::Destroy, {"r0"}));
+  EXPECT_TRUE(model.renderers().empty());
+  EXPECT_EQ(model.buffers(), (std::map<std::string, std::string>{{"b1", "c0"}}));
+
+  for (const char* used : {"r0", "c0", "b0", "b1"}) {
+    EXPECT_TRUE(model.nameUsed(used)) << used;
+  }
+  EXPECT_FALSE(model.nameUsed("r1"));
+  EXPECT_EQ(model.nameKind("r0"), NameKind::Renderer);
+  EXPECT_EQ(model.nameKind("c0"), NameKind::Context);
+  EXPECT_EQ(model.nameKind("b1"), NameKind::Buffer);
+  EXPECT_EQ(model.nameKind("x"), std::nullopt);
+}
+
+TEST(ReferenceModel, ApplyRefusesAnOperationThatMayNotRunAndChangesNothing) {
+  ReferenceModel model;
+  model.apply(create("r0"));
+  EXPECT_THROW(model.apply(create("r0")), std::invalid_argument);
+  EXPECT_THROW(model.apply(draw("r1")), std::invalid_argument);
+  EXPECT_THROW(model.apply(op(OpKind::BufCreate, {"r0", "b0"})), std::invalid_argument);
+  EXPECT_FALSE(model.nameUsed("b0")) << "a refused buf_create must not take its buffer's name";
+  EXPECT_EQ(model.renderers().size(), 1u);
+}
+
+TEST(ReferenceModel, CreateStartsWithAZeroImageAndNoTextures) {
+  ReferenceModel model;
+  model.apply(create("r0", 5, 3));
+  const ReferenceModel::Renderer& r = model.renderers().at("r0");
+  EXPECT_EQ(r.width, 5u);
+  EXPECT_EQ(r.height, 3u);
+  EXPECT_EQ(r.textureCount, 0u);
+  EXPECT_EQ(model.expectedImage("r0"), std::vector<uint32_t>(15, 0));
+  EXPECT_THROW(model.expectedImage("r1"), std::out_of_range);
+}
+
+TEST(ReferenceModel, SetTexturesReplacesTheSet) {
+  ReferenceModel model;
+  model.apply(create("r0"));
+  model.apply(setTextures("r0", 3, 8, 11));
+  const ReferenceModel::Renderer& r = model.renderers().at("r0");
+  EXPECT_EQ(r.textureCount, 3u);
+  EXPECT_EQ(r.textureSize, 8u);
+  EXPECT_EQ(r.textureSeed, 11u);
+  model.apply(setTextures("r0", 0, 32, 0));
+  EXPECT_EQ(model.renderers().at("r0").textureCount, 0u);
+}
+
+TEST(ReferenceModel, SyncAndReadBackChangeNothing) {
+  ReferenceModel model = modelAfter({create("r0", 16, 16), draw("r0", 6, 2)});
+  const std::vector<uint32_t> before = model.expectedImage("r0");
+  model.apply(op(OpKind::Sync, {"r0"}));
+  model.apply(op(OpKind::ReadBack, {"r0"}));
+  EXPECT_EQ(model.expectedImage("r0"), before);
+}
+
+std::vector<uint32_t> imageAfter(const std::vector<Operation>& ops) {
+  return modelAfter(ops).expectedImage(ops.front().names.front());
+}
+
+TEST(ReferenceModelImage, ADrawPaintsPixelsDeterministically) {
+  const std::vector<uint32_t> empty(64 * 64, 0);
+  const std::vector<uint32_t> image = imageAfter({create("r0"), draw("r0", 4, 1)});
+  EXPECT_NE(image, empty);
+  EXPECT_EQ(image, imageAfter({create("r0"), draw("r0", 4, 1)}));
+  // Every painted pixel is opaque: triangle colours carry alpha 0xff and texels none.
+  for (uint32_t p : image) {
+    EXPECT_TRUE(p == 0 || (p >> 24) == 0xff) << std::hex << p;
+  }
+}
+
+TEST(ReferenceModelImage, DependsOnTheSeedTheTriangleCountAndTheTextures) {
+  const std::vector<uint32_t> base = imageAfter({create("r0"), draw("r0", 4, 1)});
+  EXPECT_NE(base, imageAfter({create("r0"), draw("r0", 4, 2)}));
+  EXPECT_NE(base, imageAfter({create("r0"), draw("r0", 5, 1)}));
+  const std::vector<uint32_t> textured =
+      imageAfter({create("r0"), setTextures("r0", 2, 16, 5), draw("r0", 4, 1)});
+  EXPECT_NE(base, textured);
+  EXPECT_NE(textured, imageAfter({create("r0"), setTextures("r0", 2, 16, 6), draw("r0", 4, 1)}));
+  EXPECT_NE(textured, imageAfter({create("r0"), setTextures("r0", 2, 8, 5), draw("r0", 4, 1)}));
+  EXPECT_EQ(base, imageAfter({create("r0"), setTextures("r0", 2, 16, 5), setTextures("r0", 0, 1, 0),
+                              draw("r0", 4, 1)}))
+      << "count=0 means no textures";
+}
+
+TEST(ReferenceModelImage, RenderersAreIndependent) {
+  ReferenceModel model = modelAfter({create("r0"), create("r1"), draw("r0", 4, 1)});
+  EXPECT_EQ(model.expectedImage("r1"), std::vector<uint32_t>(64 * 64, 0));
+}
+
+// One covered pixel's value, from the rule in Raster.h's header: the last covering triangle's
+// colour XOR the texel of texture (texture % count) at ((x + u) mod size, (y + v) mod size).
+TEST(ReferenceModelImage, ACoveredPixelHoldsTheColourXorTheSampledTexel) {
+  const uint32_t w = 40, h = 30, seed = 7, count = 3, size = 16, texSeed = 99;
+  const std::vector<uint32_t> image = imageAfter(
+      {create("r0", w, h), setTextures("r0", count, size, texSeed), draw("r0", 1, seed)});
+  const raster::Triangle t = raster::makeTriangle(seed, 0, w, h);
+  int covered = 0;
+  for (uint32_t y = 0; y < h; ++y) {
+    for (uint32_t x = 0; x < w; ++x) {
+      const uint32_t pixel = image[y * w + x];
+      if (!raster::covers(t, static_cast<int32_t>(x), static_cast<int32_t>(y))) {
+        ASSERT_EQ(pixel, 0u) << x << "," << y;
+        continue;
+      }
+      const uint32_t tx = (x + static_cast<uint32_t>(t.u)) % size;
+      const uint32_t ty = (y + static_cast<uint32_t>(t.v)) % size;
+      ASSERT_EQ(pixel, t.color ^ raster::texel(texSeed, t.texture % count, tx, ty))
+          << x << "," << y;
+      ++covered;
+    }
+  }
+  EXPECT_GT(covered, 0) << "pick a seed whose first triangle covers a pixel";
+}
+
+// The whole image against a plain restatement of the rule, over previous content, with several
+// triangles (later ones win), several textures and a non-square image (row-major layout).
+TEST(ReferenceModelImage, MatchesAPlainRestatementOfTheRule) {
+  const uint32_t w = 23, h = 11, count = 3, size = 5, texSeed = 4;
+  ReferenceModel model =
+      modelAfter({create("r0", w, h), draw("r0", 3, 8), setTextures("r0", count, size, texSeed)});
+  std::vector<uint32_t> expected = model.expectedImage("r0");
+  model.apply(draw("r0", 12, 21));
+  for (uint32_t i = 0; i < 12; ++i) {
+    const raster::Triangle t = raster::makeTriangle(21, i, w, h);
+    for (uint32_t y = 0; y < h; ++y) {
+      for (uint32_t x = 0; x < w; ++x) {
+        if (!raster::covers(t, static_cast<int32_t>(x), static_cast<int32_t>(y))) continue;
+        expected[y * w + x] = t.color ^ raster::texel(texSeed, t.texture % count,
+                                                      (x + static_cast<uint32_t>(t.u)) % size,
+                                                      (y + static_cast<uint32_t>(t.v)) % size);
+      }
+    }
+  }
+  EXPECT_EQ(model.expectedImage("r0"), expected);
+}
+
+TEST(ReferenceModelImage, DrawIntoRejectsAnImageOfTheWrongSize) {
+  std::vector<uint32_t> image(10, 0);
+  EXPECT_THROW(drawInto(image, 4, 4, 1, 0, 0, 0, 0), std::invalid_argument);
+  std::vector<uint32_t> square(16, 0);
+  EXPECT_THROW(drawInto(square, 4, 4, 1, 0, 1, 0, 0), std::invalid_argument);
+  EXPECT_NO_THROW(drawInto(square, 4, 4, 1, 0, 0, 0, 0));
+}
+
+}  // namespace
+}  // namespace gpufuzz
