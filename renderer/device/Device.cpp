@@ -1,6 +1,7 @@
 // Device.cpp: the interception seam over a backend.
 #include "renderer/device/Device.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace gpufuzz {
@@ -78,7 +79,9 @@ void Device::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
 void Device::launch(ContextId ctx, const RasterLaunch& launch) {
   const Alteration a = intercept(CallSite{CallPoint::Launch, ctx, std::nullopt});
   std::vector<BufferId> refs = {launch.framebuffer, launch.vertices};
-  refs.insert(refs.end(), launch.textures, launch.textures + launch.textureCount);
+  // Clamped: an out-of-range count is the backend's to reject, not the seam's to read past.
+  const uint32_t textures = std::min(launch.textureCount, raster::kMaxTextures);
+  refs.insert(refs.end(), launch.textures, launch.textures + textures);
   tracker_.commandEnqueued(ctx, std::move(refs));
   if (!a.corrupt) {
     backend_->launch(ctx, launch);

@@ -1,0 +1,94 @@
+// FaultInjector.cpp: the effects of fault-plan rules, made real.
+#include "renderer/faults/FaultInjector.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+namespace gpufuzz {
+
+namespace {
+
+// One write(2), so the line arrives whole even if the process is killed right after.
+void announce(std::string_view verb, const CallSite& site, const FaultPlan& plan,
+              const FaultRule& rule) {
+  const std::string line = "gpufuzz: fault plan " + std::string(verb) + " " +
+                           std::string(callPointName(site.point)) + " (" + plan.cite(rule) + ")\n";
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, rest.data(), rest.size());
+    if (n <= 0) break;
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// The seed's hang: a wait nothing will ever complete, costing no CPU.
+[[noreturn]] void hangForever() {
+  for (;;) {
+    ::pause();
+  }
+}
+
+[[noreturn]] void spinForever() {
+  volatile uint64_t turns = 0;
+  for (;;) {
+    turns = turns + 1;
+  }
+}
+
+// A real invalid access, so the death looks like the ones the harness must classify; a handler
+// the program installed (a crash reporter) must not turn it into something else.
+[[noreturn]] void crashBySegv() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGSEGV, &dfl, nullptr);
+  sigset_t segv;
+  ::sigemptyset(&segv);
+  ::sigaddset(&segv, SIGSEGV);
+  ::pthread_sigmask(SIG_UNBLOCK, &segv, nullptr);
+
+  int* volatile nowhere = nullptr;  // volatile: the compiler cannot prove the store faults
+  *nowhere = 1;
+  ::raise(SIGSEGV);
+  std::abort();
+}
+
+}  // namespace
+
+FaultInjector::FaultInjector(FaultPlan plan) : plan_(std::move(plan)) {}
+
+Alteration FaultInjector::before(const CallSite& site, const CounterSnapshot& counters) {
+  const FaultRule* rule = plan_.firstMatch(site.point, counters);
+  if (rule == nullptr) return {};
+  lastFired_ = rule;
+  if (observer_) observer_(*rule, site, counters);
+
+  switch (rule->effect) {
+    case Effect::Hang:
+      announce("hangs", site, plan_, *rule);
+      hangForever();
+    case Effect::Spin:
+      announce("spins in", site, plan_, *rule);
+      spinForever();
+    case Effect::Crash:
+      announce("crashes", site, plan_, *rule);
+      crashBySegv();
+    case Effect::Error:
+      throw DeviceError(site.point, std::string(callPointName(site.point)) +
+                                        " failed: injected fault (" + plan_.cite(*rule) + ")");
+    case Effect::Corrupt:
+      return Alteration{.corrupt = true, .leak = false};
+    case Effect::Leak:
+      return Alteration{.corrupt = false, .leak = true};
+    case Effect::Delay:
+      std::this_thread::sleep_for(std::chrono::milliseconds(rule->delayMs));
+      return {};
+  }
+  return {};
+}
+
+}  // namespace gpufuzz

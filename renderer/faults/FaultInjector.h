@@ -1,0 +1,50 @@
+// FaultInjector.h: the interceptor that makes a device misbehave as a fault plan says.
+//
+// Contract: at every call the Device seam offers, the first rule of the plan that matches (file
+// order) applies its effect to that call, every time it matches:
+//   hang      blocks the calling thread forever in pause(), at ~0% CPU; signals with a default
+//             action (SIGTERM, SIGKILL) still end the process
+//   spin      busy-loops forever on the calling thread
+//   crash     kills the process by SIGSEGV inside the call, whatever SIGSEGV handler was set
+//   error     throws DeviceError naming the call and the rule
+//   corrupt   returns Alteration{corrupt}; the seam alters the call's bytes
+//   leak      returns Alteration{leak}; the seam never returns the memory to the backend
+//   delay=MS  sleeps MS milliseconds, then lets the call proceed
+// Before hanging, spinning or crashing it writes one line to stderr naming the call and the rule,
+// since the process will say nothing else. Not thread-safe, like the Device it serves.
+#pragma once
+
+#include <functional>
+
+#include "renderer/device/Device.h"
+#include "renderer/faults/FaultPlan.h"
+
+namespace gpufuzz {
+
+class FaultInjector : public Interceptor {
+ public:
+  /// Told of every rule that fires, before its effect is applied (so it is told even when the
+  /// effect never returns).
+  using FiredObserver =
+      std::function<void(const FaultRule& rule, const CallSite& site, const CounterSnapshot&)>;
+
+  explicit FaultInjector(FaultPlan plan);
+  // lastFired() points into the plan this injector owns.
+  FaultInjector(const FaultInjector&) = delete;
+  FaultInjector& operator=(const FaultInjector&) = delete;
+
+  Alteration before(const CallSite& site, const CounterSnapshot& counters) override;
+
+  void setFiredObserver(FiredObserver observer) { observer_ = std::move(observer); }
+
+  const FaultPlan& plan() const { return plan_; }
+  /// The rule that fired most recently, or nullptr if none has.
+  const FaultRule* lastFired() const { return lastFired_; }
+
+ private:
+  FaultPlan plan_;
+  FiredObserver observer_;
+  const FaultRule* lastFired_ = nullptr;
+};
+
+}  // namespace gpufuzz
