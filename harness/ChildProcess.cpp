@@ -7,9 +7,6 @@
 // launcher leaves a child whose execve failed unreaped; the process handle throws after the
 // child has started when pidfd_open(2) is refused; and the exit code it reports hides signals.
 
-// Boost.Process v2 paths are std::filesystem paths here, so Boost.Filesystem is not needed.
-#define BOOST_PROCESS_USE_STD_FS 1
-
 #include "harness/ChildProcess.h"
 
 #include <fcntl.h>
@@ -23,19 +20,19 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process/v2/default_launcher.hpp>
 #include <boost/process/v2/process.hpp>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -93,7 +90,8 @@ class GroupRegistration {
     if (!slot_) return;
     slot_->store(0);
     // A killAllChildren() that read this slot before it was cleared may still send its kill.
-    while (killersRunning.load() != 0) std::this_thread::yield();
+    while (killersRunning.load() != 0)
+      std::this_thread::yield();
     slot_ = nullptr;
   }
 
@@ -108,8 +106,12 @@ class UniqueFd {
  public:
   UniqueFd() = default;
   explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    reset();
+    fd_ = other.release();
+    return *this;
+  }
   ~UniqueFd() { reset(); }
   int get() const { return fd_; }
   int release() { return std::exchange(fd_, -1); }
@@ -153,7 +155,9 @@ class OutputTail {
   std::string data_;
 };
 
-bp::error_code lastError() { return bp::error_code(errno, bp::system_category()); }
+bp::error_code lastError() {
+  return bp::error_code(errno, bp::system_category());
+}
 
 /// The launcher initializer: everything the child needs between fork and exec. That code runs in
 /// a copy of one thread of a multithreaded process, so it calls async-signal-safe functions only.
@@ -163,14 +167,14 @@ struct ChildSetup {
   int eventsFd;  // -1: no events pipe
   pid_t parent;
 
-  bp::error_code on_setup(bp::posix::default_launcher& launcher, const std::filesystem::path&,
+  bp::error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&,
                           const char* const*) const {
     if (envp) launcher.env = envp;
     if (eventsFd >= 0) launcher.fd_whitelist.push_back(ChildProcess::kEventsFd);
     return {};
   }
 
-  bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
+  bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&,
                                const char* const*) const {
     if (::setpgid(0, 0) != 0) return lastError();
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return lastError();
@@ -184,21 +188,25 @@ struct ChildSetup {
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     struct sigaction byDefault {};
     byDefault.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &byDefault, nullptr);
+    for (int sig = 1; sig < NSIG; ++sig)
+      ::sigaction(sig, &byDefault, nullptr);
 
-    // Move the pipe ends out of the way first, so no dup2 below can overwrite one of them.
-    const int output = ::fcntl(outputFd, F_DUPFD, 10);
-    const int events = eventsFd >= 0 ? ::fcntl(eventsFd, F_DUPFD, 10) : -1;
+    // Move the pipe ends out of the way first, so no dup2 below can overwrite one of them. All
+    // temporaries are O_CLOEXEC; dup2 clears the flag on the descriptors the child keeps.
+    const int output = ::fcntl(outputFd, F_DUPFD_CLOEXEC, 10);
+    const int events = eventsFd >= 0 ? ::fcntl(eventsFd, F_DUPFD_CLOEXEC, 10) : -1;
     if (output < 0 || (eventsFd >= 0 && events < 0)) return lastError();
-    const int devNull = ::open("/dev/null", O_RDONLY);
+    const int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devNull < 0) return lastError();
-    if (::dup2(devNull, STDIN_FILENO) < 0 || ::dup2(output, STDOUT_FILENO) < 0 ||
-        ::dup2(output, STDERR_FILENO) < 0) {
+    const bool stdinPlaced = devNull == STDIN_FILENO ? ::fcntl(devNull, F_SETFD, 0) == 0
+                                                     : ::dup2(devNull, STDIN_FILENO) >= 0;
+    if (!stdinPlaced || ::dup2(output, STDOUT_FILENO) < 0 || ::dup2(output, STDERR_FILENO) < 0) {
       return lastError();
     }
     if (events >= 0 && ::dup2(events, ChildProcess::kEventsFd) < 0) return lastError();
     // The launcher's close_all leaves fds between its whitelisted ones open; close them at exec.
-    // (Kernels before 5.11 refuse the flag; our own descriptors are O_CLOEXEC anyway.)
+    // (Kernels before 5.11 refuse the flag: then only descriptors without O_CLOEXEC that other
+    // code of this process opened below the launcher's own pipe can reach the child.)
     const int firstOther = events >= 0 ? ChildProcess::kEventsFd + 1 : ChildProcess::kEventsFd;
     ::close_range(static_cast<unsigned>(firstOther), ~0U, CLOSE_RANGE_CLOEXEC);
     return {};
@@ -303,11 +311,14 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
       const std::string_view text(*entry);
       const std::string_view key = text.substr(0, text.find('='));
       bool replaced = false;
-      for (const auto& [name, value] : options.environment) replaced = replaced || name == key;
+      for (const auto& [name, value] : options.environment)
+        replaced = replaced || name == key;
       if (!replaced) environment.emplace_back(text);
     }
-    for (const auto& [name, value] : options.environment) environment.push_back(name + "=" + value);
-    for (const std::string& entry : environment) envp.push_back(entry.c_str());
+    for (const auto& [name, value] : options.environment)
+      environment.push_back(name + "=" + value);
+    for (const std::string& entry : environment)
+      envp.push_back(entry.c_str());
     envp.push_back(nullptr);
   }
 
@@ -316,7 +327,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   bp::posix::default_launcher launcher;
   bp::error_code error;
   try {
-    auto process = launcher(io.get_executor(), error, std::filesystem::path(command.executable),
+    auto process = launcher(io.get_executor(), error, bp::filesystem::path(command.executable),
                             command.args, setup);
     // Unmanaged from here on: its destructor would otherwise waitpid(WNOHANG) and kill a pid
     // that, once reaped by us, may belong to another child.
@@ -515,7 +526,9 @@ ChildProcess::ChildProcess(const ChildCommand& command, const Options& options)
 
 ChildProcess::~ChildProcess() = default;
 
-pid_t ChildProcess::pid() const { return impl_->pid; }
+pid_t ChildProcess::pid() const {
+  return impl_->pid;
+}
 
 ChildExit ChildProcess::run(ChildObserver& observer) {
   Impl& p = *impl_;
@@ -564,7 +577,8 @@ std::optional<std::chrono::nanoseconds> processCpuTime(pid_t pid) {
   if (afterName == std::string::npos) return std::nullopt;
   std::istringstream fields(line.substr(afterName + 2));
   std::string skip;
-  for (int i = 3; i < 14; ++i) fields >> skip;  // state .. cmajflt
+  for (int i = 3; i < 14; ++i)
+    fields >> skip;  // state .. cmajflt
   unsigned long long utime = 0, stime = 0;
   if (!(fields >> utime >> stime)) return std::nullopt;
   const long ticksPerSecond = ::sysconf(_SC_CLK_TCK);

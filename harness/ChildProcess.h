@@ -62,7 +62,7 @@ class ChildObserver {
 
 /// How the child ended.
 struct ChildExit {
-  int status = 0;            // as waitpid(2) reports it: use WIFEXITED / WIFSIGNALED
+  int status = 0;  // as waitpid(2) reports it: use WIFEXITED / WIFSIGNALED
   bool killedOnDeadline = false;
   bool interrupted = false;  // killAllChildren() ran while this child was alive
   bool unkillable = false;   // it outlived SIGKILL (uninterruptible sleep); reaped in background

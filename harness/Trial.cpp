@@ -43,6 +43,20 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
   limits.startDeadline = deadlines_.startDeadline();
   limits.captureStacks = setup_.captureStacks;
   limits.environment = setup_.environment;
+  if (setup_.stopRequested && setup_.stopRequested()) {
+    Supervised stopped;
+    stopped.harnessError = "stopped before it started";
+    return stopped;
+  }
+  struct Slot {
+    ChildSlots* slots;
+    explicit Slot(ChildSlots* s) : slots(s) {
+      if (slots) slots->acquire();
+    }
+    ~Slot() {
+      if (slots) slots->release();
+    }
+  } slot(setup_.slots.get());
   ++executions_;
   return supervise(command, limits);
 }

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <memory>
+#include <semaphore>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,6 +22,17 @@
 
 namespace gpufuzz {
 
+/// The children a session may run at once (--jobs), shared by all its trial runners.
+class ChildSlots {
+ public:
+  explicit ChildSlots(unsigned count) : semaphore_(static_cast<std::ptrdiff_t>(count)) {}
+  void acquire() { semaphore_.acquire(); }
+  void release() { semaphore_.release(); }
+
+ private:
+  std::counting_semaphore<1 << 20> semaphore_;
+};
+
 struct TrialSetup {
   std::string runner;   // the gpufuzz-runner executable
   std::string backend;  // sim | cuda (resolved, not auto)
@@ -27,6 +41,10 @@ struct TrialSetup {
   std::filesystem::path workDir;  // where sequence files for children are written
   bool captureStacks = true;
   std::vector<std::pair<std::string, std::string>> environment;
+  /// Bounds the children running at once; none means unbounded.
+  std::shared_ptr<ChildSlots> slots;
+  /// Once this says stop, no new child starts (the run reports a harness error instead).
+  std::function<bool()> stopRequested;
 };
 
 struct TrialResult {

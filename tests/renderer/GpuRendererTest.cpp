@@ -149,7 +149,7 @@ TEST(GpuRenderer, NoDestroySyncFreesBuffersThatQueuedWorkStillUses) {
 
 TEST(GpuRenderer, NoTextureWaitReleasesTexturesADrawStillSamples) {
   for (auto [policy, expectedRefs] :
-       {std::pair{TeardownPolicy::NoTextureWait, 1U}, std::pair{TeardownPolicy::Shipped, 0U}}) {
+       {std::pair{TeardownPolicy::NoTextureWait, 2U}, std::pair{TeardownPolicy::Shipped, 0U}}) {
     Rig rig;
     GpuRenderer r(rig.device, 8, 8, policy);
     r.setTextures(1, 4, 0);
@@ -161,7 +161,7 @@ TEST(GpuRenderer, NoTextureWaitReleasesTexturesADrawStillSamples) {
     });
     ASSERT_NE(free, calls.end());
     EXPECT_EQ(free->counters[Counter::Refs], expectedRefs) << policyName(policy);
-    // Stream-ordered free: the image is still right.
+    // Refs: its upload and the draw, both still queued. Stream-ordered free: the image is right.
     r.draw(2, 3);
     std::vector<uint32_t> want(64, 0U);
     drawInto(want, 8, 8, 4, 0, 1, 4, 0);

@@ -1,0 +1,17 @@
+// AtomicFile.h: files written whole or not at all (temp file, fsync, rename, fsync of the
+// directory), so a campaign stopped at any instant leaves every finding readable.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace gpufuzz {
+
+/// Replaces `path` with `content` atomically; creates parent directories. Throws
+/// std::runtime_error on failure.
+void writeFileAtomically(const std::filesystem::path& path, const std::string& content);
+
+/// The whole file, or std::runtime_error.
+std::string readFile(const std::filesystem::path& path);
+
+}  // namespace gpufuzz

@@ -1,0 +1,308 @@
+// Campaign.cpp: `gpufuzz fuzz`: generate sequences from a seed stream, run each in a child with
+// deadlines, shrink each new failure, deduplicate by signature, and report as findings arrive.
+//
+// One shrink runs at a time (its candidates use the --jobs child slots); other workers go on
+// fuzzing. A failure kind (class and operation) whose last shrinks only found known signatures
+// is saturated: later failures of that kind are shrunk one in ten, the rest count as hits of the
+// kind, so a campaign where most sequences fail one way keeps exploring.
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "harness/Commands.h"
+#include "harness/Minimize.h"
+#include "harness/Report.h"
+#include "harness/RunConfig.h"
+#include "model/Generator.h"
+#include "renderer/InputError.h"
+#include "renderer/faults/FaultPlan.h"
+
+namespace gpufuzz {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kSaturatedAfter = 3;
+constexpr uint64_t kSaturatedSampling = 10;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Vocabulary parseVocabulary(const std::string& text) {
+  if (text == "renderer") return Vocabulary::Renderer;
+  if (text == "device") return Vocabulary::Device;
+  if (text == "all") return Vocabulary::All;
+  throw InputError("--ops: '" + text + "' (expected renderer, device or all)");
+}
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+class Campaign {
+ public:
+  Campaign(Session& session, TrialRunner& trials, FindingStore& store, GeneratorConfig gen,
+           uint64_t seed)
+      : session_(session), trials_(trials), store_(store), gen_(gen), seed_(seed) {}
+
+  void run(std::optional<uint64_t> runs, std::optional<std::chrono::seconds> time) {
+    runs_ = runs;
+    deadline_ = time ? std::optional(started_ + *time) : std::nullopt;
+    std::vector<std::jthread> workers;
+    for (unsigned w = 0; w < session_.jobs(); ++w) workers.emplace_back([this] { work(); });
+    std::jthread status([this](std::stop_token stop) { statusLoop(stop); });
+    for (auto& w : workers) w.join();
+    status.request_stop();
+  }
+
+  Report report() const {
+    std::lock_guard lock(mutex_);
+    Report r = reportUnlocked();
+    std::string byClass = "{";
+    for (std::size_t c = 0; c < byClass_.size(); ++c) {
+      byClass += (c ? ", " : "") + jsonName(static_cast<OutcomeClass>(c)) + ": " +
+                 std::to_string(byClass_[c].load());
+    }
+    r.extra.emplace_back("by_class", byClass + "}");
+    r.extra.emplace_back("sequences", std::to_string(sequences_.load()));
+    r.extra.emplace_back("harness_errors", std::to_string(harnessErrors_.load()));
+    return r;
+  }
+
+  /// Sequences that failed in any way this run (found anew or known already).
+  uint64_t failedSequences() const { return sequences_ - byClass_[0]; }
+
+  std::size_t failuresFound() const {
+    std::lock_guard lock(mutex_);
+    return findings_.size();
+  }
+  bool harnessBroken() const { return broken_.load(); }
+  std::string statusLine() const;
+
+ private:
+  static std::string jsonName(OutcomeClass c) { return "\"" + std::string(outcomeClassName(c)) + "\""; }
+
+  bool budgetLeft(uint64_t index) const {
+    if (Session::stopRequested() || broken_) return false;
+    if (deadline_) return Clock::now() < *deadline_;
+    return !runs_ || index < *runs_;
+  }
+
+  void work() {
+    for (uint64_t i = next_++; budgetLeft(i); i = next_++) {
+      const uint64_t seqSeed = splitmix64(seed_ ^ splitmix64(i));
+      const Sequence seq = generateSequence(gen_, seqSeed);
+      const TrialResult t = trials_.run(seq, true);
+      if (t.harnessError) {
+        if (Session::stopRequested()) return;
+        std::fprintf(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
+                     static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
+        if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
+        continue;
+      }
+      ++sequences_;
+      ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
+      if (t.outcome.failed()) onFailure(seq, seqSeed, t);
+    }
+  }
+
+  void onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t) {
+    const std::string kind = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
+    {
+      std::lock_guard lock(mutex_);
+      const uint64_t seen = ++kindHits_[kind];
+      if (kindRepeats_[kind] >= kSaturatedAfter && seen % kSaturatedSampling != 0) return;
+    }
+    std::lock_guard shrinking(shrinkMutex_);
+    if (Session::stopRequested()) return;
+    {
+      std::lock_guard lock(mutex_);
+      shrinking_ = kind;
+    }
+    Shrinker shrinker(trials_, session_.jobs());
+    MinimizeRequest request{seq, t, seqSeed,
+                            "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
+                                std::to_string(seqSeed) + ")",
+                            confirmations_};
+    Finding f = minimizeFailure(shrinker, trials_, request);
+    f.executionsToFind = trials_.executions();
+    if (Session::stopRequested() && f.reproduced == 0) return;  // interrupted mid-shrink
+    const auto [isNew, dir] = store_.record(f);
+    std::lock_guard lock(mutex_);
+    shrinking_.clear();
+    if (!isNew) {
+      ++kindRepeats_[kind];
+      return;
+    }
+    kindRepeats_[kind] = 0;
+    lastFind_ = Clock::now();
+    findings_.push_back({f, (dir / "minimal.seq").string()});
+    printFinding(f, dir);
+    if (report_) writeReport(*report_, reportUnlocked());
+  }
+
+  Report reportUnlocked() const;
+
+  void printFinding(const Finding& f, const std::filesystem::path& dir) const {
+    const std::string file = (dir / "minimal.seq").string();
+    std::printf("\nFOUND %s at %s (%s): %s\n%s  reproduced %u/%u; %llu executions to find, %llu to "
+                "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
+                std::string(outcomeClassName(f.outcome.cls)).c_str(),
+                f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
+                f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(),
+                f.reproduced, f.confirmations, static_cast<unsigned long long>(f.executionsToFind),
+                static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
+    std::fflush(stdout);
+  }
+
+  static std::string indented(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const auto end = text.find('\n', start);
+      out += "    " + text.substr(start, end - start) + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  }
+
+  void statusLoop(std::stop_token stop) {
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    auto last = Clock::now();
+    while (!stop.stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (Clock::now() - last < std::chrono::seconds(tty ? 1 : 10)) continue;
+      last = Clock::now();
+      if (session_.quiet()) continue;
+      std::fprintf(stderr, tty ? "\r\033[K%s" : "%s\n", statusLine().c_str());
+    }
+    if (tty && !session_.quiet()) std::fprintf(stderr, "\r\033[K");
+  }
+
+ public:
+  void setReport(std::optional<std::string> path) { report_ = std::move(path); }
+  void setConfirmations(uint32_t n) { confirmations_ = n; }
+
+ private:
+  Session& session_;
+  TrialRunner& trials_;
+  FindingStore& store_;
+  GeneratorConfig gen_;
+  uint64_t seed_;
+  uint32_t confirmations_ = 5;
+  std::optional<std::string> report_;
+  std::optional<uint64_t> runs_;
+  std::optional<Clock::time_point> deadline_;
+  const Clock::time_point started_ = Clock::now();
+  std::atomic<uint64_t> next_{0};
+  std::atomic<uint64_t> sequences_{0};
+  std::atomic<uint64_t> harnessErrors_{0};
+  std::atomic<bool> broken_{false};
+  std::array<std::atomic<uint64_t>, 8> byClass_{};
+  mutable std::mutex mutex_;
+  std::mutex shrinkMutex_;
+  std::map<std::string, uint64_t> kindHits_;
+  std::map<std::string, uint32_t> kindRepeats_;
+  std::vector<ReportedFinding> findings_;
+  std::optional<Clock::time_point> lastFind_;
+  std::string shrinking_;
+};
+
+Report Campaign::reportUnlocked() const {
+  Report r;
+  r.command = "fuzz";
+  r.seed = seed_;
+  r.backend = trials_.setup().backend;
+  r.policy = std::string(policyName(trials_.setup().policy));
+  r.faults = trials_.setup().faults;
+  r.executions = trials_.executions();
+  r.elapsedSeconds = secondsSince(started_);
+  r.findings = findings_;
+  return r;
+}
+
+std::string Campaign::statusLine() const {
+  std::lock_guard lock(mutex_);
+  const double elapsed = secondsSince(started_);
+  const uint64_t execs = trials_.executions();
+  std::string classes;
+  for (std::size_t c = 0; c < byClass_.size(); ++c) {
+    if (byClass_[c] == 0) continue;
+    classes += " " + std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + "=" +
+               std::to_string(byClass_[c].load());
+  }
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
+                "deadline %s%s%s",
+                elapsed, static_cast<unsigned long long>(execs), elapsed > 0 ? static_cast<double>(execs) / elapsed : 0.0,
+                static_cast<unsigned long long>(sequences_.load()), classes.c_str(),
+                findings_.size(),
+                lastFind_ ? (std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago").c_str() : "never",
+                trials_.deadlines().describe().c_str(), shrinking_.empty() ? "" : " | shrinking ",
+                shrinking_.c_str());
+  return line;
+}
+
+}  // namespace
+
+int runFuzz(Session& session) {
+  const CommandLine& cl = session.commandLine();
+  const std::string backend = session.resolveBackend(cl.get(Option::Backend).value_or("auto"));
+  const RunConfig config = resolveRunConfig(
+      RunOverrides{backend, cl.get(Option::Policy), cl.get(Option::Faults)}, Directives{}, "");
+  const std::string faults = faultsFor(config, backend);
+  loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
+  GeneratorConfig gen;
+  gen.vocabulary = parseVocabulary(cl.get(Option::Ops).value_or("renderer"));
+  gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
+  const uint64_t seed = cl.number(
+      Option::Seed, static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+                        static_cast<uint64_t>(::getpid()), 0);
+  std::optional<uint64_t> runs = cl.number(Option::Runs, 1000, 1);
+  std::optional<std::chrono::seconds> time;
+  if (cl.has(Option::Time)) {
+    time = parseDuration(*cl.get(Option::Time));
+    if (!cl.has(Option::Runs)) runs.reset();
+  }
+  FindingStore store(cl.get(Option::Out).value_or("findings"));
+  TrialRunner& trials = session.trials(backend, config.policy, faults);
+
+  std::printf("gpufuzz fuzz: seed %llu, backend %s, policy %s, faults %s, ops %s, jobs %u, %s\n",
+              static_cast<unsigned long long>(seed), backend.c_str(),
+              std::string(policyName(config.policy)).c_str(), faults.c_str(),
+              cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
+              time ? ("for " + std::to_string(time->count()) + " s").c_str()
+                   : (std::to_string(*runs) + " runs").c_str());
+  std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
+  std::fflush(stdout);
+
+  Campaign campaign(session, trials, store, gen, seed);
+  campaign.setReport(cl.get(Option::Report));
+  campaign.setConfirmations(static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000)));
+  campaign.run(runs, time);
+
+  const Report report = campaign.report();
+  if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), report);
+  std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
+              Session::stopRequested() ? "stopped: " : "done: ", campaign.statusLine().c_str(),
+              campaign.failuresFound(), static_cast<unsigned long long>(seed));
+  if (campaign.harnessBroken()) {
+    std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
+    return 3;
+  }
+  return campaign.failedSequences() > 0 ? 1 : 0;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,13 @@
+// Commands.h: the gpufuzz subcommands (cli.md). Each returns the process exit status.
+#pragma once
+
+#include "harness/Session.h"
+
+namespace gpufuzz {
+
+int runReplay(Session& session);
+int runShrink(Session& session);
+int runFuzz(Session& session);
+int runExplain(Session& session);
+
+}  // namespace gpufuzz

@@ -1,0 +1,78 @@
+// Findings.h: the findings folder of a campaign. Each unique failure (by signature: its class,
+// the kind of operation, and the minimal sequence's normalized text) gets a folder with its
+// minimal `.seq` (replayable with no options), the original sequence, the evidence (stacks of a
+// stuck child, output tail) and finding.json; later hits only bump its counter. Every file is
+// written atomically. Opening an existing folder knows its earlier findings (resume, merge).
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/RunOutcome.h"
+#include "model/Sequence.h"
+
+namespace gpufuzz {
+
+struct Finding {
+  RunOutcome outcome;   // the minimal sequence's failure
+  Sequence minimal;     // with backend, policy, faults, seed and expect directives
+  std::string original; // the sequence as generated, as text
+  uint64_t seed = 0;    // the sequence seed that first found it
+  uint64_t executionsToFind = 0;
+  uint64_t executionsToShrink = 0;
+  uint32_t reproduced = 0;
+  uint32_t confirmations = 0;
+  uint64_t hits = 1;
+  std::string stacks;
+  std::string outputTail;
+  std::vector<std::string> shrinkSteps;
+
+  /// class, op and normalized operations: what makes two findings the same bug.
+  std::string signature() const;
+  /// "hang-create-1a2b3c": the folder's name.
+  std::string id() const;
+};
+
+class FindingStore {
+ public:
+  /// Opens (and creates) `root`, reading the signatures and hits of the findings already there.
+  explicit FindingStore(std::filesystem::path root);
+
+  /// Records a finding: a new signature gets its folder and true; a known one only has its hit
+  /// counter bumped (false). Returns the folder either way.
+  std::pair<bool, std::filesystem::path> record(const Finding& finding);
+
+  std::size_t size() const;
+  const std::filesystem::path& root() const { return root_; }
+  /// Known signatures with their folder names.
+  std::map<std::string, std::string> signatures() const;
+
+ private:
+  void writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits) const;
+
+  std::filesystem::path root_;
+  mutable std::mutex mutex_;
+  struct Known {
+    std::string id;
+    uint64_t hits = 0;
+    Finding finding;  // as recorded in this process (empty fields when loaded from disk)
+    bool loaded = false;
+  };
+  std::map<std::string, Known> known_;
+};
+
+/// The JSON value of an `at`: a number, "end", or null.
+void writeAt(class JsonWriter& j, const std::optional<At>& at);
+/// The fields a finding has in finding.json and in a report's `findings` (inside an object).
+void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file);
+
+/// FNV-1a, 64 bits: a stable short hash for folder names.
+uint64_t stableHash(std::string_view text);
+
+}  // namespace gpufuzz

@@ -1,0 +1,80 @@
+// Replay.cpp: `gpufuzz replay FILE...`: runs sequence files, each under its own directives
+// (options override them), and checks each against its expectation for the backend it ran on.
+#include <chrono>
+#include <cstdio>
+
+#include "harness/Commands.h"
+#include "harness/Report.h"
+#include "harness/RunConfig.h"
+#include "harness/Shrinker.h"
+
+namespace gpufuzz {
+
+namespace {
+RunOverrides overridesOf(const CommandLine& cl) {
+  return RunOverrides{cl.get(Option::Backend), cl.get(Option::Policy), cl.get(Option::Faults)};
+}
+}  // namespace
+
+int runReplay(Session& session) {
+  const CommandLine& cl = session.commandLine();
+  const auto started = std::chrono::steady_clock::now();
+  // Every file is read and checked before anything runs: bad input means nothing ran.
+  struct Planned {
+    std::string file;
+    Sequence seq;
+    RunConfig config;
+  };
+  std::vector<Planned> planned;
+  for (const std::string& file : cl.files) {
+    Sequence seq = loadSequence(file);
+    RunConfig config = resolveRunConfig(overridesOf(cl), seq.directives, file);
+    planned.push_back({file, std::move(seq), std::move(config)});
+  }
+
+  Report report;
+  report.command = "replay";
+  int missed = 0;
+  std::vector<TrialResult> outcomes(planned.size());
+  std::vector<std::string> backends(planned.size());
+  // Files run concurrently (bounded by --jobs); results print in file order.
+  std::vector<TrialRunner*> runners;
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    backends[i] = session.resolveBackend(planned[i].config.backend);
+    runners.push_back(&session.trials(backends[i], planned[i].config.policy,
+                                      faultsFor(planned[i].config, backends[i])));
+  }
+  outcomes = runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
+    return runners[i]->run(planned[i].seq, true);
+  });
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const TrialResult& t = outcomes[i];
+    if (t.harnessError) {
+      std::fprintf(stderr, "gpufuzz: %s: the harness failed: %s\n%s", planned[i].file.c_str(),
+                   t.harnessError->c_str(), t.evidence.outputTail.c_str());
+      return Session::stopRequested() ? 130 : 3;
+    }
+    const Expectation expected = planned[i].seq.expectationFor(backends[i]);
+    const bool met = t.outcome.meets(expected);
+    missed += met ? 0 : 1;
+    std::printf("%s %s: %s (expected %s)\n", met ? "ok  " : "MISS", planned[i].file.c_str(),
+                outcomeText(t.outcome).c_str(), expectationText(expected).c_str());
+    if (!met && !t.evidence.stacks.empty() && !session.quiet()) {
+      std::printf("  stacks of the stuck child:\n%s\n", t.evidence.stacks.c_str());
+    }
+    report.results.push_back({planned[i].file, t.outcome, expected, met});
+    report.executions += t.executions;
+  }
+  std::printf("%zu file(s), %d missed their expectation\n", planned.size(), missed);
+  if (!planned.empty()) {
+    report.backend = backends.front();
+    report.policy = std::string(policyName(planned.front().config.policy));
+    report.faults = faultsFor(planned.front().config, backends.front());
+  }
+  report.elapsedSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), report);
+  return missed > 0 ? 1 : 0;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,101 @@
+// Session.cpp: shared set-up of the subcommands.
+#include "harness/Session.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "harness/ChildProcess.h"
+#include "renderer/Backends.h"
+#include "renderer/InputError.h"
+#include "renderer/device/DeviceError.h"
+
+namespace gpufuzz {
+
+namespace {
+
+std::atomic<int> gSignals{0};
+
+extern "C" void onStopSignal(int) {
+  if (gSignals.fetch_add(1) > 0) _exit(130);  // a second Ctrl-C: leave at once
+  killAllChildren();
+}
+
+void installStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace
+
+bool Session::stopRequested() { return gSignals.load() > 0; }
+
+Session::Session(const CommandLine& cl) : cl_(cl) {
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  jobs_ = static_cast<unsigned>(cl.number(Option::Jobs, cores, 1, 1024));
+  if (cl.has(Option::Deadline)) parseDeadlineOption(*cl.get(Option::Deadline));  // validate early
+  runner_ = (executableDir() / "gpufuzz-runner").string();
+  if (::access(runner_.c_str(), X_OK) != 0) {
+    throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
+  }
+  char pattern[] = "/tmp/gpufuzz-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("cannot create a work directory");
+  workDir_ = pattern;
+  slots_ = std::make_shared<ChildSlots>(jobs_);
+  installStopHandlers();
+}
+
+Session::~Session() {
+  std::error_code ignored;
+  std::filesystem::remove_all(workDir_, ignored);
+}
+
+std::string Session::resolveBackend(const std::string& requested) {
+  if (requested != "sim" && requested != "cuda" && requested != "auto") {
+    throw InputError("unknown backend '" + requested + "' (expected sim, cuda or auto)");
+  }
+  if (requested == "sim") return "sim";
+  auto it = resolved_.find(requested);
+  if (it != resolved_.end()) return it->second;
+  if (!cuda_) {
+    std::unique_ptr<Backend> probe = makeBackend(requested);  // DeviceUnavailable for cuda
+    if (probe->name() == "cuda") cuda_ = std::move(probe);
+  }
+  const std::string name = cuda_ ? "cuda" : "sim";
+  resolved_[requested] = name;
+  return name;
+}
+
+TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
+                             const std::string& faults) {
+  const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults;
+  auto it = runners_.find(key);
+  if (it != runners_.end()) return *it->second;
+  auto& calibrator = calibrators_[backend];
+  if (!calibrator) {
+    DeadlineSettings settings = DeadlineSettings::forBackend(backend);
+    if (cl_.has(Option::Deadline)) settings.fixed = parseDeadlineOption(*cl_.get(Option::Deadline));
+    calibrator = std::make_unique<DeadlineCalibrator>(settings);
+  }
+  TrialSetup setup;
+  setup.runner = runner_;
+  setup.backend = backend;
+  setup.policy = policy;
+  setup.faults = faults;
+  setup.workDir = workDir_;
+  setup.captureStacks = !cl_.has(Option::NoStacks);
+  setup.slots = slots_;
+  setup.stopRequested = &Session::stopRequested;
+  auto runner = std::make_unique<TrialRunner>(setup, *calibrator);
+  TrialRunner& ref = *runner;
+  runners_[key] = std::move(runner);
+  return ref;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,55 @@
+// Session.h: what every gpufuzz subcommand sets up before it runs children: the backend (auto
+// resolved once, in this process, which also keeps the CUDA driver initialised for the
+// children's sake), the runner's path, a private work directory, the deadline calibrator, the
+// number of jobs, and the Ctrl-C / SIGTERM handling that kills every child and asks the
+// subcommand to stop.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "harness/Cli.h"
+#include "harness/Deadline.h"
+#include "harness/Trial.h"
+#include "renderer/device/Backend.h"
+
+namespace gpufuzz {
+
+class Session {
+ public:
+  /// Throws InputError for bad options, DeviceUnavailable when cuda is asked for and unusable.
+  explicit Session(const CommandLine& cl);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const CommandLine& commandLine() const { return cl_; }
+  unsigned jobs() const { return jobs_; }
+  bool quiet() const { return cl_.has(Option::Quiet); }
+
+  /// "sim" or "cuda" for a requested "sim", "cuda" or "auto".
+  std::string resolveBackend(const std::string& requested);
+
+  /// A trial runner for one configuration; runners are kept and shared (one calibrator per
+  /// backend), so asking twice for the same configuration gives the same runner.
+  TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults);
+
+  /// Set once SIGINT or SIGTERM arrived; every child has been killed by then.
+  static bool stopRequested();
+
+ private:
+  const CommandLine& cl_;
+  unsigned jobs_;
+  std::filesystem::path workDir_;
+  std::string runner_;
+  std::shared_ptr<ChildSlots> slots_;
+  std::unique_ptr<Backend> cuda_;  // held for the session: keeps the driver initialised
+  std::map<std::string, std::string> resolved_;
+  std::map<std::string, std::unique_ptr<DeadlineCalibrator>> calibrators_;
+  std::map<std::string, std::unique_ptr<TrialRunner>> runners_;
+};
+
+}  // namespace gpufuzz
