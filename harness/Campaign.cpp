@@ -1,10 +1,13 @@
 // Campaign.cpp: `gpufuzz fuzz`: generate sequences from a seed stream, run each in a child with
 // deadlines, shrink each new failure, deduplicate by signature, and report as findings arrive.
 //
-// One shrink runs at a time (its candidates use the --jobs child slots); other workers go on
-// fuzzing. A failure kind (class and operation) whose last shrinks only found known signatures
-// is saturated: later failures of that kind are shrunk one in ten, the rest count as hits of the
-// kind, so a campaign where most sequences fail one way keeps exploring.
+// Fuzzing runs are quick: a stuck run counts as a hang or spin at once. A failure that will be
+// shrunk is first confirmed (a stuck run re-run under the long deadline: hang, spin, slow or
+// noise). One shrink runs at a time (its candidates use the --jobs child slots); other workers go
+// on fuzzing. A failure kind (class and operation) whose last shrinks only found known
+// signatures is saturated: later failures of that kind are shrunk only at the 2^k-th hit, the
+// rest count as hits of the kind, so a campaign where most sequences fail one way keeps
+// exploring. Only new signatures pay for reproduction runs and stack captures.
 #include <unistd.h>
 
 #include <array>
@@ -29,7 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kSaturatedAfter = 3;
-constexpr uint64_t kSaturatedSampling = 10;
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -102,7 +104,7 @@ class Campaign {
     for (uint64_t i = next_++; budgetLeft(i); i = next_++) {
       const uint64_t seqSeed = splitmix64(seed_ ^ splitmix64(i));
       const Sequence seq = generateSequence(gen_, seqSeed);
-      const TrialResult t = trials_.run(seq, true);
+      const TrialResult t = trials_.run(seq, TrialMode::Quick);
       if (t.harnessError) {
         if (Session::stopRequested()) return;
         std::fprintf(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
@@ -121,22 +123,33 @@ class Campaign {
     {
       std::lock_guard lock(mutex_);
       const uint64_t seen = ++kindHits_[kind];
-      if (kindRepeats_[kind] >= kSaturatedAfter && seen % kSaturatedSampling != 0) return;
+      const bool powerOfTwo = (seen & (seen - 1)) == 0;
+      if (kindRepeats_[kind] >= kSaturatedAfter && !powerOfTwo) return;
     }
     std::lock_guard shrinking(shrinkMutex_);
     if (Session::stopRequested()) return;
+    TrialResult first = t;
+    if (t.evidence.stuck) {
+      first = trials_.run(seq, TrialMode::Confirmed);
+      if (first.harnessError || !first.outcome.failed()) return;  // the miss was noise
+    }
     {
       std::lock_guard lock(mutex_);
       shrinking_ = kind;
     }
     Shrinker shrinker(trials_, session_.jobs());
-    MinimizeRequest request{seq, t, seqSeed,
+    MinimizeRequest request{seq, first, seqSeed,
                             "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
                                 std::to_string(seqSeed) + ")",
                             confirmations_};
-    Finding f = minimizeFailure(shrinker, trials_, request);
+    Finding f = minimizeFailure(shrinker, trials_, request, {}, [this](const Finding& candidate) {
+      return store_.knows(candidate.signature());
+    });
     f.executionsToFind = trials_.executions();
-    if (Session::stopRequested() && f.reproduced == 0) return;  // interrupted mid-shrink
+    if (Session::stopRequested()) {
+      // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
+      f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
+    }
     const auto [isNew, dir] = store_.record(f);
     std::lock_guard lock(mutex_);
     shrinking_.clear();

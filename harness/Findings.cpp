@@ -81,6 +81,11 @@ std::size_t FindingStore::size() const {
   return known_.size();
 }
 
+bool FindingStore::knows(const std::string& signature) const {
+  std::lock_guard lock(mutex_);
+  return known_.count(signature) > 0;
+}
+
 std::map<std::string, std::string> FindingStore::signatures() const {
   std::lock_guard lock(mutex_);
   std::map<std::string, std::string> out;

@@ -49,6 +49,7 @@ class FindingStore {
   std::pair<bool, std::filesystem::path> record(const Finding& finding);
 
   std::size_t size() const;
+  bool knows(const std::string& signature) const;
   const std::filesystem::path& root() const { return root_; }
   /// Known signatures with their folder names.
   std::map<std::string, std::string> signatures() const;

@@ -11,7 +11,8 @@ Expectation expectationOf(const RunOutcome& outcome) {
 }
 
 Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
-                        const std::function<void(const std::string&)>& onStep) {
+                        const std::function<void(const std::string&)>& onStep,
+                        const std::function<bool(const Finding&)>& alreadyKnown) {
   ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
   Finding f;
   f.outcome = shrunk.outcome;
@@ -25,15 +26,22 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
   d.seed = request.seed;
   if (!request.found.empty()) d.found = request.found;
   f.original = printSequence(request.failing);
-  f.seed = request.seed;
+  f.seed = request.seed.value_or(0);
   f.executionsToShrink = shrunk.executions;
   f.shrinkSteps = shrunk.steps;
-  f.confirmations = request.confirmations;
-  f.reproduced = shrinker.reproductions(f.minimal, FailureKey{f.outcome.cls, f.outcome.op},
-                                        request.confirmations, &f.executionsToShrink);
-  // The evidence of the original failure: stacks of the stuck child and its output.
   f.stacks = request.first.evidence.stacks;
   f.outputTail = request.first.evidence.outputTail;
+  if (alreadyKnown && alreadyKnown(f)) return f;
+  f.confirmations = request.confirmations;
+  const auto r = shrinker.reproductions(f.minimal, FailureKey{f.outcome.cls, f.outcome.op},
+                                        request.confirmations);
+  f.reproduced = r.hits;
+  f.executionsToShrink += r.executions;
+  if (r.evidence) {
+    // The minimal sequence's own evidence is the clearer one.
+    if (!r.evidence->stacks.empty()) f.stacks = r.evidence->stacks;
+    f.outputTail = r.evidence->outputTail;
+  }
   return f;
 }
 

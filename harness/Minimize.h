@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "harness/Findings.h"
@@ -14,13 +15,16 @@ namespace gpufuzz {
 struct MinimizeRequest {
   Sequence failing;
   TrialResult first;  // the run that failed
-  uint64_t seed = 0;  // the sequence seed, for the `seed` directive
+  std::optional<uint64_t> seed;  // the sequence seed, for the `seed` directive, when known
   std::string found;  // the `found` directive: how it was found
   uint32_t confirmations = 5;
 };
 
+/// Shrinks and annotates. Confirmations are skipped when `alreadyKnown` says the minimal
+/// sequence's signature was found before (its hit counter is all that changes then).
 Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
-                        const std::function<void(const std::string&)>& onStep = {});
+                        const std::function<void(const std::string&)>& onStep = {},
+                        const std::function<bool(const Finding&)>& alreadyKnown = {});
 
 /// The `# expect:` a finding's file carries: its class, and its place unless it is a leak.
 Expectation expectationOf(const RunOutcome& outcome);

@@ -45,7 +45,7 @@ int runReplay(Session& session) {
                                       faultsFor(planned[i].config, backends[i])));
   }
   outcomes = runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
-    return runners[i]->run(planned[i].seq, true);
+    return runners[i]->run(planned[i].seq, TrialMode::Evidence);
   });
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const TrialResult& t = outcomes[i];

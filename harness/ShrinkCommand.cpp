@@ -23,7 +23,7 @@ int runShrink(Session& session) {
   const std::string backend = session.resolveBackend(config.backend);
   TrialRunner& trials = session.trials(backend, config.policy, faultsFor(config, backend));
 
-  const TrialResult first = trials.run(seq, true);
+  const TrialResult first = trials.run(seq, TrialMode::Evidence);
   if (first.harnessError) {
     std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
     return 3;
@@ -35,7 +35,7 @@ int runShrink(Session& session) {
   }
   std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(), outcomeText(first.outcome).c_str());
   Shrinker shrinker(trials, session.jobs());
-  MinimizeRequest request{seq, first, seq.directives.seed.value_or(0), "gpufuzz shrink " + file,
+  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file,
                           static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000))};
   Finding f = minimizeFailure(shrinker, trials, request, [&](const std::string& step) {
     if (!session.quiet()) std::printf("  %s\n", step.c_str());

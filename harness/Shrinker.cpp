@@ -30,7 +30,8 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
           count, jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
             const Sequence& candidate = candidates[start + i].second;
             if (tried.count(normalizedOperations(candidate)) > 0) return std::nullopt;
-            return trials_.run(candidate, needsConfirmation(key.cls));
+            return trials_.run(candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed
+                                                                     : TrialMode::Quick);
           });
       for (std::size_t i = 0; i < count; ++i) {
         const auto& [edit, candidate] = candidates[start + i];
@@ -54,16 +55,22 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   return result;
 }
 
-uint32_t Shrinker::reproductions(const Sequence& seq, const FailureKey& key, uint32_t times,
-                                 uint64_t* executions) {
-  const auto outcomes = runConcurrently<TrialResult>(
-      times, jobs_, [&](std::size_t) { return trials_.run(seq, true); });
-  uint32_t hits = 0;
+Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const FailureKey& key,
+                                                uint32_t times) {
+  // The first run keeps the evidence (stacks of a stuck child); the others only count.
+  const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {
+    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed);
+  });
+  Reproductions r;
   for (const TrialResult& t : outcomes) {
-    if (executions) *executions += t.executions;
-    hits += static_cast<uint32_t>(!t.harnessError && key.matches(t.outcome));
+    r.executions += t.executions;
+    if (t.harnessError || !key.matches(t.outcome)) continue;
+    ++r.hits;
+    if (!r.evidence || (r.evidence->stacks.empty() && !t.evidence.stacks.empty())) {
+      r.evidence = t.evidence;
+    }
   }
-  return hits;
+  return r;
 }
 
 }  // namespace gpufuzz

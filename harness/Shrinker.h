@@ -37,9 +37,14 @@ class Shrinker {
   ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure,
                       const std::function<void(const std::string&)>& onStep = {});
 
-  /// Runs `seq` `times` times (confirming deadline misses) and counts how often it fails as `key`.
-  uint32_t reproductions(const Sequence& seq, const FailureKey& key, uint32_t times,
-                         uint64_t* executions = nullptr);
+  struct Reproductions {
+    uint32_t hits = 0;
+    uint64_t executions = 0;
+    /// A reproducing run's evidence (with the stacks of a stuck child), if any reproduced.
+    std::optional<Supervised> evidence;
+  };
+  /// Runs `seq` `times` times, confirming deadline misses, and counts how often it fails as `key`.
+  Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times);
 
  private:
   TrialRunner& trials_;

@@ -33,7 +33,7 @@ std::filesystem::path executableDir() {
 TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
     : setup_(std::move(setup)), deadlines_(deadlines) {}
 
-Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline) {
+Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline, bool stacks) {
   ChildCommand command;
   command.executable = setup_.runner;
   command.args = {"--backend", setup_.backend,          "--policy", std::string(policyName(setup_.policy)),
@@ -41,7 +41,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
   SupervisionLimits limits;
   limits.progressDeadline = deadline;
   limits.startDeadline = deadlines_.startDeadline();
-  limits.captureStacks = setup_.captureStacks;
+  limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
   if (setup_.stopRequested && setup_.stopRequested()) {
     Supervised stopped;
@@ -61,7 +61,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
   return supervise(command, limits);
 }
 
-TrialResult TrialRunner::run(const Sequence& seq, bool confirm) {
+TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
   const auto file = setup_.workDir / ("trial-" + std::to_string(::getpid()) + "-" +
                                       std::to_string(fileCounter_++) + ".seq");
   Sequence bare;
@@ -70,13 +70,14 @@ TrialResult TrialRunner::run(const Sequence& seq, bool confirm) {
 
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
-  result.evidence = runOnce(file, deadline);
+  result.evidence = runOnce(file, deadline, false);
   result.executions = 1;
-  if (!result.evidence.stuck || !confirm || result.evidence.harnessError) {
+  if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
     result.outcome = result.evidence.outcome;
   } else {
     const Supervised first = std::move(result.evidence);
-    result.evidence = runOnce(file, deadlines_.confirmationDeadline());
+    result.evidence =
+        runOnce(file, deadlines_.confirmationDeadline(), mode == TrialMode::Evidence);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {

@@ -39,6 +39,7 @@ struct TrialSetup {
   TeardownPolicy policy = TeardownPolicy::Shipped;
   std::string faults;  // a built-in plan name or a path
   std::filesystem::path workDir;  // where sequence files for children are written
+  /// Whether Evidence trials capture stacks (gdb); --no-stacks turns it off.
   bool captureStacks = true;
   std::vector<std::pair<std::string, std::string>> environment;
   /// Bounds the children running at once; none means unbounded.
@@ -57,20 +58,28 @@ struct TrialResult {
   std::optional<std::string> harnessError;
 };
 
+/// How thoroughly a trial classifies a deadline miss.
+enum class TrialMode : uint8_t {
+  /// A stuck run is a hang or a spin at once (fuzzing and shrinking: cheap).
+  Quick,
+  /// A stuck run is re-run under the confirmation deadline: hang/spin, slow, or noise.
+  Confirmed,
+  /// Confirmed, and the stacks of a child still stuck are captured (what findings keep).
+  Evidence,
+};
+
 class TrialRunner {
  public:
   TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines);
 
-  /// Runs `seq` once; `confirm` re-runs a first deadline miss under the confirmation deadline.
-  /// Without it a stuck run is classified at once (hang or spin by its CPU share).
-  TrialResult run(const Sequence& seq, bool confirm = true);
+  TrialResult run(const Sequence& seq, TrialMode mode);
 
   const TrialSetup& setup() const { return setup_; }
   DeadlineCalibrator& deadlines() { return deadlines_; }
   uint64_t executions() const { return executions_.load(); }
 
  private:
-  Supervised runOnce(const std::filesystem::path& file, Millis deadline);
+  Supervised runOnce(const std::filesystem::path& file, Millis deadline, bool stacks);
 
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;

@@ -2,6 +2,7 @@
 #include "model/Generator.h"
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,6 +158,10 @@ rc::Gen<Sequence> genSequence(const GeneratorConfig& config) {
 }
 
 Sequence generateSequence(const GeneratorConfig& config, uint64_t seed) {
+  // RapidCheck keeps the state of `gen::exec` in process-wide implicit parameters, so concurrent
+  // generation would corrupt it: one generation at a time (it takes microseconds).
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
   return genSequence(config)(rc::Random(seed), rc::kNominalSize).value();
 }
 

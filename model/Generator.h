@@ -34,6 +34,7 @@ struct GeneratorConfig {
 rc::Gen<Sequence> genSequence(const GeneratorConfig& config);
 
 /// The sequence that `seed` stands for: the same seed and config give the same sequence.
+/// Thread-safe.
 Sequence generateSequence(const GeneratorConfig& config, uint64_t seed);
 
 }  // namespace gpufuzz

@@ -12,47 +12,16 @@ namespace {
 
 /// The names an operation introduces.
 std::vector<std::string> introduced(const Operation& op) {
-  switch (op.kind) {
-    case OpKind::Create:
-    case OpKind::CtxCreate:
-      return {op.names[0]};
-    case OpKind::BufCreate:
-      return {op.names[1]};
-    default:
-      return {};
+  std::vector<std::string> out;
+  const auto slots = opForm(op.kind).names;
+  for (std::size_t i = 0; i < slots.size() && i < op.names.size(); ++i) {
+    if (slots[i].introduces) out.push_back(op.names[i]);
   }
+  return out;
 }
 
-struct ArgumentSpec {
-  std::string name;
-  uint64_t min, def, max;
-};
-
-std::vector<ArgumentSpec> specsOf(OpKind kind) {
-  using B = ArgBounds;
-  switch (kind) {
-    case OpKind::Create:
-      return {{"width", B::kMinSize, B::kDefaultSize, B::kMaxSize},
-              {"height", B::kMinSize, B::kDefaultSize, B::kMaxSize}};
-    case OpKind::Draw:
-      return {{"triangles", B::kMinTriangles, B::kDefaultTriangles, B::kMaxTriangles},
-              {"seed", 0, 0, UINT32_MAX}};
-    case OpKind::SetTextures:
-      return {{"count", B::kMinCount, B::kDefaultCount, B::kMaxCount},
-              {"size", B::kMinTexSize, B::kDefaultTexSize, B::kMaxTexSize},
-              {"seed", 0, 0, UINT32_MAX}};
-    case OpKind::BufCreate:
-      return {{"bytes", B::kMinBytes, B::kDefaultBytes, B::kMaxBytes}};
-    default:
-      return {};
-  }
-}
-
-std::optional<ArgumentSpec> specOf(const Operation& op, const std::string& argument) {
-  for (const ArgumentSpec& s : specsOf(op.kind)) {
-    if (s.name == argument) return s;
-  }
-  return std::nullopt;
+const ArgSpec* specOf(const Operation& op, const std::string& argument) {
+  return opForm(op.kind).arg(argument);
 }
 
 std::string ordinalText(std::size_t index, const Sequence& seq) {
@@ -113,47 +82,27 @@ Sequence removeOperation(const Sequence& seq, std::size_t index) {
 
 std::vector<std::pair<std::string, uint64_t>> argumentsOf(const Operation& op) {
   std::vector<std::pair<std::string, uint64_t>> out;
-  for (const ArgumentSpec& s : specsOf(op.kind)) {
-    uint64_t value = 0;
-    if (s.name == "width") value = op.width;
-    if (s.name == "height") value = op.height;
-    if (s.name == "triangles") value = op.triangles;
-    if (s.name == "seed") value = op.seed;
-    if (s.name == "count") value = op.count;
-    if (s.name == "size") value = op.size;
-    if (s.name == "bytes") value = op.bytes;
-    out.emplace_back(s.name, value);
-  }
+  for (const ArgSpec& spec : opForm(op.kind).args) out.emplace_back(spec.key, spec.get(op));
   return out;
 }
 
 bool setArgument(Operation& op, const std::string& argument, uint64_t value) {
-  const auto spec = specOf(op, argument);
-  if (!spec || value < spec->min || value > spec->max) return false;
-  const auto v32 = static_cast<uint32_t>(value);
-  if (argument == "width") op.width = v32;
-  if (argument == "height") op.height = v32;
-  if (argument == "triangles") op.triangles = v32;
-  if (argument == "seed") op.seed = v32;
-  if (argument == "count") op.count = v32;
-  if (argument == "size") op.size = v32;
-  if (argument == "bytes") op.bytes = value;
+  const ArgSpec* spec = specOf(op, argument);
+  if (spec == nullptr || value < spec->min || value > spec->max) return false;
+  spec->set(op, value);
   return true;
 }
 
 std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argument) {
-  const auto spec = specOf(op, argument);
-  if (!spec) return {};
-  uint64_t current = 0;
-  for (const auto& [name, value] : argumentsOf(op)) {
-    if (name == argument) current = value;
-  }
+  const ArgSpec* spec = specOf(op, argument);
+  if (spec == nullptr) return {};
+  const uint64_t current = spec->get(op);
   // Defaults are simplest (they vanish from the text); below that, smaller is simpler. This order
   // is well founded, so repeated simplification ends.
-  if (current == spec->def) return {};
-  std::vector<uint64_t> out = {spec->def};
+  if (current == spec->defaultValue) return {};
+  std::vector<uint64_t> out = {spec->defaultValue};
   for (uint64_t v : {spec->min, spec->min + (current - spec->min) / 2, current - 1}) {
-    if (v < current && v != spec->def && std::find(out.begin(), out.end(), v) == out.end()) {
+    if (v < current && v != spec->defaultValue && std::find(out.begin(), out.end(), v) == out.end()) {
       out.push_back(v);
     }
   }
@@ -161,15 +110,12 @@ std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argu
 }
 
 std::vector<uint64_t> probeValues(const Operation& op, const std::string& argument) {
-  const auto spec = specOf(op, argument);
-  if (!spec) return {};
-  uint64_t current = 0;
-  for (const auto& [name, value] : argumentsOf(op)) {
-    if (name == argument) current = value;
-  }
+  const ArgSpec* spec = specOf(op, argument);
+  if (spec == nullptr) return {};
+  const uint64_t current = spec->get(op);
   std::vector<uint64_t> out;
   const uint64_t mid = spec->min + (spec->max - spec->min) / 3;
-  for (uint64_t v : {spec->min, spec->def, mid, spec->min + 1, spec->max}) {
+  for (uint64_t v : {spec->min, spec->defaultValue, mid, spec->min + 1, spec->max}) {
     if (v != current && v >= spec->min && v <= spec->max &&
         std::find(out.begin(), out.end(), v) == out.end()) {
       out.push_back(v);
@@ -190,7 +136,8 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
     return a.second.ops.size() < b.second.ops.size();
   });
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    for (const auto& [name, value] : argumentsOf(seq.ops[i])) {
+    for (const ArgSpec& spec : opForm(seq.ops[i].kind).args) {
+      const std::string name(spec.key);
       for (uint64_t simpler : simplerValues(seq.ops[i], name)) {
         Sequence candidate = seq;
         setArgument(candidate.ops[i], name, simpler);
