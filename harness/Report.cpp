@@ -38,6 +38,7 @@ std::string reportJson(const Report& r) {
   j.endArray();
   j.key("findings").beginArray();
   for (const ReportedFinding& rf : r.findings) {
+    j.beginObject();
     writeFindingFields(j, rf.finding, rf.file);
     j.endObject();
   }

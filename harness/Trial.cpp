@@ -62,8 +62,10 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
 }
 
 TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
+  // Unique across every runner of the process: runners share a work directory.
+  static std::atomic<uint64_t> counter{0};
   const auto file = setup_.workDir / ("trial-" + std::to_string(::getpid()) + "-" +
-                                      std::to_string(fileCounter_++) + ".seq");
+                                      std::to_string(counter++) + ".seq");
   Sequence bare;
   bare.ops = seq.ops;
   writeFile(file, printSequence(bare));

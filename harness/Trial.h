@@ -84,7 +84,6 @@ class TrialRunner {
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;
   std::atomic<uint64_t> executions_{0};
-  std::atomic<uint64_t> fileCounter_{0};
 };
 
 /// The directory of the running executable (where gpufuzz-runner and plans/ live).

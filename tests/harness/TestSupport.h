@@ -1,0 +1,74 @@
+// TestSupport.h: what harness tests share: a temporary directory, the built executables, and a
+// command run with its output captured.
+#pragma once
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "harness/Trial.h"
+
+namespace gpufuzz::testing {
+
+inline std::filesystem::path binDir() {
+  const auto here = executableDir();
+  if (std::filesystem::exists(here / "gpufuzz-runner")) return here;
+  return GPUFUZZ_BIN_DIR;
+}
+
+inline std::filesystem::path sourceDir() { return GPUFUZZ_SOURCE_DIR; }
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/gpufuzz-test-XXXXXX";
+    path_ = ::mkdtemp(pattern);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int status = -1;  // exit status, or -1 when it did not exit normally
+  std::string output;  // stdout and stderr
+};
+
+inline CommandResult runCommand(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// A trial runner on sim, as a campaign would build it.
+struct SimTrials {
+  TempDir work;
+  DeadlineCalibrator deadlines{[] {
+    DeadlineSettings s = DeadlineSettings::forBackend("sim");
+    s.confirmFloor = Millis{1'000};
+    return s;
+  }()};
+  TrialRunner runner;
+  SimTrials(TeardownPolicy policy, const std::string& faults)
+      : runner(TrialSetup{(binDir() / "gpufuzz-runner").string(), "sim", policy, faults, work.path(),
+                          false, {}, nullptr, nullptr},
+               deadlines) {}
+};
+
+}  // namespace gpufuzz::testing
