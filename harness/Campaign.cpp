@@ -18,7 +18,9 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/AtomicFile.h"
 #include "harness/Commands.h"
+#include "harness/Explainer.h"
 #include "harness/Minimize.h"
 #include "harness/Report.h"
 #include "harness/RunConfig.h"
@@ -135,7 +137,7 @@ class Campaign {
     }
     {
       std::lock_guard lock(mutex_);
-      shrinking_ = kind;
+      shrinking_ = "shrinking " + kind;
     }
     Shrinker shrinker(trials_, session_.jobs());
     MinimizeRequest request{seq, first, seqSeed,
@@ -151,13 +153,20 @@ class Campaign {
       f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
     }
     const auto [isNew, dir] = store_.record(f);
+    {
+      std::lock_guard lock(mutex_);
+      if (!isNew) {
+        ++kindRepeats_[kind];
+        shrinking_.clear();
+        return;
+      }
+      kindRepeats_[kind] = 0;
+      shrinking_ = "explaining " + kind;
+    }
+    // The finding is on disk already; its explanation follows (the status lock is not held).
+    if (explain_ && !Session::stopRequested()) explainInto(f, dir);
     std::lock_guard lock(mutex_);
     shrinking_.clear();
-    if (!isNew) {
-      ++kindRepeats_[kind];
-      return;
-    }
-    kindRepeats_[kind] = 0;
     lastFind_ = Clock::now();
     findings_.push_back({f, (dir / "minimal.seq").string()});
     printFinding(f, dir);
@@ -165,6 +174,20 @@ class Campaign {
   }
 
   Report reportUnlocked() const;
+
+  /// An overnight run leaves explained findings: explanation.md beside each new minimal.seq.
+  void explainInto(const Finding& f, const std::filesystem::path& dir) {
+    ExplainOptions options;
+    options.shrink = false;  // already 1-minimal
+    options.knownReproduction = std::pair{f.reproduced, f.confirmations};
+    try {
+      const Explanation e =
+          explainFailure(trials_, session_.jobs(), f.minimal, f.outcome, options);
+      writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
+    }
+  }
 
   void printFinding(const Finding& f, const std::filesystem::path& dir) const {
     const std::string file = (dir / "minimal.seq").string();
@@ -206,6 +229,7 @@ class Campaign {
  public:
   void setReport(std::optional<std::string> path) { report_ = std::move(path); }
   void setConfirmations(uint32_t n) { confirmations_ = n; }
+  void setExplain(bool explain) { explain_ = explain; }
 
  private:
   Session& session_;
@@ -214,6 +238,7 @@ class Campaign {
   GeneratorConfig gen_;
   uint64_t seed_;
   uint32_t confirmations_ = 5;
+  bool explain_ = true;
   std::optional<std::string> report_;
   std::optional<uint64_t> runs_;
   std::optional<Clock::time_point> deadline_;
@@ -263,7 +288,7 @@ std::string Campaign::statusLine() const {
                 static_cast<unsigned long long>(sequences_.load()), classes.c_str(),
                 findings_.size(),
                 lastFind_ ? (std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago").c_str() : "never",
-                trials_.deadlines().describe().c_str(), shrinking_.empty() ? "" : " | shrinking ",
+                trials_.deadlines().describe().c_str(), shrinking_.empty() ? "" : " | ",
                 shrinking_.c_str());
   return line;
 }
@@ -304,6 +329,7 @@ int runFuzz(Session& session) {
   Campaign campaign(session, trials, store, gen, seed);
   campaign.setReport(cl.get(Option::Report));
   campaign.setConfirmations(static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000)));
+  campaign.setExplain(!cl.has(Option::NoExplain));
   campaign.run(runs, time);
 
   const Report report = campaign.report();

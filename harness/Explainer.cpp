@@ -629,12 +629,17 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   c.allNeeded = c.allNeeded && c.introduced > 0;
   if (e.failingIndex < n) c.failingContext = e.facts[e.failingIndex].context;
 
-  progress("replaying the minimal sequence " + plural(options.confirmations, "time"));
-  Shrinker shrinker(trials, jobs);
-  const auto r = shrinker.reproductions(m, e.key, options.confirmations);
-  e.reproduced = r.hits;
-  e.confirmations = options.confirmations;
-  lab.addExecutions(r.executions);
+  if (options.knownReproduction) {
+    e.reproduced = options.knownReproduction->first;
+    e.confirmations = options.knownReproduction->second;
+  } else {
+    progress("replaying the minimal sequence " + plural(options.confirmations, "time"));
+    Shrinker shrinker(trials, jobs);
+    const auto r = shrinker.reproductions(m, e.key, options.confirmations);
+    e.reproduced = r.hits;
+    e.confirmations = options.confirmations;
+    lab.addExecutions(r.executions);
+  }
 
   e.executions = lab.executions();
   e.experimentsRun = lab.experiments();

@@ -150,6 +150,8 @@ struct ExplainOptions {
   /// Shrink first when some single shrink edit keeps the failure.
   bool shrink = true;
   uint32_t confirmations = 5;
+  /// Reproductions already measured (hits, replays): the replays are not run again.
+  std::optional<std::pair<uint32_t, uint32_t>> knownReproduction;
   /// Told what the explainer is doing ("shrinking", "running 57 experiments").
   std::function<void(const std::string&)> onProgress;
 };
