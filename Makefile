@@ -12,7 +12,7 @@ FUZZ_OPS     ?= renderer
 FUZZ_OUT     ?= findings
 GPU_BUDGET   ?= 300
 
-.PHONY: all deps configure build fuzz test test-gpu bench format clean
+.PHONY: all deps configure build fuzz test test-gpu format clean
 
 all: build
 
@@ -37,9 +37,6 @@ test: build
 
 test-gpu: build
 	tools/test-gpu $(BUILD) $(GPU_BUDGET)
-
-bench: build
-	tools/bench $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')

@@ -106,7 +106,12 @@ class Campaign {
     for (uint64_t i = next_++; budgetLeft(i); i = next_++) {
       const uint64_t seqSeed = splitmix64(seed_ ^ splitmix64(i));
       const Sequence seq = generateSequence(gen_, seqSeed);
-      const TrialResult t = trials_.run(seq, TrialMode::Quick);
+      TrialResult t = trials_.run(seq, TrialMode::Quick);
+      // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
+      // saturated kind, whose misses are hits of a failure already understood.
+      if (t.evidence.stuck && !t.harnessError && !saturated(t.outcome)) {
+        t = trials_.run(seq, TrialMode::Confirmed);
+      }
       if (t.harnessError) {
         if (Session::stopRequested()) return;
         std::fprintf(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
@@ -120,6 +125,12 @@ class Campaign {
     }
   }
 
+  bool saturated(const RunOutcome& o) const {
+    std::lock_guard lock(mutex_);
+    const auto it = kindRepeats_.find(std::string(outcomeClassName(o.cls)) + "/" + o.op);
+    return it != kindRepeats_.end() && it->second >= kSaturatedAfter;
+  }
+
   void onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t) {
     const std::string kind = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
     {
@@ -130,11 +141,7 @@ class Campaign {
     }
     std::lock_guard shrinking(shrinkMutex_);
     if (Session::stopRequested()) return;
-    TrialResult first = t;
-    if (t.evidence.stuck) {
-      first = trials_.run(seq, TrialMode::Confirmed);
-      if (first.harnessError || !first.outcome.failed()) return;  // the miss was noise
-    }
+    const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
       shrinking_ = "shrinking " + kind;

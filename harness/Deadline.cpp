@@ -14,8 +14,10 @@ DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
     // Context create ~110-145 ms, destroy ~55-75 ms, with queued work up to ~640 ms; cuInit in a
     // fresh process 100-240 ms (measured on the H200).
     s.floor = Millis{3'000};
+    s.ceiling = Millis{30'000};
     s.start = Millis{20'000};
-    s.confirmFloor = Millis{30'000};
+    s.confirmFactor = 4;
+    s.confirmFloor = Millis{20'000};
   }
   return s;
 }
@@ -57,7 +59,8 @@ Millis DeadlineCalibrator::deadline() const {
 }
 
 Millis DeadlineCalibrator::confirmationDeadline() const {
-  return std::max(deadline() * settings_.confirmFactor, settings_.confirmFloor);
+  return std::clamp(deadline() * settings_.confirmFactor, settings_.confirmFloor,
+                    std::max(settings_.confirmFloor, settings_.ceiling * 2));
 }
 
 std::string DeadlineCalibrator::describe() const {

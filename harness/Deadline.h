@@ -26,7 +26,8 @@ struct DeadlineSettings {
   Millis ceiling{60'000};
   /// Allowance until a child reports its start (process start, driver initialisation).
   Millis start{3'000};
-  /// A first deadline miss is re-run with max(confirmFactor x deadline, confirmFloor).
+  /// A first deadline miss is re-run with confirmFactor x deadline, at least confirmFloor and at
+  /// most twice the ceiling.
   uint32_t confirmFactor = 10;
   Millis confirmFloor{2'000};
 
