@@ -10,12 +10,6 @@
 
 namespace gpufuzz {
 
-namespace {
-RunOverrides overridesOf(const CommandLine& cl) {
-  return RunOverrides{cl.get(Option::Backend), cl.get(Option::Policy), cl.get(Option::Faults)};
-}
-}  // namespace
-
 int runReplay(Session& session) {
   const CommandLine& cl = session.commandLine();
   const auto started = std::chrono::steady_clock::now();
@@ -23,30 +17,22 @@ int runReplay(Session& session) {
   struct Planned {
     std::string file;
     Sequence seq;
-    RunConfig config;
+    Session::FileRun run;
   };
   std::vector<Planned> planned;
   for (const std::string& file : cl.files) {
     Sequence seq = loadSequence(file);
-    RunConfig config = resolveRunConfig(overridesOf(cl), seq.directives, file);
-    planned.push_back({file, std::move(seq), std::move(config)});
+    planned.push_back({file, seq, session.forFile(seq, file)});
   }
 
   Report report;
   report.command = "replay";
   int missed = 0;
-  std::vector<TrialResult> outcomes(planned.size());
-  std::vector<std::string> backends(planned.size());
   // Files run concurrently (bounded by --jobs); results print in file order.
-  std::vector<TrialRunner*> runners;
-  for (std::size_t i = 0; i < planned.size(); ++i) {
-    backends[i] = session.resolveBackend(planned[i].config.backend);
-    runners.push_back(&session.trials(backends[i], planned[i].config.policy,
-                                      faultsFor(planned[i].config, backends[i])));
-  }
-  outcomes = runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
-    return runners[i]->run(planned[i].seq, TrialMode::Evidence);
-  });
+  const auto outcomes =
+      runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
+        return planned[i].run.trials->run(planned[i].seq, TrialMode::Evidence);
+      });
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const TrialResult& t = outcomes[i];
     if (t.harnessError) {
@@ -54,7 +40,7 @@ int runReplay(Session& session) {
                    t.harnessError->c_str(), t.evidence.outputTail.c_str());
       return Session::stopRequested() ? 130 : 3;
     }
-    const Expectation expected = planned[i].seq.expectationFor(backends[i]);
+    const Expectation expected = planned[i].seq.expectationFor(planned[i].run.backend);
     const bool met = t.outcome.meets(expected);
     missed += met ? 0 : 1;
     std::printf("%s %s: %s (expected %s)\n", met ? "ok  " : "MISS", planned[i].file.c_str(),
@@ -67,9 +53,9 @@ int runReplay(Session& session) {
   }
   std::printf("%zu file(s), %d missed their expectation\n", planned.size(), missed);
   if (!planned.empty()) {
-    report.backend = backends.front();
-    report.policy = std::string(policyName(planned.front().config.policy));
-    report.faults = faultsFor(planned.front().config, backends.front());
+    report.backend = planned.front().run.backend;
+    report.policy = std::string(policyName(planned.front().run.config.policy));
+    report.faults = planned.front().run.trials->setup().faults;
   }
   report.elapsedSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -72,6 +72,16 @@ std::string Session::resolveBackend(const std::string& requested) {
   return name;
 }
 
+Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) {
+  FileRun run;
+  run.config = resolveRunConfig(
+      RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy), cl_.get(Option::Faults)},
+      seq.directives, file);
+  run.backend = resolveBackend(run.config.backend);
+  run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend));
+  return run;
+}
+
 TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
                              const std::string& faults) {
   const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults;

@@ -13,6 +13,7 @@
 
 #include "harness/Cli.h"
 #include "harness/Deadline.h"
+#include "harness/RunConfig.h"
 #include "harness/Trial.h"
 #include "renderer/device/Backend.h"
 
@@ -36,6 +37,15 @@ class Session {
   /// A trial runner for one configuration; runners are kept and shared (one calibrator per
   /// backend), so asking twice for the same configuration gives the same runner.
   TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults);
+
+  /// What one sequence file runs under: the command line over its directives, the backend
+  /// resolved, and the trial runner for that configuration.
+  struct FileRun {
+    RunConfig config;
+    std::string backend;
+    TrialRunner* trials = nullptr;
+  };
+  FileRun forFile(const Sequence& seq, const std::string& file);
 
   /// Set once SIGINT or SIGTERM arrived; every child has been killed by then.
   static bool stopRequested();

@@ -17,11 +17,10 @@ int runShrink(Session& session) {
   const auto started = std::chrono::steady_clock::now();
   const std::string file = cl.files.front();
   const Sequence seq = loadSequence(file);
-  const RunConfig config = resolveRunConfig(
-      RunOverrides{cl.get(Option::Backend), cl.get(Option::Policy), cl.get(Option::Faults)},
-      seq.directives, file);
-  const std::string backend = session.resolveBackend(config.backend);
-  TrialRunner& trials = session.trials(backend, config.policy, faultsFor(config, backend));
+  const Session::FileRun run = session.forFile(seq, file);
+  const RunConfig& config = run.config;
+  const std::string& backend = run.backend;
+  TrialRunner& trials = *run.trials;
 
   const TrialResult first = trials.run(seq, TrialMode::Evidence);
   if (first.harnessError) {
