@@ -63,9 +63,11 @@ class Campaign {
     runs_ = runs;
     deadline_ = time ? std::optional(started_ + *time) : std::nullopt;
     std::vector<std::jthread> workers;
-    for (unsigned w = 0; w < session_.jobs(); ++w) workers.emplace_back([this] { work(); });
+    for (unsigned w = 0; w < session_.jobs(); ++w)
+      workers.emplace_back([this] { work(); });
     std::jthread status([this](std::stop_token stop) { statusLoop(stop); });
-    for (auto& w : workers) w.join();
+    for (auto& w : workers)
+      w.join();
     status.request_stop();
   }
 
@@ -94,7 +96,9 @@ class Campaign {
   std::string statusLine() const;
 
  private:
-  static std::string jsonName(OutcomeClass c) { return "\"" + std::string(outcomeClassName(c)) + "\""; }
+  static std::string jsonName(OutcomeClass c) {
+    return "\"" + std::string(outcomeClassName(c)) + "\"";
+  }
 
   bool budgetLeft(uint64_t index) const {
     if (Session::stopRequested() || broken_) return false;
@@ -188,8 +192,7 @@ class Campaign {
     options.shrink = false;  // already 1-minimal
     options.knownReproduction = std::pair{f.reproduced, f.confirmations};
     try {
-      const Explanation e =
-          explainFailure(trials_, session_.jobs(), f.minimal, f.outcome, options);
+      const Explanation e = explainFailure(trials_, session_.jobs(), f.minimal, f.outcome, options);
       writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
     } catch (const std::exception& error) {
       std::fprintf(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
@@ -198,13 +201,14 @@ class Campaign {
 
   void printFinding(const Finding& f, const std::filesystem::path& dir) const {
     const std::string file = (dir / "minimal.seq").string();
-    std::printf("\nFOUND %s at %s (%s): %s\n%s  reproduced %u/%u; %llu executions to find, %llu to "
-                "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
-                std::string(outcomeClassName(f.outcome.cls)).c_str(),
-                f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
-                f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(),
-                f.reproduced, f.confirmations, static_cast<unsigned long long>(f.executionsToFind),
-                static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
+    std::printf(
+        "\nFOUND %s at %s (%s): %s\n%s  reproduced %u/%u; %llu executions to find, %llu to "
+        "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
+        std::string(outcomeClassName(f.outcome.cls)).c_str(),
+        f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
+        f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(), f.reproduced,
+        f.confirmations, static_cast<unsigned long long>(f.executionsToFind),
+        static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
     std::fflush(stdout);
   }
 
@@ -288,15 +292,17 @@ std::string Campaign::statusLine() const {
                std::to_string(byClass_[c].load());
   }
   char line[512];
-  std::snprintf(line, sizeof line,
-                "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
-                "deadline %s%s%s",
-                elapsed, static_cast<unsigned long long>(execs), elapsed > 0 ? static_cast<double>(execs) / elapsed : 0.0,
-                static_cast<unsigned long long>(sequences_.load()), classes.c_str(),
-                findings_.size(),
-                lastFind_ ? (std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago").c_str() : "never",
-                trials_.deadlines().describe().c_str(), shrinking_.empty() ? "" : " | ",
-                shrinking_.c_str());
+  std::snprintf(
+      line, sizeof line,
+      "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
+      "deadline %s%s%s",
+      elapsed, static_cast<unsigned long long>(execs),
+      elapsed > 0 ? static_cast<double>(execs) / elapsed : 0.0,
+      static_cast<unsigned long long>(sequences_.load()), classes.c_str(), findings_.size(),
+      lastFind_
+          ? (std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago").c_str()
+          : "never",
+      trials_.deadlines().describe().c_str(), shrinking_.empty() ? "" : " | ", shrinking_.c_str());
   return line;
 }
 
@@ -312,9 +318,11 @@ int runFuzz(Session& session) {
   GeneratorConfig gen;
   gen.vocabulary = parseVocabulary(cl.get(Option::Ops).value_or("renderer"));
   gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
-  const uint64_t seed = cl.number(
-      Option::Seed, static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
-                        static_cast<uint64_t>(::getpid()), 0);
+  const uint64_t seed =
+      cl.number(Option::Seed,
+                static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+                    static_cast<uint64_t>(::getpid()),
+                0);
   std::optional<uint64_t> runs = cl.number(Option::Runs, 1000, 1);
   std::optional<std::chrono::seconds> time;
   if (cl.has(Option::Time)) {

@@ -26,8 +26,7 @@ struct CommandLine {
   bool has(Option o) const { return values[static_cast<std::size_t>(o)].has_value(); }
   std::optional<std::string> get(Option o) const { return values[static_cast<std::size_t>(o)]; }
   /// A positive integer option, or `fallback`; InputError naming the option when malformed.
-  uint64_t number(Option o, uint64_t fallback, uint64_t min = 1,
-                  uint64_t max = UINT64_MAX) const;
+  uint64_t number(Option o, uint64_t fallback, uint64_t min = 1, uint64_t max = UINT64_MAX) const;
 };
 
 /// Parses argv; throws InputError for an unknown subcommand or option, a missing value, an

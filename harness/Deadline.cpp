@@ -47,7 +47,8 @@ std::chrono::microseconds DeadlineCalibrator::percentile99() const {
   if (recent_.empty()) return std::chrono::microseconds{0};
   std::vector<std::chrono::microseconds> sorted = recent_;
   const std::size_t rank = (sorted.size() * 99) / 100;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank),
+                   sorted.end());
   return sorted[rank];
 }
 

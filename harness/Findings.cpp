@@ -140,7 +140,8 @@ void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding&
   writeFindingFields(j, counted, (dir / "minimal.seq").string());
   j.key("seed").value(f.seed);
   j.key("shrink_steps").beginArray();
-  for (const std::string& s : f.shrinkSteps) j.value(s);
+  for (const std::string& s : f.shrinkSteps)
+    j.value(s);
   j.endArray();
   j.endObject();
   writeFileAtomically(dir / "finding.json", j.str());

@@ -20,10 +20,10 @@
 namespace gpufuzz {
 
 struct Finding {
-  RunOutcome outcome;   // the minimal sequence's failure
-  Sequence minimal;     // with backend, policy, faults, seed and expect directives
-  std::string original; // the sequence as generated, as text
-  uint64_t seed = 0;    // the sequence seed that first found it
+  RunOutcome outcome;    // the minimal sequence's failure
+  Sequence minimal;      // with backend, policy, faults, seed and expect directives
+  std::string original;  // the sequence as generated, as text
+  uint64_t seed = 0;     // the sequence seed that first found it
   uint64_t executionsToFind = 0;
   uint64_t executionsToShrink = 0;
   uint32_t reproduced = 0;

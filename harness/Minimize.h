@@ -14,9 +14,9 @@ namespace gpufuzz {
 
 struct MinimizeRequest {
   Sequence failing;
-  TrialResult first;  // the run that failed
+  TrialResult first;             // the run that failed
   std::optional<uint64_t> seed;  // the sequence seed, for the `seed` directive, when known
-  std::string found;  // the `found` directive: how it was found
+  std::string found;             // the `found` directive: how it was found
   uint32_t confirmations = 5;
 };
 

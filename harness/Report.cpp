@@ -43,7 +43,8 @@ std::string reportJson(const Report& r) {
     j.endObject();
   }
   j.endArray();
-  for (const auto& [key, json] : r.extra) j.key(key).raw(json);
+  for (const auto& [key, json] : r.extra)
+    j.key(key).raw(json);
   j.endObject();
   return j.str();
 }

@@ -12,7 +12,8 @@ namespace gpufuzz {
 namespace {
 std::string joinedPolicyNames() {
   std::string names;
-  for (std::string_view n : policyNames()) names += (names.empty() ? "" : ", ") + std::string(n);
+  for (std::string_view n : policyNames())
+    names += (names.empty() ? "" : ", ") + std::string(n);
   return names;
 }
 }  // namespace
@@ -35,7 +36,8 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
   } else if (directives.faults) {
     config.faults = *directives.faults;
     const auto builtins = builtinPlanNames();
-    const bool builtin = std::find(builtins.begin(), builtins.end(), config.faults) != builtins.end();
+    const bool builtin =
+        std::find(builtins.begin(), builtins.end(), config.faults) != builtins.end();
     const std::filesystem::path path(config.faults);
     if (!builtin && path.is_relative() && !sequenceFile.empty() && sequenceFile != "-") {
       config.faults = (std::filesystem::path(sequenceFile).parent_path() / path).string();

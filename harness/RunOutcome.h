@@ -19,9 +19,7 @@ struct RunOutcome {
 
   bool failed() const { return cls != OutcomeClass::Pass; }
   /// Whether this outcome meets `e`: same class, and same place when `e` names one.
-  bool meets(const Expectation& e) const {
-    return cls == e.cls && (!e.at || (at && *at == *e.at));
-  }
+  bool meets(const Expectation& e) const { return cls == e.cls && (!e.at || (at && *at == *e.at)); }
 };
 
 /// "hang at 3 (create): no progress for 120 ms, 0.0% CPU"

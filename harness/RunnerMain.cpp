@@ -88,7 +88,8 @@ class RunnerProgress final : public ProgressListener {
   void begin(At at, std::string_view op) override {
     events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}});
     if (quiet_) return;
-    const std::string text = at.isEnd() ? "release leftovers" : operationText(seq_.ops[at.ordinal - 1]);
+    const std::string text =
+        at.isEnd() ? "release leftovers" : operationText(seq_.ops[at.ordinal - 1]);
     std::printf("%4s  %s ... ", atText(at).c_str(), text.c_str());
     std::fflush(stdout);
   }

@@ -21,8 +21,8 @@ std::string hex(uint32_t v) {
 }
 
 /// The first differing pixel and how many differ, or empty when the images agree.
-std::string compareImages(const std::string& name, uint32_t width,
-                          const std::vector<uint32_t>& got, const std::vector<uint32_t>& want) {
+std::string compareImages(const std::string& name, uint32_t width, const std::vector<uint32_t>& got,
+                          const std::vector<uint32_t>& want) {
   std::size_t first = got.size();
   std::size_t differing = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
@@ -32,8 +32,8 @@ std::string compareImages(const std::string& name, uint32_t width,
   if (differing == 0) return {};
   return "read_back " + name + ": pixel (" + std::to_string(first % width) + ", " +
          std::to_string(first / width) + ") is " + hex(got[first]) + ", the model expects " +
-         hex(want[first]) + " (" + std::to_string(differing) + " of " +
-         std::to_string(got.size()) + " pixels differ)";
+         hex(want[first]) + " (" + std::to_string(differing) + " of " + std::to_string(got.size()) +
+         " pixels differ)";
 }
 
 /// The live objects a sequence's names stand for, in creation order.
@@ -75,7 +75,8 @@ class World {
         contexts_.emplace_back(name, device_.createContext());
         break;
       case OpKind::BufCreate:
-        buffers_.emplace_back(op.names[1], device_.allocBuffer(find(contexts_, name)->second, op.bytes));
+        buffers_.emplace_back(op.names[1],
+                              device_.allocBuffer(find(contexts_, name)->second, op.bytes));
         break;
       case OpKind::BufDestroy: {
         auto it = find(buffers_, name);
@@ -117,7 +118,8 @@ class World {
 
   /// After a failure nothing more touches the device.
   void abandon() {
-    for (auto& [name, r] : renderers_) r->abandon();
+    for (auto& [name, r] : renderers_)
+      r->abandon();
   }
 
   ~World() { abandon(); }
@@ -177,7 +179,8 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
   }
   progress.done(At{});
   const MemoryInUse held = device.memoryInUse();
-  if (held != MemoryInUse{}) return RunOutcome{OutcomeClass::Leak, std::nullopt, "", leakText(held)};
+  if (held != MemoryInUse{})
+    return RunOutcome{OutcomeClass::Leak, std::nullopt, "", leakText(held)};
   return RunOutcome{};
 }
 

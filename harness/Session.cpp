@@ -34,7 +34,9 @@ void installStopHandlers() {
 
 }  // namespace
 
-bool Session::stopRequested() { return gSignals.load() > 0; }
+bool Session::stopRequested() {
+  return gSignals.load() > 0;
+}
 
 Session::Session(const CommandLine& cl) : cl_(cl) {
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());

@@ -32,7 +32,8 @@ int runShrink(Session& session) {
                      std::string(policyName(config.policy)) + ", faults " + trials.setup().faults +
                      "): nothing to shrink");
   }
-  std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(), outcomeText(first.outcome).c_str());
+  std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(),
+              outcomeText(first.outcome).c_str());
   Shrinker shrinker(trials, session.jobs());
   MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file,
                           static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000))};
@@ -40,16 +41,18 @@ int runShrink(Session& session) {
     if (!session.quiet()) std::printf("  %s\n", step.c_str());
   });
   f.executionsToFind = first.executions;
-  const std::string out = cl.get(Option::Output).value_or(
-      (std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
+  const std::string out =
+      cl.get(Option::Output)
+          .value_or((std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
   writeFileAtomically(out, printSequence(f.minimal));
-  std::printf("%s at %s (%s), %zu operations (from %zu), reproduced %u/%u, %llu executions\n%s"
-              "saved to %s\nreplay: gpufuzz replay %s\n",
-              std::string(outcomeClassName(f.outcome.cls)).c_str(),
-              f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
-              f.minimal.ops.size(), seq.ops.size(), f.reproduced, f.confirmations,
-              static_cast<unsigned long long>(f.executionsToShrink),
-              normalizedOperations(f.minimal).c_str(), out.c_str(), out.c_str());
+  std::printf(
+      "%s at %s (%s), %zu operations (from %zu), reproduced %u/%u, %llu executions\n%s"
+      "saved to %s\nreplay: gpufuzz replay %s\n",
+      std::string(outcomeClassName(f.outcome.cls)).c_str(),
+      f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
+      f.minimal.ops.size(), seq.ops.size(), f.reproduced, f.confirmations,
+      static_cast<unsigned long long>(f.executionsToShrink),
+      normalizedOperations(f.minimal).c_str(), out.c_str(), out.c_str());
   if (cl.has(Option::Report)) {
     Report report;
     report.command = "shrink";

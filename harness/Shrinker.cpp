@@ -8,7 +8,9 @@
 namespace gpufuzz {
 
 namespace {
-bool needsConfirmation(OutcomeClass cls) { return cls == OutcomeClass::Slow; }
+bool needsConfirmation(OutcomeClass cls) {
+  return cls == OutcomeClass::Slow;
+}
 }  // namespace
 
 ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure,
@@ -30,8 +32,8 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
           count, jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
             const Sequence& candidate = candidates[start + i].second;
             if (tried.count(normalizedOperations(candidate)) > 0) return std::nullopt;
-            return trials_.run(candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed
-                                                                     : TrialMode::Quick);
+            return trials_.run(
+                candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick);
           });
       for (std::size_t i = 0; i < count; ++i) {
         const auto& [edit, candidate] = candidates[start + i];

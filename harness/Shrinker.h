@@ -23,7 +23,7 @@ struct FailureKey {
 };
 
 struct ShrinkResult {
-  Sequence minimal;  // names renumbered
+  Sequence minimal;    // names renumbered
   RunOutcome outcome;  // the minimal sequence's failure
   uint64_t executions = 0;
   std::vector<std::string> steps;  // the edits taken, in order
@@ -53,7 +53,8 @@ class Shrinker {
 
 /// Runs `count` tasks with at most `jobs` at once; task i's result lands in slot i.
 template <typename T>
-std::vector<T> runConcurrently(std::size_t count, unsigned jobs, const std::function<T(std::size_t)>& task);
+std::vector<T> runConcurrently(std::size_t count, unsigned jobs,
+                               const std::function<T(std::size_t)>& task);
 
 }  // namespace gpufuzz
 

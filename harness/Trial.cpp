@@ -36,8 +36,8 @@ TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
 Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline, bool stacks) {
   ChildCommand command;
   command.executable = setup_.runner;
-  command.args = {"--backend", setup_.backend,          "--policy", std::string(policyName(setup_.policy)),
-                  "--faults",  setup_.faults,           "--quiet",  file.string()};
+  command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
+                  "--faults",  setup_.faults,  "--quiet",  file.string()};
   SupervisionLimits limits;
   limits.progressDeadline = deadline;
   limits.startDeadline = deadlines_.startDeadline();
@@ -78,8 +78,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
     result.outcome = result.evidence.outcome;
   } else {
     const Supervised first = std::move(result.evidence);
-    result.evidence =
-        runOnce(file, deadlines_.confirmationDeadline(), mode == TrialMode::Evidence);
+    result.evidence = runOnce(file, deadlines_.confirmationDeadline(), mode == TrialMode::Evidence);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {
@@ -87,17 +86,18 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
       // again took longer than the deadline, otherwise the first miss was noise.
       for (const OpTiming& t : result.evidence.timings) {
         if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= deadline) continue;
-        result.outcome = RunOutcome{OutcomeClass::Slow, t.at, t.op,
-                                    "took " + millisText(t.elapsed) + ", deadline " +
-                                        std::to_string(deadline.count()) + " ms; finished under " +
-                                        std::to_string(deadlines_.confirmationDeadline().count()) +
-                                        " ms"};
+        result.outcome =
+            RunOutcome{OutcomeClass::Slow, t.at, t.op,
+                       "took " + millisText(t.elapsed) + ", deadline " +
+                           std::to_string(deadline.count()) + " ms; finished under " +
+                           std::to_string(deadlines_.confirmationDeadline().count()) + " ms"};
       }
     }
   }
   result.harnessError = result.evidence.harnessError;
   if (result.outcome.cls == OutcomeClass::Pass && !result.harnessError) {
-    for (const OpTiming& t : result.evidence.timings) deadlines_.observe(t.elapsed);
+    for (const OpTiming& t : result.evidence.timings)
+      deadlines_.observe(t.elapsed);
   }
   std::error_code ignored;
   std::filesystem::remove(file, ignored);

@@ -5,11 +5,11 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <memory>
-#include <semaphore>
-#include <filesystem>
 #include <optional>
+#include <semaphore>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +37,7 @@ struct TrialSetup {
   std::string runner;   // the gpufuzz-runner executable
   std::string backend;  // sim | cuda (resolved, not auto)
   TeardownPolicy policy = TeardownPolicy::Shipped;
-  std::string faults;  // a built-in plan name or a path
+  std::string faults;             // a built-in plan name or a path
   std::filesystem::path workDir;  // where sequence files for children are written
   /// Whether Evidence trials capture stacks (gdb); --no-stacks turns it off.
   bool captureStacks = true;

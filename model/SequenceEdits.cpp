@@ -82,7 +82,8 @@ Sequence removeOperation(const Sequence& seq, std::size_t index) {
 
 std::vector<std::pair<std::string, uint64_t>> argumentsOf(const Operation& op) {
   std::vector<std::pair<std::string, uint64_t>> out;
-  for (const ArgSpec& spec : opForm(op.kind).args) out.emplace_back(spec.key, spec.get(op));
+  for (const ArgSpec& spec : opForm(op.kind).args)
+    out.emplace_back(spec.key, spec.get(op));
   return out;
 }
 
@@ -102,7 +103,8 @@ std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argu
   if (current == spec->defaultValue) return {};
   std::vector<uint64_t> out = {spec->defaultValue};
   for (uint64_t v : {spec->min, spec->min + (current - spec->min) / 2, current - 1}) {
-    if (v < current && v != spec->defaultValue && std::find(out.begin(), out.end(), v) == out.end()) {
+    if (v < current && v != spec->defaultValue &&
+        std::find(out.begin(), out.end(), v) == out.end()) {
       out.push_back(v);
     }
   }

@@ -10,7 +10,9 @@
 
 namespace gpufuzz {
 
-bool cudaBackendBuilt() { return GPUFUZZ_HAVE_CUDA != 0; }
+bool cudaBackendBuilt() {
+  return GPUFUZZ_HAVE_CUDA != 0;
+}
 
 std::unique_ptr<Backend> makeBackend(std::string_view name) {
   if (name == "sim") return makeSimBackend();
@@ -24,8 +26,9 @@ std::unique_ptr<Backend> makeBackend(std::string_view name) {
     }
 #else
     if (name == "cuda") {
-      throw DeviceUnavailable("this gpufuzz was built without the cuda backend (no CUDA toolkit "
-                              "at configure time); rebuild where nvcc is installed");
+      throw DeviceUnavailable(
+          "this gpufuzz was built without the cuda backend (no CUDA toolkit "
+          "at configure time); rebuild where nvcc is installed");
     }
     return makeSimBackend();
 #endif

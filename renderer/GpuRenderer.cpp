@@ -44,7 +44,8 @@ void GpuRenderer::draw(uint32_t triangles, uint32_t seed) {
   launch.framebuffer = framebuffer_;
   launch.vertices = vertices_;
   launch.textureCount = static_cast<uint32_t>(textures_.size());
-  for (uint32_t i = 0; i < launch.textureCount; ++i) launch.textures[i] = textures_[i];
+  for (uint32_t i = 0; i < launch.textureCount; ++i)
+    launch.textures[i] = textures_[i];
   launch.textureSize = textureSize_;
   launch.width = width_;
   launch.height = height_;
@@ -52,20 +53,24 @@ void GpuRenderer::draw(uint32_t triangles, uint32_t seed) {
   device_.launch(context_, launch);
 }
 
-void GpuRenderer::sync() { device_.synchronize(context_); }
+void GpuRenderer::sync() {
+  device_.synchronize(context_);
+}
 
 void GpuRenderer::setTextures(uint32_t count, uint32_t size, uint32_t seed) {
   // Replacing a resource and tearing the renderer down are two different lifetimes: queued draws
   // still sample the old textures, so wait for them before releasing.
   if (defenses_.textureReplaceWaits) device_.synchronize(context_);
-  for (BufferId texture : textures_) device_.freeBuffer(texture);
+  for (BufferId texture : textures_)
+    device_.freeBuffer(texture);
   textures_.clear();
   textureSize_ = size;
   std::vector<uint32_t> texels(uint64_t{size} * size);
   for (uint32_t t = 0; t < count; ++t) {
     textures_.push_back(device_.allocBuffer(context_, texels.size() * 4));
     for (uint32_t y = 0; y < size; ++y) {
-      for (uint32_t x = 0; x < size; ++x) texels[uint64_t{y} * size + x] = raster::texel(seed, t, x, y);
+      for (uint32_t x = 0; x < size; ++x)
+        texels[uint64_t{y} * size + x] = raster::texel(seed, t, x, y);
     }
     device_.copyToDevice(context_, textures_.back(), bytesOf(texels));
   }
@@ -78,7 +83,8 @@ std::vector<uint32_t> GpuRenderer::readBack() {
 }
 
 void GpuRenderer::freeBuffers() {
-  for (BufferId texture : textures_) device_.freeBuffer(texture);
+  for (BufferId texture : textures_)
+    device_.freeBuffer(texture);
   textures_.clear();
   device_.freeBuffer(vertices_);
   device_.freeBuffer(framebuffer_);

@@ -11,8 +11,8 @@ namespace gpufuzz {
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, int line, int column, const std::string& message)
-      : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                           ": " + message),
+      : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+                           message),
         file_(std::move(file)),
         line_(line),
         column_(column),

@@ -36,7 +36,8 @@ std::optional<TeardownPolicy> parsePolicy(std::string_view name) {
 
 std::vector<std::string_view> policyNames() {
   std::vector<std::string_view> names;
-  for (const PolicyRow& row : kPolicies) names.push_back(row.name);
+  for (const PolicyRow& row : kPolicies)
+    names.push_back(row.name);
   return names;
 }
 

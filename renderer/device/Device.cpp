@@ -8,7 +8,8 @@ namespace gpufuzz {
 
 namespace {
 void corruptBytes(std::span<std::byte> bytes) {
-  for (std::byte& b : bytes) b ^= static_cast<std::byte>(kCorruptXor & 0xffU);
+  for (std::byte& b : bytes)
+    b ^= static_cast<std::byte>(kCorruptXor & 0xffU);
 }
 }  // namespace
 

@@ -73,8 +73,8 @@ class SimBackend final : public Backend {
     const Buffer& b = handle(CallPoint::CopyToDevice, dst);
     if (src.size() > b.bytes) {
       fail(CallPoint::CopyToDevice, "SIM_OUT_OF_BOUNDS",
-           "upload of " + std::to_string(src.size()) + " bytes into a " +
-               std::to_string(b.bytes) + "-byte buffer");
+           "upload of " + std::to_string(src.size()) + " bytes into a " + std::to_string(b.bytes) +
+               "-byte buffer");
     }
     c.queue.push_back(Upload{dst, std::vector<std::byte>(src.begin(), src.end())});
   }
@@ -236,7 +236,8 @@ class SimBackend final : public Backend {
   void drain(CallPoint point, ContextId ctx) {
     std::deque<Command> queue = std::move(contexts_.at(ctx).queue);
     contexts_.at(ctx).queue.clear();
-    for (const Command& command : queue) execute(point, command);
+    for (const Command& command : queue)
+      execute(point, command);
   }
 
   void execute(CallPoint point, const Command& command) {

@@ -27,11 +27,12 @@ std::unique_ptr<Campaign> fuzz(const std::string& policy, const std::string& fau
   auto owned = std::make_unique<Campaign>();
   Campaign& c = *owned;
   const auto out = c.dir.path() / "findings";
-  c.result = testing::runCommand((testing::binDir() / "gpufuzz").string() +
-                                 " fuzz --backend sim --quiet --jobs 2 --deadline 150 --confirmations 2 --policy " + policy +
-                                 " --faults " + faults + " --seed " + std::to_string(seed) +
-                                 " --runs " + std::to_string(runs) + " --out " + out.string() +
-                                 " --report " + (c.dir.path() / "report.json").string());
+  c.result = testing::runCommand(
+      (testing::binDir() / "gpufuzz").string() +
+      " fuzz --backend sim --quiet --jobs 2 --deadline 150 --confirmations 2 --policy " + policy +
+      " --faults " + faults + " --seed " + std::to_string(seed) + " --runs " +
+      std::to_string(runs) + " --out " + out.string() + " --report " +
+      (c.dir.path() / "report.json").string());
   if (std::filesystem::exists(out)) {
     for (const auto& entry : std::filesystem::directory_iterator(out)) {
       if (!std::filesystem::exists(entry.path() / "minimal.seq")) continue;
@@ -76,7 +77,8 @@ TEST(Fuzz, ContextFirstFindsTheSeedsHangShrunkToCreateDestroyCreate) {
   }
   EXPECT_TRUE(seedShape) << c->result.output;
   const std::string report = readFile(c->dir.path() / "report.json");
-  EXPECT_NE(report.find("\"sequence\": \"create r0\\ndestroy r0\\ncreate r1\\n\""), std::string::npos)
+  EXPECT_NE(report.find("\"sequence\": \"create r0\\ndestroy r0\\ncreate r1\\n\""),
+            std::string::npos)
       << report;
 }
 
@@ -87,7 +89,8 @@ TEST(Fuzz, NoDestroySyncFindsTheNarrowerSecondCondition) {
   ASSERT_NE(s, nullptr) << c->result.output;
   // It needs a renderer dropped with queued work and a third context.
   uint32_t creates = 0;
-  for (const Operation& op : s->ops) creates += op.kind == OpKind::Create ? 1 : 0;
+  for (const Operation& op : s->ops)
+    creates += op.kind == OpKind::Create ? 1 : 0;
   EXPECT_EQ(creates, 3U) << normalizedOperations(*s);
   expectOneMinimal(*s, TeardownPolicy::NoDestroySync, "max-26.5.0",
                    FailureKey{OutcomeClass::Hang, "create"});
@@ -140,7 +143,8 @@ TEST(Fuzz, BadInputIsExitStatusTwoAndRunsNothing) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("bad.seq:2:"), std::string::npos) << r.output;
   writeFileAtomically(dir.path() / "pass.seq", "create r0\n");
-  EXPECT_EQ(testing::runCommand(gpufuzz + " shrink " + (dir.path() / "pass.seq").string()).status, 2);
+  EXPECT_EQ(testing::runCommand(gpufuzz + " shrink " + (dir.path() / "pass.seq").string()).status,
+            2);
 }
 
 }  // namespace

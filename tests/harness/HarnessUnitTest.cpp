@@ -22,7 +22,8 @@ namespace {
 CommandLine parse(std::vector<std::string> args) {
   args.insert(args.begin(), "gpufuzz");
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   return parseCommandLine(static_cast<int>(argv.size()), argv.data());
 }
 
@@ -63,7 +64,8 @@ TEST(Deadline, CalibratesFromThe99thPercentileAboveAFloor) {
   s.floor = Millis{100};
   DeadlineCalibrator c(s);
   EXPECT_EQ(c.deadline(), Millis{100});
-  for (int i = 0; i < 1000; ++i) c.observe(std::chrono::microseconds(20'000));
+  for (int i = 0; i < 1000; ++i)
+    c.observe(std::chrono::microseconds(20'000));
   EXPECT_EQ(c.deadline(), Millis{200});
   c.observe(std::chrono::microseconds(5'000'000));  // one planted delay does not move it
   EXPECT_EQ(c.deadline(), Millis{200});
@@ -82,7 +84,8 @@ TEST(AtomicFile, ReplacesWholeFilesAndLeavesNoTemporaries) {
   writeFileAtomically(path, "two");
   EXPECT_EQ(readFile(path), "two");
   std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(path.parent_path())) ++entries;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(path.parent_path()))
+    ++entries;
   EXPECT_EQ(entries, 1U);
 }
 
@@ -125,10 +128,10 @@ TEST(Report, HasTheContractsFixedFields) {
   r.results.push_back({"a.seq", RunOutcome{OutcomeClass::Hang, At{5}, "buf_create", "x"},
                        Expectation{OutcomeClass::Hang, At{5}}, true});
   const std::string json = reportJson(r);
-  for (const char* field : {"\"command\": \"replay\"", "\"seed\": 1234", "\"backend\": \"sim\"",
-                            "\"executions\": 12", "\"elapsed_s\"", "\"results\"", "\"findings\"",
-                            "\"class\": \"hang\"", "\"at\": 5", "\"op\": \"buf_create\"",
-                            "\"met\": true"}) {
+  for (const char* field :
+       {"\"command\": \"replay\"", "\"seed\": 1234", "\"backend\": \"sim\"", "\"executions\": 12",
+        "\"elapsed_s\"", "\"results\"", "\"findings\"", "\"class\": \"hang\"", "\"at\": 5",
+        "\"op\": \"buf_create\"", "\"met\": true"}) {
     EXPECT_NE(json.find(field), std::string::npos) << field << " in\n" << json;
   }
 }

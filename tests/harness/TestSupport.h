@@ -19,7 +19,9 @@ inline std::filesystem::path binDir() {
   return GPUFUZZ_BIN_DIR;
 }
 
-inline std::filesystem::path sourceDir() { return GPUFUZZ_SOURCE_DIR; }
+inline std::filesystem::path sourceDir() {
+  return GPUFUZZ_SOURCE_DIR;
+}
 
 class TempDir {
  public:
@@ -40,7 +42,7 @@ class TempDir {
 };
 
 struct CommandResult {
-  int status = -1;  // exit status, or -1 when it did not exit normally
+  int status = -1;     // exit status, or -1 when it did not exit normally
   std::string output;  // stdout and stderr
 };
 
@@ -50,7 +52,8 @@ inline CommandResult runCommand(const std::string& command) {
   if (pipe == nullptr) return r;
   std::array<char, 4096> buffer{};
   std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    r.output.append(buffer.data(), n);
   const int status = ::pclose(pipe);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
@@ -66,8 +69,15 @@ struct SimTrials {
   }()};
   TrialRunner runner;
   SimTrials(TeardownPolicy policy, const std::string& faults)
-      : runner(TrialSetup{(binDir() / "gpufuzz-runner").string(), "sim", policy, faults, work.path(),
-                          false, {}, nullptr, nullptr},
+      : runner(TrialSetup{(binDir() / "gpufuzz-runner").string(),
+                          "sim",
+                          policy,
+                          faults,
+                          work.path(),
+                          false,
+                          {},
+                          nullptr,
+                          nullptr},
                deadlines) {}
 };
 

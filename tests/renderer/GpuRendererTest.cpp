@@ -27,7 +27,8 @@ class Recorder final : public Interceptor {
   }
   std::vector<CallPoint> points() const {
     std::vector<CallPoint> out;
-    for (const Call& c : calls) out.push_back(c.site.point);
+    for (const Call& c : calls)
+      out.push_back(c.site.point);
     return out;
   }
   std::vector<Call> calls;
@@ -41,9 +42,11 @@ struct Rig {
 
 std::vector<uint32_t> modelImage(uint32_t w, uint32_t h,
                                  const std::vector<std::pair<uint32_t, uint32_t>>& draws,
-                                 uint32_t texCount = 0, uint32_t texSize = 0, uint32_t texSeed = 0) {
+                                 uint32_t texCount = 0, uint32_t texSize = 0,
+                                 uint32_t texSeed = 0) {
   std::vector<uint32_t> image(uint64_t{w} * h, 0U);
-  for (auto [triangles, seed] : draws) drawInto(image, w, h, triangles, seed, texCount, texSize, texSeed);
+  for (auto [triangles, seed] : draws)
+    drawInto(image, w, h, triangles, seed, texCount, texSize, texSeed);
   return image;
 }
 

@@ -12,7 +12,9 @@
 namespace gpufuzz {
 namespace {
 
-std::span<const std::byte> bytes(const std::vector<uint32_t>& v) { return std::as_bytes(std::span(v)); }
+std::span<const std::byte> bytes(const std::vector<uint32_t>& v) {
+  return std::as_bytes(std::span(v));
+}
 
 uint32_t readWord(Backend& sim, ContextId ctx, BufferId buf) {
   uint32_t value = 0;
@@ -28,7 +30,12 @@ struct CoveringDraw {
   CoveringDraw(Backend& sim, ContextId ctx) {
     fb = sim.allocBuffer(ctx, 4 * 4 * 4);
     vertices = sim.allocBuffer(ctx, sizeof(raster::Triangle));
-    tri.x[0] = -10; tri.y[0] = -10; tri.x[1] = 40; tri.y[1] = -10; tri.x[2] = -10; tri.y[2] = 40;
+    tri.x[0] = -10;
+    tri.y[0] = -10;
+    tri.x[1] = 40;
+    tri.y[1] = -10;
+    tri.x[2] = -10;
+    tri.y[2] = 40;
     tri.color = 0xff112233U;
     sim.copyToDevice(ctx, vertices, std::as_bytes(std::span(&tri, 1)));
     launch.framebuffer = fb;
