@@ -82,13 +82,15 @@ class Campaign {
     r.extra.emplace_back("by_class", byClass + "}");
     r.extra.emplace_back("sequences", std::to_string(sequences_.load()));
     r.extra.emplace_back("harness_errors", std::to_string(harnessErrors_.load()));
+    r.extra.emplace_back("unconfirmed", std::to_string(unconfirmed_.load()));
     return r;
   }
 
-  /// Sequences that failed in any way this run (found anew or known already).
-  uint64_t failedSequences() const { return sequences_ - byClass_[0]; }
+  /// Failures this run that stand: recorded findings (new or known) and hits of saturated kinds.
+  /// A failure whose minimal sequence never reproduced was noise and does not count.
+  uint64_t failuresFound() const { return failures_.load(); }
 
-  std::size_t failuresFound() const {
+  std::size_t uniqueFindings() const {
     std::lock_guard lock(mutex_);
     return findings_.size();
   }
@@ -141,7 +143,10 @@ class Campaign {
       std::lock_guard lock(mutex_);
       const uint64_t seen = ++kindHits_[kind];
       const bool powerOfTwo = (seen & (seen - 1)) == 0;
-      if (kindRepeats_[kind] >= kSaturatedAfter && !powerOfTwo) return;
+      if (kindRepeats_[kind] >= kSaturatedAfter && !powerOfTwo) {
+        ++failures_;
+        return;
+      }
     }
     std::lock_guard shrinking(shrinkMutex_);
     if (Session::stopRequested()) return;
@@ -162,7 +167,13 @@ class Campaign {
     if (Session::stopRequested()) {
       // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
       f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
+    } else if (f.confirmations > 0 && f.reproduced == 0) {
+      ++unconfirmed_;  // never reproduced: a timing accident, not a finding
+      std::lock_guard lock(mutex_);
+      shrinking_.clear();
+      return;
     }
+    ++failures_;
     const auto [isNew, dir] = store_.record(f);
     {
       std::lock_guard lock(mutex_);
@@ -258,6 +269,8 @@ class Campaign {
   std::atomic<uint64_t> sequences_{0};
   std::atomic<uint64_t> harnessErrors_{0};
   std::atomic<bool> broken_{false};
+  std::atomic<uint64_t> failures_{0};
+  std::atomic<uint64_t> unconfirmed_{0};
   std::array<std::atomic<uint64_t>, 8> byClass_{};
   mutable std::mutex mutex_;
   std::mutex shrinkMutex_;
@@ -351,12 +364,12 @@ int runFuzz(Session& session) {
   if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), report);
   std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
               Session::stopRequested() ? "stopped: " : "done: ", campaign.statusLine().c_str(),
-              campaign.failuresFound(), static_cast<unsigned long long>(seed));
+              campaign.uniqueFindings(), static_cast<unsigned long long>(seed));
   if (campaign.harnessBroken()) {
     std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
     return 3;
   }
-  return campaign.failedSequences() > 0 ? 1 : 0;
+  return campaign.failuresFound() > 0 ? 1 : 0;
 }
 
 }  // namespace gpufuzz
