@@ -64,13 +64,9 @@ class World {
         GpuRenderer& r = renderer(name);
         return compareImages(name, r.width(), r.readBack(), model.expectedImage(name));
       }
-      case OpKind::Destroy: {
-        auto it = find(renderers_, name);
-        std::unique_ptr<GpuRenderer> r = std::move(it->second);
-        renderers_.erase(it);
-        r->release();
+      case OpKind::Destroy:
+        take(renderers_, find(renderers_, name))->release();
         break;
-      }
       case OpKind::CtxCreate:
         contexts_.emplace_back(name, device_.createContext());
         break;
@@ -78,20 +74,12 @@ class World {
         buffers_.emplace_back(op.names[1],
                               device_.allocBuffer(find(contexts_, name)->second, op.bytes));
         break;
-      case OpKind::BufDestroy: {
-        auto it = find(buffers_, name);
-        const BufferId buf = it->second;
-        buffers_.erase(it);
-        device_.freeBuffer(buf);
+      case OpKind::BufDestroy:
+        device_.freeBuffer(take(buffers_, find(buffers_, name)));
         break;
-      }
-      case OpKind::CtxDestroy: {
-        auto it = find(contexts_, name);
-        const ContextId ctx = it->second;
-        contexts_.erase(it);
-        device_.destroyContext(ctx);
+      case OpKind::CtxDestroy:
+        device_.destroyContext(take(contexts_, find(contexts_, name)));
         break;
-      }
     }
     return {};
   }
@@ -99,21 +87,12 @@ class World {
   /// Renderers in creation order (their destructors' work), then bare buffers, then bare
   /// contexts, each in creation order.
   void releaseLeftovers() {
-    while (!renderers_.empty()) {
-      std::unique_ptr<GpuRenderer> r = std::move(renderers_.front().second);
-      renderers_.erase(renderers_.begin());
-      r->release();
-    }
-    while (!buffers_.empty()) {
-      const BufferId buf = buffers_.front().second;
-      buffers_.erase(buffers_.begin());
-      device_.freeBuffer(buf);
-    }
-    while (!contexts_.empty()) {
-      const ContextId ctx = contexts_.front().second;
-      contexts_.erase(contexts_.begin());
-      device_.destroyContext(ctx);
-    }
+    while (!renderers_.empty())
+      take(renderers_, renderers_.begin())->release();
+    while (!buffers_.empty())
+      device_.freeBuffer(take(buffers_, buffers_.begin()));
+    while (!contexts_.empty())
+      device_.destroyContext(take(contexts_, contexts_.begin()));
   }
 
   /// After a failure nothing more touches the device.
@@ -134,6 +113,14 @@ class World {
       if (it->first == name) return it;
     }
     throw std::logic_error("validated sequence names a dead object: " + name);
+  }
+
+  /// Removes an entry before its release call, so a release that fails is never retried.
+  template <typename T>
+  static T take(Named<T>& list, typename Named<T>::iterator it) {
+    T value = std::move(it->second);
+    list.erase(it);
+    return value;
   }
 
   GpuRenderer& renderer(const std::string& name) { return *find(renderers_, name)->second; }

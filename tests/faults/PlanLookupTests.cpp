@@ -10,36 +10,14 @@
 
 #include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
+#include "tests/ScratchDir.h"
 
 namespace gpufuzz {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A scratch directory of its own for each test, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "gpufuzz-plans-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) != nullptr ? fs::path(pattern) : fs::path();
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path file = path_ / name;
-    std::ofstream(file) << text;
-    return file;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::ScratchDir;
 
 TEST(BuiltinPlans, Names) {
   const std::vector<std::string_view> names(builtinPlanNames().begin(), builtinPlanNames().end());

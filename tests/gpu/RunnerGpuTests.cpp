@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/ScratchDir.h"
+
 extern char** environ;
 
 namespace gpufuzz {
@@ -52,33 +54,7 @@ std::string readFile(const fs::path& path) {
   return text.str();
 }
 
-/// A private directory for sequence files and captured output, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpufuzz-runner-tests-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path file = path_ / name;
-    std::ofstream(file, std::ios::binary) << text;
-    return file;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::ScratchDir;
 
 /// One runner process. Its stdout and stderr go to files, which can be read while it runs (the
 /// runner flushes after every progress line). It runs in its own process group, and whatever is

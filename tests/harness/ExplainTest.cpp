@@ -15,7 +15,7 @@ namespace {
 
 using testing::binDir;
 using testing::runCommand;
-using testing::TempDir;
+using testing::ScratchDir;
 
 // The seed's condition 2: a context destroyed with work pending, then a third context.
 constexpr const char* kCondition2 =
@@ -68,7 +68,7 @@ class ExplainTest : public ::testing::Test {
     return nullptr;
   }
 
-  TempDir work_;
+  ScratchDir work_;
 };
 
 TEST_F(ExplainTest, Condition2NeedsAThirdContextAndAWaitBeforeTheDestroyPreventsIt) {

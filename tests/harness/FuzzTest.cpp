@@ -16,7 +16,7 @@ namespace gpufuzz {
 namespace {
 
 struct Campaign {
-  testing::TempDir dir;
+  testing::ScratchDir dir;
   testing::CommandResult result;
   std::vector<Sequence> minimal;  // every finding's minimal.seq
   std::vector<std::string> ids;
@@ -133,7 +133,7 @@ TEST(Fuzz, SameSeedSameSequences) {
 }
 
 TEST(Fuzz, BadInputIsExitStatusTwoAndRunsNothing) {
-  testing::TempDir dir;
+  testing::ScratchDir dir;
   const std::string gpufuzz = (testing::binDir() / "gpufuzz").string();
   EXPECT_EQ(testing::runCommand(gpufuzz + " fuzz --bogus").status, 2);
   EXPECT_EQ(testing::runCommand(gpufuzz + " fuzz --policy nope --runs 1").status, 2);

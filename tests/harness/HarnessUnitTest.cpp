@@ -78,7 +78,7 @@ TEST(Deadline, CalibratesFromThe99thPercentileAboveAFloor) {
 }
 
 TEST(AtomicFile, ReplacesWholeFilesAndLeavesNoTemporaries) {
-  testing::TempDir dir;
+  testing::ScratchDir dir;
   const auto path = dir.path() / "sub" / "f.txt";
   writeFileAtomically(path, "one");
   writeFileAtomically(path, "two");
@@ -97,7 +97,7 @@ Finding findingOf(const std::string& text, OutcomeClass cls, const std::string& 
 }
 
 TEST(Findings, DeduplicatesBySignatureAndResumes) {
-  testing::TempDir dir;
+  testing::ScratchDir dir;
   const Finding a = findingOf("create r0\ndestroy r0\ncreate r1\n", OutcomeClass::Hang, "create");
   // Same bug under other names: the same signature.
   const Finding a2 = findingOf("create x\ndestroy x\ncreate y\n", OutcomeClass::Hang, "create");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/Trial.h"
+#include "tests/ScratchDir.h"
 
 namespace gpufuzz::testing {
 
@@ -22,24 +23,6 @@ inline std::filesystem::path binDir() {
 inline std::filesystem::path sourceDir() {
   return GPUFUZZ_SOURCE_DIR;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/gpufuzz-test-XXXXXX";
-    path_ = ::mkdtemp(pattern);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 struct CommandResult {
   int status = -1;     // exit status, or -1 when it did not exit normally
@@ -61,7 +44,7 @@ inline CommandResult runCommand(const std::string& command) {
 
 /// A trial runner on sim, as a campaign would build it.
 struct SimTrials {
-  TempDir work;
+  ScratchDir work;
   DeadlineCalibrator deadlines{[] {
     DeadlineSettings s = DeadlineSettings::forBackend("sim");
     s.confirmFloor = Millis{1'000};
