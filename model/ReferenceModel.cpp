@@ -64,12 +64,11 @@ void ReferenceModel::apply(const Operation& op) {
   switch (op.kind) {
     case OpKind::Create:
       renderers_[name] = {
-          op.width, op.height, 0, 0, 0, std::vector<uint32_t>(size_t{op.width} * op.height, 0)};
+          op.width, op.height, 0, 0, 0, std::vector<uint32_t>(size_t{op.width} * op.height, 0), {}};
       break;
     case OpKind::Draw: {
       Renderer& r = renderers_.at(name);
-      drawInto(r.image, r.width, r.height, op.triangles, op.seed, r.textureCount, r.textureSize,
-               r.textureSeed);
+      r.pending.push_back({op.triangles, op.seed, r.textureCount, r.textureSize, r.textureSeed});
       break;
     }
     case OpKind::SetTextures: {
@@ -102,7 +101,13 @@ void ReferenceModel::apply(const Operation& op) {
 }
 
 const std::vector<uint32_t>& ReferenceModel::expectedImage(const std::string& renderer) const {
-  return renderers_.at(renderer).image;
+  const Renderer& r = renderers_.at(renderer);
+  for (const Renderer::PendingDraw& d : r.pending) {
+    drawInto(r.image, r.width, r.height, d.triangles, d.seed, d.textureCount, d.textureSize,
+             d.textureSeed);
+  }
+  r.pending.clear();
+  return r.image;
 }
 
 bool ReferenceModel::nameUsed(const std::string& name) const {
@@ -132,13 +137,8 @@ void drawInto(std::vector<uint32_t>& image, uint32_t width, uint32_t height, uin
   const auto sample = [textureSeed](uint32_t texture, uint32_t x, uint32_t y) {
     return raster::texel(textureSeed, texture, x, y);
   };
-  for (uint32_t y = 0; y < height; ++y) {
-    for (uint32_t x = 0; x < width; ++x) {
-      uint32_t& pixel = image[size_t{y} * width + x];
-      pixel = raster::shadePixel(pixel, tris.data(), triangles, textureCount, textureSize, sample,
-                                 static_cast<int32_t>(x), static_cast<int32_t>(y));
-    }
-  }
+  raster::rasterizeHost(image.data(), width, height, tris.data(), triangles, textureCount,
+                        textureSize, sample);
 }
 
 }  // namespace gpufuzz

@@ -20,7 +20,14 @@ class ReferenceModel {
     uint32_t width = 0, height = 0;
     // The current texture set; a new renderer has none (count 0) until set_textures.
     uint32_t textureCount = 0, textureSize = 0, textureSeed = 0;
-    std::vector<uint32_t> image;  // width * height RGBA8 pixels, row-major
+    /// width * height RGBA8 pixels, row-major, as of the draws before `pending`. Images are
+    /// computed when asked for (expectedImage), so generating and checking sequences whose
+    /// draws are never read back costs no rendering.
+    mutable std::vector<uint32_t> image;
+    struct PendingDraw {
+      uint32_t triangles, seed, textureCount, textureSize, textureSeed;
+    };
+    mutable std::vector<PendingDraw> pending;
   };
   using NameKind = gpufuzz::NameKind;
 
@@ -40,7 +47,8 @@ class ReferenceModel {
   /// when `op` does not satisfy its precondition: a caller that skipped the check has a bug.
   void apply(const Operation& op);
 
-  /// The image `read_back R` must return now. Throws std::out_of_range if R is not alive.
+  /// The image `read_back R` must return now (drawn on first request). Throws std::out_of_range
+  /// if R is not alive.
   const std::vector<uint32_t>& expectedImage(const std::string& renderer) const;
 
   const std::map<std::string, Renderer>& renderers() const { return renderers_; }

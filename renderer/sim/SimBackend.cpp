@@ -266,18 +266,15 @@ class SimBackend final : public Backend {
       std::memcpy(&value, textures[texture] + (uint64_t{y} * l.textureSize + x) * 4, 4);
       return value;
     };
-    for (uint32_t y = 0; y < l.height; ++y) {
-      for (uint32_t x = 0; x < l.width; ++x) {
-        std::byte* pixel = fb.data() + (uint64_t{y} * l.width + x) * 4;
-        uint32_t value = 0;
-        std::memcpy(&value, pixel, 4);
-        value = raster::shadePixel(value, triangles.data(), l.triangleCount, l.textureCount,
-                                   l.textureSize, sample, static_cast<int32_t>(x),
-                                   static_cast<int32_t>(y)) ^
-                l.corruptXor;
-        std::memcpy(pixel, &value, 4);
-      }
+    std::vector<uint32_t> image(uint64_t{l.width} * l.height);
+    std::memcpy(image.data(), fb.data(), image.size() * 4);
+    raster::rasterizeHost(image.data(), l.width, l.height, triangles.data(), l.triangleCount,
+                          l.textureCount, l.textureSize, sample);
+    if (l.corruptXor != 0) {
+      for (uint32_t& pixel : image)
+        pixel ^= l.corruptXor;
     }
+    std::memcpy(fb.data(), image.data(), image.size() * 4);
   }
 
   SimLimits limits_;

@@ -2,6 +2,7 @@
 #include "model/ReferenceModel.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <stdexcept>
 
@@ -286,6 +287,50 @@ TEST(ReferenceModelImage, MatchesAPlainRestatementOfTheRule) {
     }
   }
   EXPECT_EQ(model.expectedImage("r0"), expected);
+}
+
+// The host rasterizer (triangle by triangle over bounding boxes, incremental edges) leaves every
+// pixel as the per-pixel rule of the kernel does: any triangles, clipped, degenerate or huge,
+// either orientation, over any previous content, with and without textures.
+RC_GTEST_PROP(RasterizeHost, AgreesWithThePerPixelRuleEverywhere, ()) {
+  const uint32_t w = *rc::gen::inRange<uint32_t>(1, 40);
+  const uint32_t h = *rc::gen::inRange<uint32_t>(1, 40);
+  const uint32_t textureCount = *rc::gen::inRange<uint32_t>(0, 4);
+  const uint32_t textureSize = *rc::gen::inRange<uint32_t>(1, 9);
+  const uint32_t textureSeed = *rc::gen::arbitrary<uint32_t>();
+  const auto coordinate = rc::gen::inRange<int32_t>(-60, 100);
+  const auto triangles = *rc::gen::container<std::vector<raster::Triangle>>(rc::gen::apply(
+      [](std::vector<int32_t> c, uint32_t color, uint32_t texture, uint32_t uv) {
+        raster::Triangle t{};
+        for (int k = 0; k < 3; ++k) {
+          t.x[k] = c[static_cast<size_t>(2 * k)];
+          t.y[k] = c[static_cast<size_t>(2 * k + 1)];
+        }
+        t.color = color;
+        t.texture = texture;
+        t.u = static_cast<int32_t>(uv & 0x7ff);
+        t.v = static_cast<int32_t>((uv >> 11) & 0x7ff);
+        return t;
+      },
+      rc::gen::container<std::vector<int32_t>>(6, coordinate), rc::gen::arbitrary<uint32_t>(),
+      rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<uint32_t>()));
+  const auto previous =
+      *rc::gen::container<std::vector<uint32_t>>(size_t{w} * h, rc::gen::arbitrary<uint32_t>());
+  const auto sample = [textureSeed](uint32_t texture, uint32_t x, uint32_t y) {
+    return raster::texel(textureSeed, texture, x, y);
+  };
+  const auto count = static_cast<uint32_t>(triangles.size());
+  std::vector<uint32_t> fast = previous;
+  raster::rasterizeHost(fast.data(), w, h, triangles.data(), count, textureCount, textureSize,
+                        sample);
+  for (uint32_t y = 0; y < h; ++y) {
+    for (uint32_t x = 0; x < w; ++x) {
+      const uint32_t expected =
+          raster::shadePixel(previous[size_t{y} * w + x], triangles.data(), count, textureCount,
+                             textureSize, sample, static_cast<int32_t>(x), static_cast<int32_t>(y));
+      RC_ASSERT(fast[size_t{y} * w + x] == expected);
+    }
+  }
 }
 
 TEST(ReferenceModelImage, DrawIntoRejectsAnImageOfTheWrongSize) {
