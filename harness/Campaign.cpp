@@ -21,9 +21,11 @@
 #include "harness/AtomicFile.h"
 #include "harness/Commands.h"
 #include "harness/Explainer.h"
+#include "harness/Json.h"
 #include "harness/Minimize.h"
 #include "harness/Report.h"
 #include "harness/RunConfig.h"
+#include "harness/SeedStream.h"
 #include "model/Generator.h"
 #include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
@@ -34,13 +36,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kSaturatedAfter = 3;
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 Vocabulary parseVocabulary(const std::string& text) {
   if (text == "renderer") return Vocabulary::Renderer;
@@ -56,8 +51,8 @@ double secondsSince(Clock::time_point t) {
 class Campaign {
  public:
   Campaign(Session& session, TrialRunner& trials, FindingStore& store, GeneratorConfig gen,
-           uint64_t seed)
-      : session_(session), trials_(trials), store_(store), gen_(gen), seed_(seed) {}
+           uint64_t seed, Shard shard)
+      : session_(session), trials_(trials), store_(store), gen_(gen), seed_(seed), shard_(shard) {}
 
   void run(std::optional<uint64_t> runs, std::optional<std::chrono::seconds> time) {
     runs_ = runs;
@@ -81,6 +76,7 @@ class Campaign {
     }
     r.extra.emplace_back("by_class", byClass + "}");
     r.extra.emplace_back("sequences", std::to_string(sequences_.load()));
+    r.extra.emplace_back("shard", shard_.count > 1 ? jsonString(shardText(shard_)) : "null");
     r.extra.emplace_back("harness_errors", std::to_string(harnessErrors_.load()));
     r.extra.emplace_back("unconfirmed", std::to_string(unconfirmed_.load()));
     return r;
@@ -109,8 +105,8 @@ class Campaign {
   }
 
   void work() {
-    for (uint64_t i = next_++; budgetLeft(i); i = next_++) {
-      const uint64_t seqSeed = splitmix64(seed_ ^ splitmix64(i));
+    for (uint64_t k = next_++; budgetLeft(streamIndex(shard_, k)); k = next_++) {
+      const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, k));
       const Sequence seq = generateSequence(gen_, seqSeed);
       TrialResult t = trials_.run(seq, TrialMode::Quick);
       // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
@@ -259,6 +255,7 @@ class Campaign {
   FindingStore& store_;
   GeneratorConfig gen_;
   uint64_t seed_;
+  Shard shard_;
   uint32_t confirmations_ = 5;
   bool explain_ = true;
   std::optional<std::string> report_;
@@ -331,6 +328,12 @@ int runFuzz(Session& session) {
   GeneratorConfig gen;
   gen.vocabulary = parseVocabulary(cl.get(Option::Ops).value_or("renderer"));
   gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
+  const Shard shard = cl.has(Option::Shard) ? parseShard(*cl.get(Option::Shard)) : Shard{};
+  if (cl.has(Option::Shard) && !cl.has(Option::Seed)) {
+    throw InputError("--shard " + *cl.get(Option::Shard) +
+                     " needs --seed N, the same for every shard: shards of different seeds "
+                     "would not be disjoint");
+  }
   const uint64_t seed =
       cl.number(Option::Seed,
                 static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
@@ -345,16 +348,20 @@ int runFuzz(Session& session) {
   FindingStore store(cl.get(Option::Out).value_or("findings"));
   TrialRunner& trials = session.trials(backend, config.policy, faults);
 
+  std::string budget =
+      time ? "for " + std::to_string(time->count()) + " s" : std::to_string(*runs) + " runs";
+  if (shard.count > 1) {
+    budget += ", shard " + shardText(shard) +
+              (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
+  }
   std::printf("gpufuzz fuzz: seed %llu, backend %s, policy %s, faults %s, ops %s, jobs %u, %s\n",
               static_cast<unsigned long long>(seed), backend.c_str(),
               std::string(policyName(config.policy)).c_str(), faults.c_str(),
-              cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
-              time ? ("for " + std::to_string(time->count()) + " s").c_str()
-                   : (std::to_string(*runs) + " runs").c_str());
+              cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   std::fflush(stdout);
 
-  Campaign campaign(session, trials, store, gen, seed);
+  Campaign campaign(session, trials, store, gen, seed, shard);
   campaign.setReport(cl.get(Option::Report));
   campaign.setConfirmations(static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000)));
   campaign.setExplain(!cl.has(Option::NoExplain));

@@ -1,8 +1,13 @@
-// Json.cpp: JSON output.
+// Json.cpp: JSON output, and input through Boost.JSON (compiled here, header-only).
 #include "harness/Json.h"
 
+#include <boost/json/src.hpp>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+
+#include "harness/AtomicFile.h"
+#include "renderer/InputError.h"
 
 namespace gpufuzz {
 
@@ -133,6 +138,60 @@ JsonWriter& JsonWriter::null() {
   separate();
   out_ << "null";
   return *this;
+}
+
+JsonWriter& JsonWriter::value(const boost::json::value& parsed) {
+  switch (parsed.kind()) {
+    case boost::json::kind::object:
+      beginObject();
+      for (const auto& [k, v] : parsed.get_object())
+        key(std::string_view(k)).value(v);
+      return endObject();
+    case boost::json::kind::array:
+      beginArray();
+      for (const auto& v : parsed.get_array())
+        value(v);
+      return endArray();
+    case boost::json::kind::string:
+      return value(std::string_view(parsed.get_string()));
+    case boost::json::kind::uint64:
+      return value(parsed.get_uint64());
+    case boost::json::kind::int64:
+      return value(parsed.get_int64());
+    case boost::json::kind::double_:
+      return value(parsed.get_double());
+    case boost::json::kind::bool_:
+      return value(parsed.get_bool());
+    case boost::json::kind::null:
+      break;
+  }
+  return null();
+}
+
+boost::json::value parseJson(std::string_view text, const std::string& where) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  if (ec) throw InputError(where + ": not JSON (" + ec.message() + ")");
+  return v;
+}
+
+boost::json::value readJsonFile(const std::string& path) {
+  std::string text;
+  try {
+    text = readFile(path);
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
+  return parseJson(text, path);
+}
+
+std::string utcTimeText(int64_t unixSeconds) {
+  const std::time_t t = static_cast<std::time_t>(unixSeconds);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 }  // namespace gpufuzz

@@ -1,11 +1,15 @@
-// Json.h: the little JSON the reports need: escaped strings, and a writer that keeps commas and
-// nesting right.
+// Json.h: the little JSON the reports need: escaped strings, a writer that keeps commas and
+// nesting right, and reading back what was written (findings, stats) as Boost.JSON values.
 #pragma once
 
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
+
+namespace boost::json {
+class value;
+}
 
 namespace gpufuzz {
 
@@ -32,6 +36,8 @@ class JsonWriter {
   JsonWriter& null();
   /// A value that is already JSON text.
   JsonWriter& raw(std::string_view json);
+  /// A parsed value, written in this writer's layout.
+  JsonWriter& value(const boost::json::value& parsed);
   std::string str() const { return out_.str() + "\n"; }
 
  private:
@@ -41,5 +47,14 @@ class JsonWriter {
   bool afterKey_ = false;
   int depth_ = 0;
 };
+
+/// Parses JSON text; InputError "WHERE: not JSON (...)" when it is malformed.
+boost::json::value parseJson(std::string_view text, const std::string& where);
+
+/// A JSON file read and parsed; InputError naming the file when it is unreadable or malformed.
+boost::json::value readJsonFile(const std::string& path);
+
+/// "2025-01-31T12:00:00Z": a UTC time as the JSON files write it (sortable as text).
+std::string utcTimeText(int64_t unixSeconds);
 
 }  // namespace gpufuzz

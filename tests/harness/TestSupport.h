@@ -42,6 +42,16 @@ inline CommandResult runCommand(const std::string& command) {
   return r;
 }
 
+/// `gpufuzz ARGS`, run and captured.
+inline CommandResult gpufuzz(const std::string& args) {
+  return runCommand((binDir() / "gpufuzz").string() + " " + args);
+}
+
+/// A short campaign on sim: fixed deadline, two jobs, two confirmations, nothing explained.
+/// Under `--policy context-first --faults max-26.5.0` it finds the seed's hang within seconds.
+inline const std::string kQuickSimFuzz =
+    "fuzz --backend sim --quiet --jobs 2 --deadline 150 --confirmations 2 --no-explain";
+
 /// A trial runner on sim, as a campaign would build it.
 struct SimTrials {
   ScratchDir work;
