@@ -9,6 +9,8 @@
 
 #include "harness/ChildProcess.h"
 
+#include "harness/ForkServer.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -263,8 +265,10 @@ struct ChildProcess::Impl {
   OutputTail tail;
   ChildObserver* observer = nullptr;
 
+  std::unique_ptr<ForkedChild> forked;  // set when a fork server started the child
+
   bool ran = false, exited = false, reaped = false;
-  bool killedOnDeadline = false, unkillable = false, interrupted = false;
+  bool killedOnDeadline = false, unkillable = false, interrupted = false, serverLost = false;
   int status = 0;
 
   explicit Impl(std::size_t outputLimit) : tail(outputLimit) {}
@@ -272,6 +276,9 @@ struct ChildProcess::Impl {
 
   /// Once the child exists, a failure leaves it for the destructor to kill and reap.
   void spawn(const ChildCommand& command, const Options& options);
+  void fork(const ChildCommand& command, const Options& options);
+  /// Registers the child's group and watches its pipes (and its exit through `exitFd`, if any).
+  void watch(Pipe& outputPipe, std::optional<Pipe>& eventsPipe, int exitFd);
 
   // Reading. All reads are ours (wait for readiness, then read(2)), so the drain before a
   // deadline sees every byte in order: nothing can sit in a completed-but-undelivered read.
@@ -300,6 +307,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   if (sigchldIsIgnored()) {
     throw ChildStartError("SIGCHLD is ignored in this process: exit statuses would be lost");
   }
+  if (options.forkServer) return fork(command, options);
   Pipe outputPipe = makePipe();
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();
@@ -323,7 +331,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   }
 
   const ChildSetup setup{envp.empty() ? nullptr : envp.data(), outputPipe.write.get(),
-                         eventsPipe ? eventsPipe->write.get() : -1, ::getpid()};
+                         eventsPipe ? eventsPipe->write.get() : options.fd3, ::getpid()};
   bp::posix::default_launcher launcher;
   bp::error_code error;
   try {
@@ -341,18 +349,34 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
     throw ChildStartError(command.executable + ": " + error.message());
   }
   pid = launcher.pid;
-  // The child has exec'd: it holds its own copies of the write ends; without closing ours the
-  // read ends would never see end of file.
+  const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
+  watch(outputPipe, eventsPipe, static_cast<int>(pidfd));  // without a pidfd, exit is polled
+}
+
+void ChildProcess::Impl::fork(const ChildCommand& command, const Options& options) {
+  Pipe outputPipe = makePipe();
+  std::optional<Pipe> eventsPipe;
+  if (options.eventsPipe) eventsPipe = makePipe();
+  forked = ForkServers::start(command, options.environment, outputPipe.write.get(),
+                              eventsPipe ? eventsPipe->write.get() : -1);
+  pid = forked->pid();
+  // The server's exit notice is how the exit is seen: the child is not ours to wait for.
+  watch(outputPipe, eventsPipe, ::fcntl(forked->exitNoticeFd(), F_DUPFD_CLOEXEC, 0));
+}
+
+void ChildProcess::Impl::watch(Pipe& outputPipe, std::optional<Pipe>& eventsPipe, int exitFd) {
+  // The child holds its own copies of the write ends; without closing ours the read ends would
+  // never see end of file.
   outputPipe.write.reset();
   if (eventsPipe) eventsPipe->write.reset();
 
   registration.emplace(pid);
   if (!registration->registered()) {
+    if (exitFd >= 0) ::close(exitFd);
     killAndReapNow();
     throw ChildStartError("too many live children (" + std::to_string(kRegistrySlots) + ")");
   }
-  const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
-  if (pidfd >= 0) exitWatch.assign(static_cast<int>(pidfd));  // else exit is polled
+  if (exitFd >= 0) exitWatch.assign(exitFd);
   output.assign(outputPipe.read.release());
   output.non_blocking(true);
   if (eventsPipe) {
@@ -427,6 +451,7 @@ void ChildProcess::Impl::watchExit() {
 
 /// Whether the child has exited, leaving it unreaped.
 bool ChildProcess::Impl::hasExited() const {
+  if (forked) return forked->exitNoticed();
   siginfo_t info{};
   return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
          info.si_pid == pid;
@@ -452,8 +477,16 @@ void ChildProcess::Impl::onExited() {
 
 void ChildProcess::Impl::reap() {
   interrupted = registration && registration->interrupted();
-  registration.reset();
-  status = waitForStatus(pid);
+  if (forked) {
+    const std::optional<int> reported = forked->exitStatus();
+    serverLost = !reported;
+    status = reported.value_or(SIGKILL);  // a server's children die with it
+    registration.reset();
+    forked->release();
+  } else {
+    registration.reset();
+    status = waitForStatus(pid);
+  }
   reaped = true;
   reapedAt = Clock::now();
 }
@@ -464,7 +497,11 @@ void ChildProcess::Impl::abandon() {
   status = SIGKILL;  // as waitpid would report a death by SIGKILL
   interrupted = registration && registration->interrupted();
   registration.reset();
-  reapInBackground(pid);
+  if (forked) {
+    forked->abandon();  // its server is left waiting for it, and not reused
+  } else {
+    reapInBackground(pid);
+  }
   reapedAt = Clock::now();
 }
 
@@ -548,6 +585,7 @@ ChildExit ChildProcess::run(ChildObserver& observer) {
   exit.killedOnDeadline = p.killedOnDeadline;
   exit.interrupted = p.interrupted;
   exit.unkillable = p.unkillable;
+  exit.serverLost = p.serverLost;
   exit.outputTail = p.tail.take();
   exit.wall = std::chrono::duration_cast<std::chrono::microseconds>(p.reapedAt - p.startedAt);
   return exit;

@@ -3,7 +3,8 @@
 // file descriptor behind.
 //
 // Contract:
-// - The child runs `executable` (a path; PATH is not searched) in a new process group whose id
+// - The child runs `executable` (a path; PATH is not searched), or is forked from a fork server
+//   running it (Options::forkServer, ForkServer.h), in a new process group whose id
 //   is its pid, with stdin from /dev/null, stdout and stderr into one capture pipe, optionally
 //   the write end of an events pipe as fd kEventsFd, and no other descriptor of this process.
 //   Signal mask and ignored signals are reset to the defaults. It is killed (SIGKILL) if the
@@ -66,6 +67,7 @@ struct ChildExit {
   bool killedOnDeadline = false;
   bool interrupted = false;  // killAllChildren() ran while this child was alive
   bool unkillable = false;   // it outlived SIGKILL (uninterruptible sleep); reaped in background
+  bool serverLost = false;   // its fork server died: `status` is SIGKILL, not what happened
   std::string outputTail;    // the last outputLimit bytes of stdout and stderr
   std::chrono::microseconds wall{};
 };
@@ -76,8 +78,13 @@ class ChildProcess {
 
   struct Options {
     bool eventsPipe = false;
+    /// Without an events pipe: a descriptor of this process that the child gets as fd 3.
+    int fd3 = -1;
     std::size_t outputLimit = 64 * 1024;
     EnvironmentOverrides environment;  // set or replaced in a copy of this process's environment
+    /// Fork the child from a fork server for `executable` (ForkServer.h) instead of starting
+    /// it afresh: the executable must accept --fork-server; `args` are passed on as they are.
+    bool forkServer = false;
   };
 
   /// Starts the child. Throws ChildStartError when it cannot run.

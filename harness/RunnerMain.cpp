@@ -4,6 +4,8 @@
 //
 //   gpufuzz-runner [--backend sim|cuda|auto] [--policy NAME] [--faults NAME|PATH]
 //                  [--events-fd N] [--quiet] FILE
+//   gpufuzz-runner --fork-server     (socket at fd 3: runs each request in a fork; see
+//                                     harness/ForkServerProtocol.h)
 //
 // Exit status: 0 pass, 1 the sequence failed (error, mismatch, leak), 2 bad usage or input (or
 // no usable device), 3 the runner itself failed.
@@ -14,8 +16,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/Events.h"
+#include "harness/ForkServerProtocol.h"
 #include "harness/RunConfig.h"
 #include "harness/SequenceExecutor.h"
 #include "model/Sequence.h"
@@ -39,9 +43,10 @@ struct RunnerArgs {
   std::string file;
 };
 
-RunnerArgs parseArgs(int argc, char** argv) {
+RunnerArgs parseArgs(const std::vector<std::string>& argv) {
   RunnerArgs args;
-  for (int i = 1; i < argc; ++i) {
+  const std::size_t argc = argv.size();
+  for (std::size_t i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const auto value = [&]() -> std::string {
       if (i + 1 >= argc) throw InputError("option " + std::string(arg) + " needs a value");
@@ -135,13 +140,12 @@ int run(const RunnerArgs& args) {
   return outcome.failed() ? 1 : 0;
 }
 
-}  // namespace
-}  // namespace gpufuzz
-
-int main(int argc, char** argv) {
+/// The runner's whole job for one sequence, as its exit status: in a process of its own, or in
+/// a fork of a fork server.
+int runnerMain(const std::vector<std::string>& argv) {
   using namespace gpufuzz;
   try {
-    return run(parseArgs(argc, argv));
+    return run(parseArgs(argv));
   } catch (const InputError& e) {
     std::cerr << "gpufuzz-runner: error: " << e.what() << '\n';
     return 2;
@@ -152,4 +156,16 @@ int main(int argc, char** argv) {
     std::cerr << "gpufuzz-runner: internal error: " << e.what() << '\n';
     return 3;
   }
+}
+
+}  // namespace
+}  // namespace gpufuzz
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == gpufuzz::kForkServerFlag) {
+    constexpr int kServerSocket = 3;
+    return gpufuzz::serveForks(kServerSocket, gpufuzz::runnerMain);
+  }
+  return gpufuzz::runnerMain(args);
 }

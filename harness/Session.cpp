@@ -102,6 +102,7 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.faults = faults;
   setup.workDir = workDir_;
   setup.captureStacks = !cl_.has(Option::NoStacks);
+  setup.forkServer = !cl_.has(Option::NoForkServer);
   setup.slots = slots_;
   setup.stopRequested = &Session::stopRequested;
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);

@@ -213,6 +213,7 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
   options.eventsPipe = true;
   options.outputLimit = limits.outputLimit;
   options.environment = limits.environment;
+  options.forkServer = limits.forkServer;
 
   std::optional<ChildProcess> child;
   try {
@@ -239,6 +240,8 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
         cls, stuck->detail + (exit.unkillable ? " (survived SIGKILL: uninterruptible sleep)" : ""));
   } else if (exit.interrupted && result.termSignal == SIGKILL) {
     result.harnessError = "interrupted: the harness killed its children";
+  } else if (exit.serverLost) {
+    result.harnessError = "the fork server died while its child ran";
   } else if (result.termSignal != 0) {
     result.outcome =
         watch.at(OutcomeClass::Crash,

@@ -45,6 +45,9 @@ struct SupervisionLimits {
   bool captureStacks = true;
   /// Extra or replaced environment variables for the child (e.g. CUDA_VISIBLE_DEVICES).
   EnvironmentOverrides environment;
+  /// Fork the child from a fork server of the command's executable (ForkServer.h): the
+  /// executable must accept --fork-server.
+  bool forkServer = false;
 };
 
 /// How long one completed operation took, from its `begin` to its `done`.

@@ -43,6 +43,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
   limits.startDeadline = deadlines_.startDeadline();
   limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
+  limits.forkServer = setup_.forkServer;
   if (setup_.stopRequested && setup_.stopRequested()) {
     Supervised stopped;
     stopped.harnessError = "stopped before it started";

@@ -41,6 +41,9 @@ struct TrialSetup {
   std::filesystem::path workDir;  // where sequence files for children are written
   /// Whether Evidence trials capture stacks (gdb); --no-stacks turns it off.
   bool captureStacks = true;
+  /// Children are forks of a runner started once (ForkServer.h); --no-fork-server starts a
+  /// fresh runner for every run.
+  bool forkServer = true;
   std::vector<std::pair<std::string, std::string>> environment;
   /// Bounds the children running at once; none means unbounded.
   std::shared_ptr<ChildSlots> slots;

@@ -5,6 +5,7 @@
 //                       [--sleep-at K --sleep-ms MS] [--hang-before-start] [--no-outcome]
 //                       [--exit STATUS] [--output-bytes N] [--grandchild] [--list-fds]
 //                       [--print-env NAME] [--events-fd FD]
+//   gpufuzz-fake-runner --fork-server      (as gpufuzz-runner: each request runs in a fork)
 //
 // Operation K is named after the K-th entry of a fixed list (create, draw, sync, ...).
 #include <dirent.h>
@@ -20,8 +21,10 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "harness/Events.h"
+#include "harness/ForkServerProtocol.h"
 
 namespace gpufuzz {
 namespace {
@@ -166,5 +169,14 @@ int run(const Behaviour& b) {
 }  // namespace gpufuzz
 
 int main(int argc, char** argv) {
-  return gpufuzz::run(gpufuzz::parse(argc, argv));
+  using namespace gpufuzz;
+  if (argc == 2 && std::string_view(argv[1]) == kForkServerFlag) {
+    return serveForks(3, [argv0 = argv[0]](const std::vector<std::string>& args) {
+      std::vector<char*> forkArgv{argv0};
+      for (const std::string& arg : args)
+        forkArgv.push_back(const_cast<char*>(arg.c_str()));
+      return run(parse(static_cast<int>(forkArgv.size()), forkArgv.data()));
+    });
+  }
+  return run(parse(argc, argv));
 }

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/ForkServer.h"
 #include "harness/Supervisor.h"
 
 namespace gpufuzz {
@@ -28,8 +29,19 @@ using namespace std::chrono_literals;
 
 const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
 
+// Every test runs twice: children started afresh, and children forked from a fork server.
+bool forkServerInUse = false;
+
+class Supervisor : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { forkServerInUse = GetParam(); }
+  // Servers are children too: a test that counts children or descriptors stops them first.
+  static void stopForkServers() { ForkServers::stopIdle(); }
+};
+
 SupervisionLimits fastLimits() {
   SupervisionLimits limits;
+  limits.forkServer = forkServerInUse;
   limits.progressDeadline = 150ms;
   limits.startDeadline = 2s;
   limits.captureStacks = false;
@@ -80,7 +92,7 @@ pid_t grandchildPid(const std::string& output) {
   return pos == std::string::npos ? -1 : std::atoi(output.c_str() + pos + 11);
 }
 
-TEST(Supervisor, PassingChildReportsPassAndTimings) {
+TEST_P(Supervisor, PassingChildReportsPassAndTimings) {
   const Supervised s = runFake({"--ops", "3"});
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass);
@@ -93,7 +105,7 @@ TEST(Supervisor, PassingChildReportsPassAndTimings) {
   EXPECT_GT(s.wall.count(), 0);
 }
 
-TEST(Supervisor, FailureIsTheOutcomeTheChildReported) {
+TEST_P(Supervisor, FailureIsTheOutcomeTheChildReported) {
   const Supervised s = runFake({"--ops", "3", "--fail-at", "2"});
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Error);
@@ -103,7 +115,7 @@ TEST(Supervisor, FailureIsTheOutcomeTheChildReported) {
   EXPECT_EQ(s.exitCode, 1);
 }
 
-TEST(Supervisor, IdleStuckOperationIsAHang) {
+TEST_P(Supervisor, IdleStuckOperationIsAHang) {
   const Supervised s = runFake({"--ops", "4", "--hang-at", "3"});
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_TRUE(s.stuck);
@@ -119,7 +131,7 @@ TEST(Supervisor, IdleStuckOperationIsAHang) {
   EXPECT_LT(s.wall, 2s);
 }
 
-TEST(Supervisor, BusyStuckOperationIsASpin) {
+TEST_P(Supervisor, BusyStuckOperationIsASpin) {
   const Supervised s = runFake({"--ops", "3", "--spin-at", "2"});
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_TRUE(s.stuck);
@@ -129,7 +141,7 @@ TEST(Supervisor, BusyStuckOperationIsASpin) {
   EXPECT_GT(s.cpuShareWhileStuck, 0.1);
 }
 
-TEST(Supervisor, ChildStuckBeforeStartIsStuckAtTheStart) {
+TEST_P(Supervisor, ChildStuckBeforeStartIsStuckAtTheStart) {
   SupervisionLimits limits = fastLimits();
   limits.startDeadline = 200ms;
   const Supervised s = runFake({"--hang-before-start"}, limits);
@@ -140,7 +152,7 @@ TEST(Supervisor, ChildStuckBeforeStartIsStuckAtTheStart) {
   EXPECT_EQ(s.outcome.op, "start");
 }
 
-TEST(Supervisor, DeathBySignalIsACrashNamingTheSignal) {
+TEST_P(Supervisor, DeathBySignalIsACrashNamingTheSignal) {
   const Supervised s = runFake({"--ops", "3", "--segv-at", "2"});
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_FALSE(s.stuck);
@@ -152,7 +164,7 @@ TEST(Supervisor, DeathBySignalIsACrashNamingTheSignal) {
   EXPECT_EQ(s.exitCode, -1);
 }
 
-TEST(Supervisor, SlowOperationWithinTheDeadlinePasses) {
+TEST_P(Supervisor, SlowOperationWithinTheDeadlinePasses) {
   SupervisionLimits limits = fastLimits();
   limits.progressDeadline = 400ms;
   const Supervised s = runFake({"--ops", "3", "--sleep-at", "2", "--sleep-ms", "60"}, limits);
@@ -163,7 +175,7 @@ TEST(Supervisor, SlowOperationWithinTheDeadlinePasses) {
   EXPECT_LT(s.timings[0].elapsed, 60ms);
 }
 
-TEST(Supervisor, SlowOperationIsStuckUnderTheDeadlineAndFinishesUnderALongerOne) {
+TEST_P(Supervisor, SlowOperationIsStuckUnderTheDeadlineAndFinishesUnderALongerOne) {
   const std::vector<std::string> args{"--ops", "3", "--sleep-at", "2", "--sleep-ms", "400"};
   const Supervised first = runFake(args);
   EXPECT_TRUE(first.stuck) << describe(first);
@@ -177,7 +189,7 @@ TEST(Supervisor, SlowOperationIsStuckUnderTheDeadlineAndFinishesUnderALongerOne)
   EXPECT_EQ(confirmation.outcome.cls, OutcomeClass::Pass) << describe(confirmation);
 }
 
-TEST(Supervisor, GrandchildOfAStuckChildDiesWithItsGroup) {
+TEST_P(Supervisor, GrandchildOfAStuckChildDiesWithItsGroup) {
   const Supervised s = runFake({"--grandchild", "--hang-at", "1"});
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Hang) << describe(s);
   const pid_t grandchild = grandchildPid(s.outputTail);
@@ -185,7 +197,7 @@ TEST(Supervisor, GrandchildOfAStuckChildDiesWithItsGroup) {
   EXPECT_TRUE(becomesDead(grandchild));
 }
 
-TEST(Supervisor, GrandchildOfAPassingChildDiesWithItsGroup) {
+TEST_P(Supervisor, GrandchildOfAPassingChildDiesWithItsGroup) {
   const Supervised s = runFake({"--grandchild"});
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass);
@@ -194,7 +206,7 @@ TEST(Supervisor, GrandchildOfAPassingChildDiesWithItsGroup) {
   EXPECT_TRUE(becomesDead(grandchild));
 }
 
-TEST(Supervisor, OutputTailKeepsOnlyTheLastBytes) {
+TEST_P(Supervisor, OutputTailKeepsOnlyTheLastBytes) {
   SupervisionLimits limits = fastLimits();
   limits.outputLimit = 4096;
   const Supervised s = runFake({"--output-bytes", "1000000"}, limits);
@@ -203,7 +215,7 @@ TEST(Supervisor, OutputTailKeepsOnlyTheLastBytes) {
   EXPECT_TRUE(s.outputTail.ends_with("xxxxEND\n"));
 }
 
-TEST(Supervisor, StacksOfAStuckChildAreCaptured) {
+TEST_P(Supervisor, StacksOfAStuckChildAreCaptured) {
   if (!findOnPath("gdb")) GTEST_SKIP() << "gdb is not on PATH";
   SupervisionLimits limits = fastLimits();
   limits.captureStacks = true;
@@ -214,7 +226,7 @@ TEST(Supervisor, StacksOfAStuckChildAreCaptured) {
   EXPECT_NE(s.stacks.find("pause"), std::string::npos) << s.stacks;
 }
 
-TEST(Supervisor, ChildInheritsOnlyStdioAndTheEventsPipe) {
+TEST_P(Supervisor, ChildInheritsOnlyStdioAndTheEventsPipe) {
   // Descriptors without O_CLOEXEC, one of them low enough to lie among the ones the launcher
   // whitelists (below its own error pipe), which its close_all leaves open.
   const int placeholder = ::open("/dev/null", O_RDONLY);
@@ -229,7 +241,7 @@ TEST(Supervisor, ChildInheritsOnlyStdioAndTheEventsPipe) {
   EXPECT_EQ(s.outputTail, "fd 0\nfd 1\nfd 2\nfd 3\n");
 }
 
-TEST(Supervisor, EnvironmentOverridesReachTheChild) {
+TEST_P(Supervisor, EnvironmentOverridesReachTheChild) {
   ::setenv("GPUFUZZ_SUPERVISOR_TEST", "inherited", 1);
   SupervisionLimits limits = fastLimits();
   limits.environment = {{"GPUFUZZ_SUPERVISOR_TEST", "replaced"}};
@@ -239,7 +251,7 @@ TEST(Supervisor, EnvironmentOverridesReachTheChild) {
   EXPECT_EQ(s.outputTail, "GPUFUZZ_SUPERVISOR_TEST=replaced\n");
 }
 
-TEST(Supervisor, ExitWithoutAnOutcomeIsAHarnessError) {
+TEST_P(Supervisor, ExitWithoutAnOutcomeIsAHarnessError) {
   const Supervised s = runFake({"--no-outcome"});
   ASSERT_TRUE(s.harnessError);
   EXPECT_NE(s.harnessError->find("without reporting an outcome"), std::string::npos)
@@ -247,14 +259,14 @@ TEST(Supervisor, ExitWithoutAnOutcomeIsAHarnessError) {
   EXPECT_EQ(s.exitCode, 0);
 }
 
-TEST(Supervisor, ExitStatusContradictingTheOutcomeIsAHarnessError) {
+TEST_P(Supervisor, ExitStatusContradictingTheOutcomeIsAHarnessError) {
   const Supervised s = runFake({"--exit", "1"});
   ASSERT_TRUE(s.harnessError);
   EXPECT_NE(s.harnessError->find("status 1 but reported 'pass'"), std::string::npos)
       << *s.harnessError;
 }
 
-TEST(Supervisor, BadInputIsAHarnessErrorQuotingTheChild) {
+TEST_P(Supervisor, BadInputIsAHarnessErrorQuotingTheChild) {
   const Supervised s = runFake({"--bogus"});
   ASSERT_TRUE(s.harnessError);
   EXPECT_NE(s.harnessError->find("exit status 2"), std::string::npos) << *s.harnessError;
@@ -262,14 +274,15 @@ TEST(Supervisor, BadInputIsAHarnessErrorQuotingTheChild) {
       << *s.harnessError;
 }
 
-TEST(Supervisor, MissingExecutableIsAHarnessError) {
+TEST_P(Supervisor, MissingExecutableIsAHarnessError) {
   const Supervised s = supervise(ChildCommand{"/nonexistent/gpufuzz-runner", {}}, fastLimits());
   ASSERT_TRUE(s.harnessError);
   EXPECT_NE(s.harnessError->find("cannot start"), std::string::npos) << *s.harnessError;
   EXPECT_NE(s.harnessError->find("/nonexistent/gpufuzz-runner"), std::string::npos);
 }
 
-TEST(Supervisor, ManyRunsLeaveNoZombiesAndNoDescriptors) {
+TEST_P(Supervisor, ManyRunsLeaveNoZombiesAndNoDescriptors) {
+  stopForkServers();
   const int fdsBefore = countOpenFds();
   SupervisionLimits limits = fastLimits();
   limits.progressDeadline = 100ms;
@@ -282,13 +295,14 @@ TEST(Supervisor, ManyRunsLeaveNoZombiesAndNoDescriptors) {
     ASSERT_FALSE(s.harnessError) << "run " << i << ": " << describe(s);
   }
   supervise(ChildCommand{"/nonexistent/gpufuzz-runner", {}}, limits);
+  stopForkServers();
   EXPECT_EQ(countOpenFds(), fdsBefore);
   errno = 0;
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);  // no child left at all, zombie or not
 }
 
-TEST(Supervisor, ConcurrentSupervisionFromFourThreads) {
+TEST_P(Supervisor, ConcurrentSupervisionFromFourThreads) {
   std::mutex mutex;
   std::vector<std::string> failures;
   const auto expect = [&](bool ok, const std::string& what, const Supervised& s) {
@@ -331,7 +345,7 @@ TEST(Supervisor, ConcurrentSupervisionFromFourThreads) {
     ADD_FAILURE() << failure;
 }
 
-TEST(Supervisor, KillAllChildrenInterruptsEveryRun) {
+TEST_P(Supervisor, KillAllChildrenInterruptsEveryRun) {
   SupervisionLimits limits = fastLimits();
   limits.progressDeadline = 20s;
   std::vector<Supervised> results(2);
@@ -356,6 +370,11 @@ TEST(Supervisor, KillAllChildrenInterruptsEveryRun) {
     EXPECT_LT(s.wall, 5s);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(StartedAfreshAndForked, Supervisor, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "Forked" : "Fresh";
+                         });
 
 }  // namespace
 }  // namespace gpufuzz
