@@ -151,22 +151,23 @@ inline void rasterizeHost(uint32_t* image, uint32_t width, uint32_t height,
       const int n = (k + 1) % 3;
       rowStep[k] = sign * (static_cast<int64_t>(t.x[n]) - t.x[k]);
     }
+    // Texture coordinates stepped along with x (no division per pixel).
+    const uint32_t texture = textureCount > 0 ? t.texture % textureCount : 0;
+    const uint32_t size = textureCount > 0 ? textureSize : 1;
+    const uint32_t tx0 = static_cast<uint32_t>(x0 + t.u) % size;
     for (int32_t y = y0; y <= y1; ++y) {
       int64_t e0 = row[0], e1 = row[1], e2 = row[2];
       uint32_t* line = image + static_cast<uint64_t>(y) * width;
+      const uint32_t ty = static_cast<uint32_t>(y + t.v) % size;
+      uint32_t tx = tx0;
       for (int32_t x = x0; x <= x1; ++x) {
         if ((e0 | e1 | e2) >= 0) {
-          uint32_t value = t.color;
-          if (textureCount > 0) {
-            const uint32_t tx = static_cast<uint32_t>(x + t.u) % textureSize;
-            const uint32_t ty = static_cast<uint32_t>(y + t.v) % textureSize;
-            value ^= sample(t.texture % textureCount, tx, ty);
-          }
-          line[x] = value;
+          line[x] = textureCount > 0 ? t.color ^ sample(texture, tx, ty) : t.color;
         }
         e0 += step[0];
         e1 += step[1];
         e2 += step[2];
+        if (++tx == size) tx = 0;
       }
       row[0] += rowStep[0];
       row[1] += rowStep[1];

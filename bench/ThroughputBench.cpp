@@ -1,0 +1,202 @@
+// ThroughputBench.cpp: gpufuzz-bench-throughput, the harness's per-sequence overhead.
+//
+// Measured in one run, so that the figures are ratios on the same machine at the same time:
+// - RawSpawn: posix_spawn + waitpid of gpufuzz-runner doing nothing (`--help`, output to
+//   /dev/null): the floor of starting a fresh runner per sequence.
+// - Campaign/<backend>/<fork|fresh>/jobs:J: `gpufuzz fuzz` on a fixed seed, no faults, children
+//   forked from a fork server or started afresh; executions per second from its --report. Its
+//   counter ratio_to_raw_spawn is campaign executions/s over raw spawns/s: above 1, the campaign
+//   (generation, supervision, running the sequence, checking it) beats merely spawning a runner
+//   per sequence.
+// The cuda cases run only where `--backend cuda` can start (see `gpufuzz fuzz --backend cuda`).
+//
+//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [google benchmark flags]
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+int simRuns = 2000;
+int cudaRuns = 40;
+// Parallel children contend inside the CUDA driver (context creation serializes); a few
+// workers are the sweet spot on one GPU.
+constexpr long kCudaJobs = 4;
+
+fs::path binDir() {
+  return fs::read_symlink("/proc/self/exe").parent_path();
+}
+
+/// Runs a program with stdout and stderr to /dev/null; its exit status (-1 if it did not run).
+int runQuietly(const std::string& program, const std::vector<std::string>& args) {
+  std::vector<char*> argv{const_cast<char*>(program.c_str())};
+  for (const std::string& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// Raw spawns per second, measured once per process (the denominator of every ratio).
+double rawSpawnsPerSecond() {
+  static const double rate = [] {
+    const std::string runner = (binDir() / "gpufuzz-runner").string();
+    constexpr int kSpawns = 300;
+    runQuietly(runner, {"--help"});  // warm the page cache
+    const auto start = Clock::now();
+    for (int i = 0; i < kSpawns; ++i)
+      runQuietly(runner, {"--help"});
+    return kSpawns / std::chrono::duration<double>(Clock::now() - start).count();
+  }();
+  return rate;
+}
+
+void RawSpawn(benchmark::State& state) {
+  const std::string runner = (binDir() / "gpufuzz-runner").string();
+  for (auto _ : state) {
+    if (runQuietly(runner, {"--help"}) != 0) {
+      state.SkipWithError("gpufuzz-runner --help failed");
+      return;
+    }
+  }
+  state.counters["spawns_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+/// A number field of a flat JSON report ("executions": 12).
+std::optional<double> reportNumber(const std::string& json, const std::string& key) {
+  const auto pos = json.find("\"" + key + "\":");
+  if (pos == std::string::npos) return std::nullopt;
+  return std::strtod(json.c_str() + pos + key.size() + 3, nullptr);
+}
+
+void Campaign(benchmark::State& state, const std::string& backend, bool forkServer) {
+  const auto jobs = static_cast<unsigned>(state.range(0));
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpufuzz-bench-" + std::to_string(::getpid()) + "-" + backend);
+  const std::string gpufuzz = (binDir() / "gpufuzz").string();
+  double executions = 0, seconds = 0;
+  for (auto _ : state) {
+    fs::remove_all(dir);
+    std::vector<std::string> args{"fuzz",
+                                  "--backend",
+                                  backend,
+                                  "--faults",
+                                  "none",
+                                  "--seed",
+                                  "1",
+                                  "--runs",
+                                  std::to_string(backend == "cuda" ? cudaRuns : simRuns),
+                                  "--jobs",
+                                  std::to_string(jobs),
+                                  "--quiet",
+                                  "--out",
+                                  (dir / "findings").string(),
+                                  "--report",
+                                  (dir / "report.json").string()};
+    if (!forkServer) args.push_back("--no-fork-server");
+    const int status = runQuietly(gpufuzz, args);
+    std::ifstream in(dir / "report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto execs = reportNumber(text.str(), "executions");
+    const auto elapsed = reportNumber(text.str(), "elapsed_s");
+    if (status > 1 || !execs || !elapsed || *elapsed <= 0) {
+      state.SkipWithError(("gpufuzz fuzz --backend " + backend + " exited " +
+                           std::to_string(status) + " without a usable report")
+                              .c_str());
+      break;
+    }
+    state.SetIterationTime(*elapsed);
+    executions += *execs;
+    seconds += *elapsed;
+  }
+  fs::remove_all(dir);
+  if (seconds <= 0) return;
+  const double rate = executions / seconds;
+  state.counters["execs_per_s"] = rate;
+  state.counters["us_per_exec"] = 1e6 / rate;
+  state.counters["raw_spawns_per_s"] = rawSpawnsPerSecond();
+  state.counters["ratio_to_raw_spawn"] = rate / rawSpawnsPerSecond();
+  state.counters["jobs"] = jobs;
+}
+
+bool cudaUsable() {
+  // The runner reports an unusable device with exit status 2 and says why.
+  const fs::path seq =
+      fs::temp_directory_path() / ("gpufuzz-bench-probe-" + std::to_string(::getpid()) + ".seq");
+  std::ofstream(seq) << "create r0 width=8 height=8\ndestroy r0\n";
+  const int status = runQuietly((binDir() / "gpufuzz-runner").string(),
+                                {"--backend", "cuda", "--faults", "none", "--quiet", seq.string()});
+  fs::remove(seq);
+  return status == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--sim-runs") == 0 && i + 1 < argc) {
+      simRuns = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--cuda-runs") == 0 && i + 1 < argc) {
+      cudaRuns = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "gpufuzz-bench-throughput: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  const auto cores = static_cast<long>(std::max(1U, std::thread::hardware_concurrency()));
+  benchmark::RegisterBenchmark("RawSpawn", RawSpawn)->Unit(benchmark::kMicrosecond);
+  std::vector<std::string> backends{"sim"};
+  if (cudaUsable()) {
+    backends.push_back("cuda");
+  } else {
+    std::fprintf(stderr, "gpufuzz-bench-throughput: no usable CUDA device: cuda cases skipped\n");
+  }
+  for (const std::string& backend : backends) {
+    for (const bool fork : {true, false}) {
+      auto* b = benchmark::RegisterBenchmark(
+          ("Campaign/" + backend + "/" + (fork ? "fork" : "fresh")).c_str(),
+          [backend, fork](benchmark::State& s) { Campaign(s, backend, fork); });
+      if (backend == "cuda") {
+        b->Arg(kCudaJobs);
+      } else {
+        b->Arg(1)->Arg(cores);
+      }
+      b->ArgName("jobs")->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
