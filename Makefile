@@ -12,7 +12,16 @@ FUZZ_OPS     ?= renderer
 FUZZ_OUT     ?= findings
 GPU_BUDGET   ?= 300
 
-.PHONY: all deps configure build fuzz test test-gpu format clean
+# Benchmarks: one executable of $(BUILD)/bin per line. Each writes
+# bench/results/NAME-$(BENCH_TAG).json, NAME being the executable's name without gpufuzz-bench-.
+BENCHES :=
+BENCHES += gpufuzz-bench-teardown
+# Results are named for the machine: its GPU's name where nvidia-smi sees one, else `sim`.
+BENCH_TAG  ?= $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | \
+                head -n 1 | tr 'A-Z ' 'a-z-'),sim)
+BENCH_ARGS ?=
+
+.PHONY: all deps configure build fuzz test test-gpu bench format clean
 
 all: build
 
@@ -37,6 +46,20 @@ test: build
 
 test-gpu: build
 	tools/test-gpu $(BUILD) $(GPU_BUDGET)
+
+# Each JSON is written beside its final name and moved there once complete, so a failed run leaves
+# the previous results in place.
+bench: deps configure
+	cmake --build $(BUILD) -j $(JOBS) --target $(BENCHES)
+	@mkdir -p bench/results
+	@set -e; for b in $(BENCHES); do \
+	  out=bench/results/$${b#gpufuzz-bench-}-$(BENCH_TAG).json; \
+	  echo "bench: $$b -> $$out"; \
+	  $(BUILD)/bin/$$b --benchmark_out=$$out.tmp --benchmark_out_format=json $(BENCH_ARGS); \
+	  mv $$out.tmp $$out; \
+	done
+	tools/plot-bench -o bench/results/teardown.svg bench/results/teardown-*.json
+	tools/bench-summary bench/results/teardown-*.json
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')
