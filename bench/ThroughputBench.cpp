@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
     }
   }
   const auto cores = static_cast<long>(std::max(1U, std::thread::hardware_concurrency()));
-  benchmark::RegisterBenchmark("RawSpawn", RawSpawn)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("RawSpawn", RawSpawn)->UseRealTime()->Unit(benchmark::kMicrosecond);
   std::vector<std::string> backends{"sim"};
   if (cudaUsable()) {
     backends.push_back("cuda");

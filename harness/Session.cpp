@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "harness/ChildProcess.h"
@@ -15,6 +17,8 @@
 namespace gpufuzz {
 
 namespace {
+
+constexpr unsigned kCudaJobsPerDevice = 4;
 
 std::atomic<int> gSignals{0};
 
@@ -71,6 +75,18 @@ std::string Session::resolveBackend(const std::string& requested) {
   }
   const std::string name = cuda_ ? "cuda" : "sim";
   resolved_[requested] = name;
+  if (cuda_ && !devices_) {
+    const int count = cudaDeviceCount();
+    devices_ = std::make_shared<DeviceSpread>(
+        DeviceSpread::visibleDevices(count, std::getenv("CUDA_VISIBLE_DEVICES")));
+    // Children contend inside the driver (context creation serializes): a few per GPU keep it
+    // busy without stretching every operation's latency. An explicit --jobs stands.
+    if (!cl_.has(Option::Jobs) && runners_.empty()) {
+      const unsigned perDevices = kCudaJobsPerDevice * static_cast<unsigned>(std::max(count, 1));
+      jobs_ = std::min(jobs_, perDevices);
+      slots_ = std::make_shared<ChildSlots>(jobs_);
+    }
+  }
   return name;
 }
 
@@ -104,6 +120,7 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.captureStacks = !cl_.has(Option::NoStacks);
   setup.forkServer = !cl_.has(Option::NoForkServer);
   setup.slots = slots_;
+  if (backend == "cuda") setup.devices = devices_;
   setup.stopRequested = &Session::stopRequested;
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);
   TrialRunner& ref = *runner;

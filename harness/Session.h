@@ -28,6 +28,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const CommandLine& commandLine() const { return cl_; }
+  /// --jobs; by default the number of cores, or 4 per GPU once the backend resolved to cuda.
   unsigned jobs() const { return jobs_; }
   bool quiet() const { return cl_.has(Option::Quiet); }
 
@@ -56,7 +57,8 @@ class Session {
   std::filesystem::path workDir_;
   std::string runner_;
   std::shared_ptr<ChildSlots> slots_;
-  std::unique_ptr<Backend> cuda_;  // held for the session: keeps the driver initialised
+  std::shared_ptr<DeviceSpread> devices_;  // the GPUs cuda children are spread over
+  std::unique_ptr<Backend> cuda_;          // held for the session: keeps the driver initialised
   std::map<std::string, std::string> resolved_;
   std::map<std::string, std::unique_ptr<DeadlineCalibrator>> calibrators_;
   std::map<std::string, std::unique_ptr<TrialRunner>> runners_;

@@ -30,6 +30,40 @@ std::filesystem::path executableDir() {
   return ec ? std::filesystem::current_path() : exe.parent_path();
 }
 
+DeviceSpread::DeviceSpread(std::vector<std::string> devices)
+    : devices_(std::move(devices)), running_(devices_.size(), 0) {}
+
+std::vector<std::string> DeviceSpread::visibleDevices(int count, const char* cudaVisibleDevices) {
+  std::vector<std::string> devices;
+  if (cudaVisibleDevices && *cudaVisibleDevices) {
+    std::string_view list(cudaVisibleDevices);
+    while (!list.empty() && devices.size() < static_cast<std::size_t>(std::max(count, 0))) {
+      const auto comma = list.find(',');
+      devices.emplace_back(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    return devices;
+  }
+  for (int i = 0; i < count; ++i)
+    devices.push_back(std::to_string(i));
+  return devices;
+}
+
+std::size_t DeviceSpread::acquire() {
+  std::lock_guard lock(mutex_);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < running_.size(); ++i) {
+    if (running_[i] < running_[best]) best = i;
+  }
+  ++running_[best];
+  return best;
+}
+
+void DeviceSpread::release(std::size_t index) {
+  std::lock_guard lock(mutex_);
+  --running_[index];
+}
+
 TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
     : setup_(std::move(setup)), deadlines_(deadlines) {}
 
@@ -58,6 +92,19 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
       if (slots) slots->release();
     }
   } slot(setup_.slots.get());
+  struct Device {
+    DeviceSpread* spread;
+    std::size_t index = 0;
+    explicit Device(DeviceSpread* s) : spread(s) {
+      if (spread) index = spread->acquire();
+    }
+    ~Device() {
+      if (spread) spread->release(index);
+    }
+  } device(setup_.devices && setup_.devices->size() > 1 ? setup_.devices.get() : nullptr);
+  if (device.spread) {
+    limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", device.spread->device(device.index));
+  }
   ++executions_;
   return supervise(command, limits);
 }

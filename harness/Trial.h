@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <semaphore>
 #include <string>
@@ -33,6 +34,28 @@ class ChildSlots {
   std::counting_semaphore<1 << 20> semaphore_;
 };
 
+/// The GPUs a session's children are spread over: each child gets CUDA_VISIBLE_DEVICES set to
+/// the device with the fewest children running on it now (ties: the lowest index).
+class DeviceSpread {
+ public:
+  /// `devices`: CUDA_VISIBLE_DEVICES values, one per device (ordinals or UUIDs).
+  explicit DeviceSpread(std::vector<std::string> devices);
+  /// The devices of this machine as the harness sees them: the entries of its own
+  /// CUDA_VISIBLE_DEVICES when set, else 0..count-1.
+  static std::vector<std::string> visibleDevices(int count, const char* cudaVisibleDevices);
+
+  /// Takes the least busy device; give its index back with release().
+  std::size_t acquire();
+  void release(std::size_t index);
+  const std::string& device(std::size_t index) const { return devices_[index]; }
+  std::size_t size() const { return devices_.size(); }
+
+ private:
+  std::vector<std::string> devices_;
+  std::mutex mutex_;
+  std::vector<unsigned> running_;
+};
+
 struct TrialSetup {
   std::string runner;   // the gpufuzz-runner executable
   std::string backend;  // sim | cuda (resolved, not auto)
@@ -47,6 +70,8 @@ struct TrialSetup {
   std::vector<std::pair<std::string, std::string>> environment;
   /// Bounds the children running at once; none means unbounded.
   std::shared_ptr<ChildSlots> slots;
+  /// Several GPUs: children are spread over them; none (or one device): no override.
+  std::shared_ptr<DeviceSpread> devices;
   /// Once this says stop, no new child starts (the run reports a harness error instead).
   std::function<bool()> stopRequested;
 };

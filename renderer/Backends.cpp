@@ -6,12 +6,25 @@
 #include "renderer/sim/SimBackend.h"
 #if GPUFUZZ_HAVE_CUDA
 #include "renderer/cuda/CudaBackend.h"
+#include "renderer/cuda/CudaDriver.h"
 #endif
 
 namespace gpufuzz {
 
 bool cudaBackendBuilt() {
   return GPUFUZZ_HAVE_CUDA != 0;
+}
+
+int cudaDeviceCount() {
+#if GPUFUZZ_HAVE_CUDA
+  try {
+    return cudaDriver().deviceCount;
+  } catch (const DeviceUnavailable&) {
+    return 0;
+  }
+#else
+  return 0;
+#endif
 }
 
 std::unique_ptr<Backend> makeBackend(std::string_view name) {
