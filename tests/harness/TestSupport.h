@@ -62,16 +62,19 @@ struct SimTrials {
   }()};
   TrialRunner runner;
   SimTrials(TeardownPolicy policy, const std::string& faults)
-      : runner(TrialSetup{(binDir() / "gpufuzz-runner").string(),
-                          "sim",
-                          policy,
-                          faults,
-                          work.path(),
-                          false,
-                          {},
-                          nullptr,
-                          nullptr},
-               deadlines) {}
+      : runner(setupFor(policy, faults, work.path()), deadlines) {}
+
+  static TrialSetup setupFor(TeardownPolicy policy, const std::string& faults,
+                             const std::filesystem::path& workDir) {
+    TrialSetup setup;
+    setup.runner = (binDir() / "gpufuzz-runner").string();
+    setup.backend = "sim";
+    setup.policy = policy;
+    setup.faults = faults;
+    setup.workDir = workDir;
+    setup.captureStacks = false;
+    return setup;
+  }
 };
 
 }  // namespace gpufuzz::testing
