@@ -4,6 +4,7 @@
 // run that skipped would look like a pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "renderer/GpuRenderer.h"
 #include "renderer/Raster.h"
 #include "renderer/TeardownPolicy.h"
+#include "renderer/cuda/CudaDriver.h"
 #include "renderer/device/Device.h"
 #include "renderer/device/DeviceError.h"
 
@@ -296,6 +298,48 @@ void driveToRelease(GpuRenderer& r) {
   drawInto(want, r.width(), r.height(), 1024, 2, 16, 64, 12);
   EXPECT_EQ(imageDifference(r.readBack(), want, r.width()), "");
   r.draw(1024, 3);
+}
+
+// The device's own account (cuMemGetInfo), not the backend's: renderers created, drawn,
+// retextured and released by the shipped policy give every byte back to the driver.
+TEST_F(RendererGpuTest, ShippedTeardownLeaksNothingByTheDriversCount) {
+  const CudaDriver& driver = cudaDriver();
+  CUdevice device = 0;
+  ASSERT_EQ(driver.deviceGet(&device, 0), CUDA_SUCCESS);
+  CUcontext probe = nullptr;
+  ASSERT_EQ(driver.ctxCreate(&probe, 0, device), CUDA_SUCCESS);
+  CUcontext popped = nullptr;
+  ASSERT_EQ(driver.ctxPopCurrent(&popped), CUDA_SUCCESS);
+  const auto freeBytes = [&] {
+    size_t free = 0;
+    size_t total = 0;
+    EXPECT_EQ(driver.ctxSetCurrent(probe), CUDA_SUCCESS);
+    EXPECT_EQ(driver.memGetInfo(&free, &total), CUDA_SUCCESS);
+    EXPECT_EQ(driver.ctxPopCurrent(&popped), CUDA_SUCCESS);
+    return static_cast<int64_t>(free);
+  };
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  // A warm-up cycle: the driver keeps some per-process state after the first context.
+  { GpuRenderer warm(*cuda_, 64, 64, TeardownPolicy::Shipped); }
+  const int64_t before = freeBytes();
+  int64_t lowest = before;
+  for (uint32_t cycle = 0; cycle < 12; ++cycle) {
+    GpuRenderer r(*cuda_, 1024, 1024, TeardownPolicy::Shipped);
+    r.setTextures(16, 1024, cycle);  // 64 MiB of textures
+    r.draw(256, cycle);
+    r.setTextures(8, 512, cycle + 100);
+    r.draw(128, cycle);
+    if (cycle % 3 == 0) r.readBack();
+    lowest = std::min(lowest, freeBytes());
+    r.release();
+  }
+  const int64_t after = freeBytes();
+  std::cout << "[ driver   ] free " << before / kMiB << " MiB before, " << lowest / kMiB
+            << " MiB at the lowest, " << after / kMiB << " MiB after 12 renderers\n";
+  EXPECT_GE(before - lowest, 32 * kMiB) << "the check would not see a renderer's memory";
+  EXPECT_LE(before - after, 2 * kMiB) << "memory the shipped teardown did not give back";
+  EXPECT_EQ(cuda_->memoryInUse(), MemoryInUse{});
+  EXPECT_EQ(driver.ctxDestroy(probe), CUDA_SUCCESS);
 }
 
 TEST_F(RendererGpuTest, PoliciesThatKeepBuffersBeforeContextReleaseCleanly) {
