@@ -17,8 +17,8 @@ GPU_BUDGET   ?= 300
 BENCHES :=
 BENCHES += gpufuzz-bench-teardown
 # Results are named for the machine: its GPU's name where nvidia-smi sees one, else `sim`.
-BENCH_TAG  ?= $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | \
-                head -n 1 | tr 'A-Z ' 'a-z-'),sim)
+BENCH_TAG  ?= $(or $(shell n=$$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null) && \
+                echo "$$n" | head -n 1 | tr 'A-Z ' 'a-z-'),sim)
 BENCH_ARGS ?=
 
 .PHONY: all deps configure build fuzz test test-gpu bench format clean
