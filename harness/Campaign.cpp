@@ -8,6 +8,10 @@
 // signatures is saturated: later failures of that kind are shrunk only at the 2^k-th hit, the
 // rest count as hits of the kind, so a campaign where most sequences fail one way keeps
 // exploring. Only new signatures pay for reproduction runs and stack captures.
+//
+// The seed stream may be sharded across processes and machines (SeedStream.h). The status loop
+// rewrites <out>/stats.json about once a second (Stats.h); a campaign in a folder where campaigns
+// ran before continues their cumulative counts, as the findings store knows their findings.
 #include <unistd.h>
 
 #include <array>
@@ -26,6 +30,7 @@
 #include "harness/Report.h"
 #include "harness/RunConfig.h"
 #include "harness/SeedStream.h"
+#include "harness/Stats.h"
 #include "model/Generator.h"
 #include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
@@ -60,10 +65,42 @@ class Campaign {
     std::vector<std::jthread> workers;
     for (unsigned w = 0; w < session_.jobs(); ++w)
       workers.emplace_back([this] { work(); });
+    writeStatsFile(false);
     std::jthread status([this](std::stop_token stop) { statusLoop(stop); });
     for (auto& w : workers)
       w.join();
     status.request_stop();
+    status.join();
+    writeStatsFile(true);
+  }
+
+  /// This run's stats, over the counts of the earlier campaigns in the folder.
+  CampaignStats stats(bool finished) const {
+    std::lock_guard lock(mutex_);
+    CampaignStats s = statsIdentity_;
+    s.startTime = startedUnix_;
+    s.lastUpdate = unixNow();
+    s.lastFind = lastFindUnix_ ? lastFindUnix_ : previous_ ? previous_->lastFind : std::nullopt;
+    s.deadline = trials_.deadlines().describe();
+    s.shrinking = shrinking_;
+    s.run.campaigns = 1;
+    s.run.executions = trials_.executions();
+    s.run.sequences = sequences_.load();
+    for (std::size_t c = 0; c < byClass_.size(); ++c)
+      s.run.byClass[c] = byClass_[c].load();
+    s.run.failures = failures_.load();
+    s.run.unconfirmed = unconfirmed_.load();
+    s.run.harnessErrors = harnessErrors_.load();
+    s.run.runTimeSeconds = secondsSince(started_);
+    s.execsPerSecond = s.run.runTimeSeconds > 0
+                           ? static_cast<double>(s.run.executions) / s.run.runTimeSeconds
+                           : 0.0;
+    s.uniqueFindings = store_.size();
+    s.newFindings = findings_.size();
+    s.finished = finished;
+    if (previous_) s.cumulative = previous_->cumulative;
+    s.cumulative += s.run;
+    return s;
   }
 
   Report report() const {
@@ -76,7 +113,9 @@ class Campaign {
     }
     r.extra.emplace_back("by_class", byClass + "}");
     r.extra.emplace_back("sequences", std::to_string(sequences_.load()));
-    r.extra.emplace_back("shard", shard_.count > 1 ? jsonString(shardText(shard_)) : "null");
+    r.extra.emplace_back("shard", statsIdentity_.shard
+                                      ? jsonString(shardText(*statsIdentity_.shard))
+                                      : std::string("null"));
     r.extra.emplace_back("harness_errors", std::to_string(harnessErrors_.load()));
     r.extra.emplace_back("unconfirmed", std::to_string(unconfirmed_.load()));
     return r;
@@ -186,6 +225,7 @@ class Campaign {
     std::lock_guard lock(mutex_);
     shrinking_.clear();
     lastFind_ = Clock::now();
+    lastFindUnix_ = unixNow();
     findings_.push_back({f, (dir / "minimal.seq").string()});
     printFinding(f, dir);
     if (report_) writeReport(*report_, reportUnlocked());
@@ -231,11 +271,26 @@ class Campaign {
     return out;
   }
 
+  void writeStatsFile(bool finished) {
+    if (statsFile_.empty()) return;
+    try {
+      writeStats(statsFile_, stats(finished));
+    } catch (const std::exception& error) {
+      if (!statsFailed_.exchange(true))
+        std::fprintf(stderr, "gpufuzz: cannot write the stats: %s\n", error.what());
+    }
+  }
+
   void statusLoop(std::stop_token stop) {
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     auto last = Clock::now();
+    auto lastStats = last;
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (Clock::now() - lastStats >= std::chrono::seconds(1)) {
+        lastStats = Clock::now();
+        writeStatsFile(false);
+      }
       if (Clock::now() - last < std::chrono::seconds(tty ? 1 : 10)) continue;
       last = Clock::now();
       if (session_.quiet()) continue;
@@ -248,6 +303,13 @@ class Campaign {
   void setReport(std::optional<std::string> path) { report_ = std::move(path); }
   void setConfirmations(uint32_t n) { confirmations_ = n; }
   void setExplain(bool explain) { explain_ = explain; }
+  /// Where the stats go, what they say of this campaign, and the folder's earlier stats.
+  void setStats(std::filesystem::path file, CampaignStats identity,
+                std::optional<CampaignStats> previous) {
+    statsFile_ = std::move(file);
+    statsIdentity_ = std::move(identity);
+    previous_ = std::move(previous);
+  }
 
  private:
   Session& session_;
@@ -262,6 +324,11 @@ class Campaign {
   std::optional<uint64_t> runs_;
   std::optional<Clock::time_point> deadline_;
   const Clock::time_point started_ = Clock::now();
+  const int64_t startedUnix_ = unixNow();
+  std::filesystem::path statsFile_;
+  CampaignStats statsIdentity_;
+  std::optional<CampaignStats> previous_;
+  std::atomic<bool> statsFailed_{false};
   std::atomic<uint64_t> next_{0};
   std::atomic<uint64_t> sequences_{0};
   std::atomic<uint64_t> harnessErrors_{0};
@@ -275,6 +342,7 @@ class Campaign {
   std::map<std::string, uint32_t> kindRepeats_;
   std::vector<ReportedFinding> findings_;
   std::optional<Clock::time_point> lastFind_;
+  std::optional<int64_t> lastFindUnix_;
   std::string shrinking_;
 };
 
@@ -346,6 +414,8 @@ int runFuzz(Session& session) {
     if (!cl.has(Option::Runs)) runs.reset();
   }
   FindingStore store(cl.get(Option::Out).value_or("findings"));
+  // A campaign in a folder where campaigns ran before continues their counts.
+  std::optional<CampaignStats> previous = ownStats(store.root());
   TrialRunner& trials = session.trials(backend, config.policy, faults);
 
   std::string budget =
@@ -359,12 +429,31 @@ int runFuzz(Session& session) {
               std::string(policyName(config.policy)).c_str(), faults.c_str(),
               cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
+  if (previous) {
+    std::printf(
+        "continuing the counts of %llu earlier campaign(s): %llu executions, %llu "
+        "sequences\n",
+        static_cast<unsigned long long>(previous->cumulative.campaigns),
+        static_cast<unsigned long long>(previous->cumulative.executions),
+        static_cast<unsigned long long>(previous->cumulative.sequences));
+  }
   std::fflush(stdout);
 
   Campaign campaign(session, trials, store, gen, seed, shard);
   campaign.setReport(cl.get(Option::Report));
   campaign.setConfirmations(static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000)));
   campaign.setExplain(!cl.has(Option::NoExplain));
+  CampaignStats identity;
+  identity.folder = std::filesystem::weakly_canonical(store.root()).string();
+  identity.commandLine = cl.asTyped;
+  identity.pid = ::getpid();
+  identity.seed = seed;
+  if (cl.has(Option::Shard)) identity.shard = shard;
+  identity.backend = backend;
+  identity.policy = std::string(policyName(config.policy));
+  identity.faults = faults;
+  identity.ops = cl.get(Option::Ops).value_or("renderer");
+  campaign.setStats(store.root() / kStatsFile, identity, std::move(previous));
   campaign.run(runs, time);
 
   const Report report = campaign.report();

@@ -31,18 +31,34 @@ struct CommandRow {
   const char* name;
   char letter;
   std::size_t minFiles, maxFiles;
+  const char* operands;  // what it takes, for the message when the count is wrong
   const char* synopsis;
 };
 constexpr CommandRow kCommands[] = {
-    {"fuzz", 'f', 0, 0,
+    {"fuzz", 'f', 0, 0, "no files",
      "gpufuzz fuzz    [options]            generate, run, shrink and report failures"},
-    {"replay", 'r', 1, SIZE_MAX,
+    {"replay", 'r', 1, SIZE_MAX, "one or more files",
      "gpufuzz replay  FILE... [options]    run sequence files; check each against its `expect`"},
-    {"shrink", 's', 1, 1,
+    {"shrink", 's', 1, 1, "one file",
      "gpufuzz shrink  FILE [-o OUT]        shrink a failing sequence to a minimal one"},
-    {"explain", 'e', 1, 1,
+    {"explain", 'e', 1, 1, "one file",
      "gpufuzz explain FILE [options]       report what the failure needs and what prevents it"},
+    {"promote", 'p', 1, 1, "one finding (its folder or its minimal.seq)",
+     "gpufuzz promote FINDING [options]    copy a finding into the corpus as a regression test"},
+    {"merge", 'm', 1, SIZE_MAX, "one or more findings folders",
+     "gpufuzz merge   DIR... [--out OUT]   merge findings folders and their stats into OUT"},
 };
+
+std::string commandNames() {
+  std::string names;
+  for (std::size_t i = 0; i < std::size(kCommands); ++i) {
+    names += (i == 0                          ? ""
+              : i + 1 == std::size(kCommands) ? " or "
+                                              : ", ") +
+             std::string(kCommands[i].name);
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -116,9 +132,10 @@ CommandLine parseCommandLine(int argc, char** argv) {
     if (cl.command == c.name) command = &c;
   }
   if (command == nullptr) {
-    throw InputError("unknown subcommand '" + cl.command +
-                     "' (expected fuzz, replay, shrink or explain)");
+    throw InputError("unknown subcommand '" + cl.command + "' (expected " + commandNames() + ")");
   }
+  for (int i = 0; i < argc; ++i)
+    cl.asTyped += (i == 0 ? "" : " ") + std::string(argv[i]);
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.size() < 2 || arg[0] != '-') {
@@ -152,11 +169,7 @@ CommandLine parseCommandLine(int argc, char** argv) {
     cl.values[index] = inlineValue ? *inlineValue : std::string(argv[++i]);
   }
   if (cl.files.size() < command->minFiles || cl.files.size() > command->maxFiles) {
-    throw InputError("'" + cl.command + "' takes " +
-                     (command->maxFiles == 0   ? std::string("no files")
-                      : command->maxFiles == 1 ? std::string("one file")
-                                               : std::string("one or more files")) +
-                     "\n" + usageText());
+    throw InputError("'" + cl.command + "' takes " + command->operands + "\n" + usageText());
   }
   return cl;
 }

@@ -19,8 +19,9 @@ enum class Option : uint8_t {
 };
 
 struct CommandLine {
-  std::string command;  // fuzz | replay | shrink | explain
+  std::string command;  // fuzz | replay | shrink | explain | promote | merge
   std::vector<std::string> files;
+  std::string asTyped;  // the command line as given, words joined by spaces
   std::array<std::optional<std::string>, static_cast<std::size_t>(Option::Count)> values;
 
   bool has(Option o) const { return values[static_cast<std::size_t>(o)].has_value(); }

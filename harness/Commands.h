@@ -9,5 +9,7 @@ int runReplay(Session& session);
 int runShrink(Session& session);
 int runFuzz(Session& session);
 int runExplain(Session& session);
+int runPromote(Session& session);
+int runMerge(Session& session);
 
 }  // namespace gpufuzz

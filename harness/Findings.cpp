@@ -1,11 +1,12 @@
 // Findings.cpp: deduplicated, atomically written findings.
 #include "harness/Findings.h"
 
+#include <boost/json.hpp>
 #include <cstdio>
-#include <regex>
 
 #include "harness/AtomicFile.h"
 #include "harness/Json.h"
+#include "renderer/InputError.h"
 
 namespace gpufuzz {
 
@@ -55,21 +56,81 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   j.key("hits").value(f.hits);
 }
 
+namespace {
+
+uint64_t numberField(const boost::json::object& o, std::string_view key, uint64_t fallback) {
+  const boost::json::value* v = o.if_contains(key);
+  if (v == nullptr) return fallback;
+  if (const auto* u = v->if_uint64()) return *u;
+  if (const auto* i = v->if_int64(); i != nullptr && *i >= 0) return static_cast<uint64_t>(*i);
+  return fallback;
+}
+
+std::string stringField(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+boost::json::object findingJson(const std::filesystem::path& dir) {
+  const std::string path = (dir / "finding.json").string();
+  boost::json::value v = readJsonFile(path);
+  if (!v.is_object()) throw InputError(path + ": not a finding record (expected a JSON object)");
+  return std::move(v.get_object());
+}
+
+}  // namespace
+
+std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir) {
+  for (const char* file : {"signature", "minimal.seq", "finding.json"}) {
+    if (!std::filesystem::is_regular_file(dir / file)) return std::nullopt;
+  }
+  StoredFinding f;
+  f.dir = dir;
+  f.id = dir.filename().string();
+  f.signature = readFile(dir / "signature");
+  const boost::json::object o = findingJson(dir);
+  f.hits = numberField(o, "hits", 1);
+  f.seed = numberField(o, "seed", 0);
+  f.reproduced = static_cast<uint32_t>(numberField(o, "reproduced", 0));
+  f.confirmations = static_cast<uint32_t>(numberField(o, "confirmations", 0));
+  f.foundAt = stringField(o, "found_at");
+  if (const auto* merged = o.if_contains("merged_hits"); merged && merged->is_object()) {
+    for (const auto& [source, hits] : merged->get_object())
+      f.mergedHits[std::string(source)] = numberField(merged->get_object(), source, 0);
+  }
+  return f;
+}
+
+void rewriteFindingCounts(const std::filesystem::path& dir, uint64_t hits,
+                          const std::optional<std::map<std::string, uint64_t>>& mergedHits,
+                          const std::filesystem::path& from) {
+  boost::json::object o = findingJson(from.empty() ? dir : from);
+  o["id"] = dir.filename().string();
+  o["file"] = (dir / "minimal.seq").string();
+  o["hits"] = hits;
+  if (mergedHits) {
+    boost::json::object merged;
+    for (const auto& [source, n] : *mergedHits)
+      merged[source] = n;
+    o["merged_hits"] = std::move(merged);
+  }
+  JsonWriter j;
+  j.value(boost::json::value(std::move(o)));
+  writeFileAtomically(dir / "finding.json", j.str());
+}
+
 FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) {
   std::filesystem::create_directories(root_);
-  const std::regex hitsPattern("\"hits\": ([0-9]+)");
   for (const auto& entry : std::filesystem::directory_iterator(root_)) {
-    const auto signatureFile = entry.path() / "signature";
-    if (!entry.is_directory() || !std::filesystem::exists(signatureFile)) continue;
-    Known k;
-    k.id = entry.path().filename().string();
-    k.loaded = true;
-    k.hits = 1;
+    if (!entry.is_directory()) continue;
     try {
-      std::smatch m;
-      const std::string json = readFile(entry.path() / "finding.json");
-      if (std::regex_search(json, m, hitsPattern)) k.hits = std::stoull(m[1].str());
-      known_[readFile(signatureFile)] = k;
+      const auto stored = readStoredFinding(entry.path());
+      if (!stored) continue;
+      Known k;
+      k.id = stored->id;
+      k.loaded = true;
+      k.hits = stored->hits;
+      known_[stored->signature] = k;
     } catch (const std::exception&) {
       // A folder half-written by hand or by another tool is not ours to count.
     }
@@ -104,11 +165,7 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
     const auto dir = root_ / k.id;
     if (k.loaded) {
       // Found by an earlier campaign: bump the counter in its own record.
-      const auto path = dir / "finding.json";
-      std::string json = readFile(path);
-      json = std::regex_replace(json, std::regex("\"hits\": [0-9]+"),
-                                "\"hits\": " + std::to_string(k.hits));
-      writeFileAtomically(path, json);
+      rewriteFindingCounts(dir, k.hits);
     } else {
       writeFinding(dir, k.finding, k.hits);
     }
@@ -118,8 +175,9 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   k.id = finding.id();
   k.hits = finding.hits;
   k.finding = finding;
+  if (k.finding.foundAt.empty()) k.finding.foundAt = utcTimeText(unixNow());
   const auto dir = root_ / k.id;
-  writeFinding(dir, finding, k.hits);
+  writeFinding(dir, k.finding, k.hits);
   writeFileAtomically(dir / "signature", sig);
   known_[sig] = std::move(k);
   return {true, dir};
@@ -139,6 +197,7 @@ void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding&
   counted.hits = hits;
   writeFindingFields(j, counted, (dir / "minimal.seq").string());
   j.key("seed").value(f.seed);
+  j.key("found_at").value(f.foundAt);
   j.key("shrink_steps").beginArray();
   for (const std::string& s : f.shrinkSteps)
     j.value(s);

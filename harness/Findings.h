@@ -1,9 +1,10 @@
 // Findings.h: the findings folder of a campaign. Each unique failure (by signature: its class,
 // the kind of operation, and the minimal sequence's normalized text) gets a folder with its
 // minimal `.seq` (replayable with no options), the original sequence, the evidence (stacks of a
-// stuck child, output tail) and finding.json; later hits only bump its counter. Every file is
-// written atomically. Opening an existing folder knows its earlier findings (resume, merge).
-// Thread-safe.
+// stuck child, output tail) and finding.json (with `found_at`, the UTC time it was first
+// recorded); later hits only bump its counter. Every file is written atomically, `signature`
+// last: a folder counts as a finding once it has one. Opening an existing folder knows its
+// earlier findings (resume, merge). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,7 @@ struct Finding {
   uint32_t reproduced = 0;
   uint32_t confirmations = 0;
   uint64_t hits = 1;
+  std::string foundAt;  // UTC (utcTimeText); set when first recorded
   std::string stacks;
   std::string outputTail;
   std::vector<std::string> shrinkSteps;
@@ -67,6 +69,32 @@ class FindingStore {
   };
   std::map<std::string, Known> known_;
 };
+
+/// What a finding's folder on disk says: its signature and finding.json's counts.
+struct StoredFinding {
+  std::filesystem::path dir;
+  std::string id;  // the folder's name
+  std::string signature;
+  uint64_t hits = 1;
+  uint64_t seed = 0;
+  uint32_t reproduced = 0;
+  uint32_t confirmations = 0;
+  std::string foundAt;  // "" when the record predates found_at
+  /// The hits `gpufuzz merge` brought in, by source findings folder (finding.json's
+  /// `merged_hits`); the rest of `hits` were counted by campaigns in this folder.
+  std::map<std::string, uint64_t> mergedHits;
+};
+
+/// The finding in `dir`, or nullopt when `dir` is not a finding's folder (it lacks signature,
+/// minimal.seq or finding.json). InputError naming the file when finding.json is malformed.
+std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir);
+
+/// Writes dir/finding.json atomically: the record of `from` (default: dir's own) with these
+/// counts (`merged_hits` kept when not given), and `id` and `file` naming dir; every other field
+/// stays.
+void rewriteFindingCounts(const std::filesystem::path& dir, uint64_t hits,
+                          const std::optional<std::map<std::string, uint64_t>>& mergedHits = {},
+                          const std::filesystem::path& from = {});
 
 /// The JSON value of an `at`: a number, "end", or null.
 void writeAt(class JsonWriter& j, const std::optional<At>& at);

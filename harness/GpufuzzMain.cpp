@@ -1,4 +1,5 @@
-// GpufuzzMain.cpp: the gpufuzz executable: fuzz, replay, shrink and explain (cli.md).
+// GpufuzzMain.cpp: the gpufuzz executable: fuzz, replay, shrink, explain (cli.md), promote and
+// merge.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
     if (cl.command == "fuzz") return runFuzz(session);
     if (cl.command == "replay") return runReplay(session);
     if (cl.command == "shrink") return runShrink(session);
+    if (cl.command == "promote") return runPromote(session);
+    if (cl.command == "merge") return runMerge(session);
     return runExplain(session);
   } catch (const InputError& e) {
     std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());

@@ -2,6 +2,7 @@
 #include "harness/Json.h"
 
 #include <boost/json/src.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -192,6 +193,12 @@ std::string utcTimeText(int64_t unixSeconds) {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
+}
+
+int64_t unixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace gpufuzz

@@ -56,5 +56,7 @@ boost::json::value readJsonFile(const std::string& path);
 
 /// "2025-01-31T12:00:00Z": a UTC time as the JSON files write it (sortable as text).
 std::string utcTimeText(int64_t unixSeconds);
+/// Seconds since 1970 (UTC), now.
+int64_t unixNow();
 
 }  // namespace gpufuzz

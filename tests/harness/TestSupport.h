@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "harness/Findings.h"
 #include "harness/Trial.h"
 #include "tests/ScratchDir.h"
 
@@ -51,6 +52,22 @@ inline CommandResult gpufuzz(const std::string& args) {
 /// Under `--policy context-first --faults max-26.5.0` it finds the seed's hang within seconds.
 inline const std::string kQuickSimFuzz =
     "fuzz --backend sim --quiet --jobs 2 --deadline 150 --confirmations 2 --no-explain";
+
+/// A finding as a campaign on sim records it: the minimal sequence `ops` with the directives
+/// that replay it, failing as `cls` at operation `at` (of kind `op`).
+inline Finding simFinding(const std::string& ops, OutcomeClass cls, uint32_t at,
+                          const std::string& op, const std::string& policy,
+                          const std::string& faults) {
+  Finding f;
+  f.minimal = parseSequence(ops, "minimal.seq");
+  f.minimal.directives.backend = "sim";
+  f.minimal.directives.policy = policy;
+  f.minimal.directives.faults = faults;
+  f.minimal.directives.expect = Expectation{cls, At{at}};
+  f.outcome = RunOutcome{cls, At{at}, op, "as recorded"};
+  f.original = ops;
+  return f;
+}
 
 /// A trial runner on sim, as a campaign would build it.
 struct SimTrials {
