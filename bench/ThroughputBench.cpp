@@ -3,8 +3,10 @@
 // Measured in one run, so that the figures are ratios on the same machine at the same time:
 // - RawSpawn: posix_spawn + waitpid of gpufuzz-runner doing nothing (`--help`, output to
 //   /dev/null): the floor of starting a fresh runner per sequence.
-// - Campaign/<backend>/<fork|fresh>/jobs:J: `gpufuzz fuzz` on a fixed seed, no faults, children
-//   forked from a fork server or started afresh; executions per second from its --report. Its
+// - Campaign/<backend>/<fork|fresh>/max_ops:M/jobs:J: `gpufuzz fuzz` on a fixed seed, no faults,
+//   sequences of at most M operations (1: the harness's own cost per sequence; 40: a campaign as
+//   it runs), children forked from a fork server or started afresh; executions per second from
+//   its --report. Its
 //   counter ratio_to_raw_spawn is campaign executions/s over raw spawns/s: above 1, the campaign
 //   (generation, supervision, running the sequence, checking it) beats merely spawning a runner
 //   per sequence.
@@ -41,6 +43,9 @@ int cudaRuns = 40;
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
+// Sequences of one operation measure the harness's own cost per sequence; of up to 40 (the
+// default), a campaign as it runs.
+constexpr long kMaxOps = 40;
 
 fs::path binDir() {
   return fs::read_symlink("/proc/self/exe").parent_path();
@@ -100,29 +105,20 @@ std::optional<double> reportNumber(const std::string& json, const std::string& k
 }
 
 void Campaign(benchmark::State& state, const std::string& backend, bool forkServer) {
-  const auto jobs = static_cast<unsigned>(state.range(0));
+  const auto maxOps = state.range(0);
+  const auto jobs = static_cast<unsigned>(state.range(1));
   const fs::path dir =
       fs::temp_directory_path() / ("gpufuzz-bench-" + std::to_string(::getpid()) + "-" + backend);
   const std::string gpufuzz = (binDir() / "gpufuzz").string();
   double executions = 0, seconds = 0;
   for (auto _ : state) {
     fs::remove_all(dir);
-    std::vector<std::string> args{"fuzz",
-                                  "--backend",
-                                  backend,
-                                  "--faults",
-                                  "none",
-                                  "--seed",
-                                  "1",
-                                  "--runs",
-                                  std::to_string(backend == "cuda" ? cudaRuns : simRuns),
-                                  "--jobs",
-                                  std::to_string(jobs),
-                                  "--quiet",
-                                  "--out",
-                                  (dir / "findings").string(),
-                                  "--report",
-                                  (dir / "report.json").string()};
+    const std::string runs = std::to_string(backend == "cuda" ? cudaRuns : simRuns);
+    std::vector<std::string> args{"fuzz", "--backend", backend, "--faults", "none", "--seed", "1"};
+    args.insert(args.end(), {"--runs", runs, "--jobs", std::to_string(jobs), "--max-ops",
+                             std::to_string(maxOps), "--quiet"});
+    args.insert(args.end(),
+                {"--out", (dir / "findings").string(), "--report", (dir / "report.json").string()});
     if (!forkServer) args.push_back("--no-fork-server");
     const int status = runQuietly(gpufuzz, args);
     std::ifstream in(dir / "report.json");
@@ -148,6 +144,7 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   state.counters["raw_spawns_per_s"] = rawSpawnsPerSecond();
   state.counters["ratio_to_raw_spawn"] = rate / rawSpawnsPerSecond();
   state.counters["jobs"] = jobs;
+  state.counters["max_ops"] = static_cast<double>(maxOps);
 }
 
 bool cudaUsable() {
@@ -189,11 +186,15 @@ int main(int argc, char** argv) {
           ("Campaign/" + backend + "/" + (fork ? "fork" : "fresh")).c_str(),
           [backend, fork](benchmark::State& s) { Campaign(s, backend, fork); });
       if (backend == "cuda") {
-        b->Arg(kCudaJobs);
+        b->Args({kMaxOps, kCudaJobs});
       } else {
-        b->Arg(1)->Arg(cores);
+        for (const long ops : {1L, kMaxOps})
+          b->Args({ops, 1})->Args({ops, cores});
       }
-      b->ArgName("jobs")->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+      b->ArgNames({"max_ops", "jobs"})
+          ->Iterations(1)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
     }
   }
   benchmark::RunSpecifiedBenchmarks();
