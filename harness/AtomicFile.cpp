@@ -46,6 +46,10 @@ void writeFileAtomically(const std::filesystem::path& path, const std::string& c
     ::unlink(tmp.c_str());
     fail("cannot rename onto", path);
   }
+  syncDirectory(dir);
+}
+
+void syncDirectory(const std::filesystem::path& dir) {
   const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd >= 0) {
     ::fsync(dirFd);

@@ -11,6 +11,9 @@ namespace gpufuzz {
 /// std::runtime_error on failure.
 void writeFileAtomically(const std::filesystem::path& path, const std::string& content);
 
+/// Makes the directory's entries (a rename into it) durable; best effort.
+void syncDirectory(const std::filesystem::path& dir);
+
 /// The whole file, or std::runtime_error.
 std::string readFile(const std::filesystem::path& path);
 

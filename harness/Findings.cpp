@@ -1,8 +1,13 @@
 // Findings.cpp: deduplicated, atomically written findings.
 #include "harness/Findings.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <boost/json.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "harness/AtomicFile.h"
 #include "harness/Json.h"
@@ -119,10 +124,29 @@ void rewriteFindingCounts(const std::filesystem::path& dir, uint64_t hits,
   writeFileAtomically(dir / "finding.json", j.str());
 }
 
+namespace {
+
+constexpr std::string_view kStagingPrefix = ".staging-";
+
+/// A staging folder (".staging-ID-PID") is skipped; one whose writer is gone is removed.
+bool removeAbandonedStaging(const std::filesystem::path& dir) {
+  const std::string name = dir.filename().string();
+  if (!name.starts_with(kStagingPrefix)) return false;
+  const long pid = std::atol(name.c_str() + name.rfind('-') + 1);
+  if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  return true;
+}
+
+}  // namespace
+
 FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) {
   std::filesystem::create_directories(root_);
   for (const auto& entry : std::filesystem::directory_iterator(root_)) {
     if (!entry.is_directory()) continue;
+    if (removeAbandonedStaging(entry.path())) continue;
     try {
       const auto stored = readStoredFinding(entry.path());
       if (!stored) continue;
@@ -173,12 +197,24 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   }
   Known k;
   k.id = finding.id();
+  // A folder of that name that is not a known finding (damaged, or another signature with the
+  // same short hash) is left alone.
+  for (int n = 2; std::filesystem::exists(root_ / k.id); ++n)
+    k.id = finding.id() + "-" + std::to_string(n);
   k.hits = finding.hits;
   k.finding = finding;
   if (k.finding.foundAt.empty()) k.finding.foundAt = utcTimeText(unixNow());
+  // The whole folder appears at once: written under a hidden name, then renamed, so a campaign
+  // killed at any moment leaves either a complete finding or none.
+  const auto staging =
+      root_ / (std::string(kStagingPrefix) + k.id + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(staging);
+  std::filesystem::create_directories(staging);
+  writeFinding(staging, k.finding, k.hits);
+  writeFileAtomically(staging / "signature", sig);
   const auto dir = root_ / k.id;
-  writeFinding(dir, k.finding, k.hits);
-  writeFileAtomically(dir / "signature", sig);
+  std::filesystem::rename(staging, dir);
+  syncDirectory(root_);
   known_[sig] = std::move(k);
   return {true, dir};
 }
