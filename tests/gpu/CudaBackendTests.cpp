@@ -17,6 +17,7 @@
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/sim/SimBackend.h"
+#include "tests/gpu/DriverMemory.h"
 
 namespace gpufuzz {
 namespace {
@@ -516,32 +517,17 @@ TEST_F(CudaBackendTest, FreeAfterContextDestroyCallsTheDriverWhenNothingReusedTh
 }
 
 TEST_F(CudaBackendTest, DestroyingAContextReturnsItsBuffersMemory) {
-  const CudaDriver& driver = cudaDriver();
-  CUdevice device = 0;
-  ASSERT_EQ(driver.deviceGet(&device, 0), CUDA_SUCCESS);
-  CUcontext probe = nullptr;
-  ASSERT_EQ(driver.ctxCreate(&probe, 0, device), CUDA_SUCCESS);
-  CUcontext popped = nullptr;
-  ASSERT_EQ(driver.ctxPopCurrent(&popped), CUDA_SUCCESS);
-  const auto freeBytes = [&] {
-    size_t free = 0;
-    size_t total = 0;
-    EXPECT_EQ(driver.ctxSetCurrent(probe), CUDA_SUCCESS);
-    EXPECT_EQ(driver.memGetInfo(&free, &total), CUDA_SUCCESS);
-    return static_cast<int64_t>(free);
-  };
-
+  const testing::DriverMemory memory;
   constexpr int64_t kBytes = int64_t{1} << 30;
   const ContextId ctx = backend_->createContext();
   const BufferId buf = backend_->allocBuffer(ctx, kBytes);
-  const int64_t held = freeBytes();
+  const int64_t held = memory.freeBytes();
   backend_->destroyContext(ctx);
-  const int64_t released = freeBytes();
+  const int64_t released = memory.freeBytes();
   std::cout << "[ driver   ] free memory rose by " << (released - held) / (1 << 20)
             << " MiB when a context holding 1024 MiB was destroyed\n";
   EXPECT_GE(released - held, kBytes);
   EXPECT_THROW(backend_->freeBuffer(buf), DeviceError);
-  EXPECT_EQ(driver.ctxDestroy(probe), CUDA_SUCCESS);
 }
 
 TEST_F(CudaBackendTest, DriverFailuresNameTheCallAndTheError) {

@@ -17,9 +17,9 @@
 #include "renderer/GpuRenderer.h"
 #include "renderer/Raster.h"
 #include "renderer/TeardownPolicy.h"
-#include "renderer/cuda/CudaDriver.h"
 #include "renderer/device/Device.h"
 #include "renderer/device/DeviceError.h"
+#include "tests/gpu/DriverMemory.h"
 
 namespace gpufuzz {
 namespace {
@@ -303,21 +303,8 @@ void driveToRelease(GpuRenderer& r) {
 // The device's own account (cuMemGetInfo), not the backend's: renderers created, drawn,
 // retextured and released by the shipped policy give every byte back to the driver.
 TEST_F(RendererGpuTest, ShippedTeardownLeaksNothingByTheDriversCount) {
-  const CudaDriver& driver = cudaDriver();
-  CUdevice device = 0;
-  ASSERT_EQ(driver.deviceGet(&device, 0), CUDA_SUCCESS);
-  CUcontext probe = nullptr;
-  ASSERT_EQ(driver.ctxCreate(&probe, 0, device), CUDA_SUCCESS);
-  CUcontext popped = nullptr;
-  ASSERT_EQ(driver.ctxPopCurrent(&popped), CUDA_SUCCESS);
-  const auto freeBytes = [&] {
-    size_t free = 0;
-    size_t total = 0;
-    EXPECT_EQ(driver.ctxSetCurrent(probe), CUDA_SUCCESS);
-    EXPECT_EQ(driver.memGetInfo(&free, &total), CUDA_SUCCESS);
-    EXPECT_EQ(driver.ctxPopCurrent(&popped), CUDA_SUCCESS);
-    return static_cast<int64_t>(free);
-  };
+  const testing::DriverMemory memory;
+  const auto freeBytes = [&] { return memory.freeBytes(); };
   constexpr int64_t kMiB = int64_t{1} << 20;
   // A warm-up cycle: the driver keeps some per-process state after the first context.
   { GpuRenderer warm(*cuda_, 64, 64, TeardownPolicy::Shipped); }
@@ -339,7 +326,6 @@ TEST_F(RendererGpuTest, ShippedTeardownLeaksNothingByTheDriversCount) {
   EXPECT_GE(before - lowest, 32 * kMiB) << "the check would not see a renderer's memory";
   EXPECT_LE(before - after, 2 * kMiB) << "memory the shipped teardown did not give back";
   EXPECT_EQ(cuda_->memoryInUse(), MemoryInUse{});
-  EXPECT_EQ(driver.ctxDestroy(probe), CUDA_SUCCESS);
 }
 
 TEST_F(RendererGpuTest, PoliciesThatKeepBuffersBeforeContextReleaseCleanly) {
@@ -396,12 +382,12 @@ TEST_F(RendererGpuTest, ContextFirstReleaseFailsInCuMemFreeAndTheNextRendererWor
 }
 
 TEST_F(RendererGpuTest, ContextFirstDestructorReportsTheFailureInsteadOfThrowing) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   {
     GpuRenderer r(*cuda_, 8, 8, TeardownPolicy::ContextFirst);
     r.draw(4, 1);
   }
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("gpufuzz: renderer teardown failed: cuMemFree"), std::string::npos) << err;
   expectAWorkingRenderer(*cuda_, TeardownPolicy::Shipped);
 }
