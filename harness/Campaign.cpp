@@ -283,16 +283,14 @@ class Campaign {
 
   void statusLoop(std::stop_token stop) {
     const bool tty = ::isatty(STDERR_FILENO) != 0;
+    // Once a second: the stats file, and the status (a line refreshed in place on a terminal,
+    // a log line otherwise).
     auto last = Clock::now();
-    auto lastStats = last;
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (Clock::now() - lastStats >= std::chrono::seconds(1)) {
-        lastStats = Clock::now();
-        writeStatsFile(false);
-      }
-      if (Clock::now() - last < std::chrono::seconds(tty ? 1 : 10)) continue;
+      if (Clock::now() - last < std::chrono::seconds(1)) continue;
       last = Clock::now();
+      writeStatsFile(false);
       if (session_.quiet()) continue;
       std::fprintf(stderr, tty ? "\r\033[K%s" : "%s\n", statusLine().c_str());
     }
