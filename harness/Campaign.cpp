@@ -130,7 +130,19 @@ class Campaign {
     return findings_.size();
   }
   bool harnessBroken() const { return broken_.load(); }
+  /// What the status display shows, read at one instant.
+  struct Status {
+    double elapsed = 0, rate = 0;
+    uint64_t executions = 0, sequences = 0;
+    std::string classes;  // " pass=12 hang=1"
+    std::size_t unique = 0;
+    std::string lastFind, deadline, shrinking;
+  };
+  Status status() const;
+  /// One line, for logs and the final summary.
   std::string statusLine() const;
+  /// The block a terminal shows, refreshed in place.
+  std::vector<std::string> statusBlock() const;
 
  private:
   static std::string jsonName(OutcomeClass c) {
@@ -155,8 +167,8 @@ class Campaign {
       }
       if (t.harnessError) {
         if (Session::stopRequested()) return;
-        std::fprintf(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
-                     static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
+        say(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
+            static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
         if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
         continue;
       }
@@ -242,13 +254,13 @@ class Campaign {
       const Explanation e = explainFailure(trials_, session_.jobs(), f.minimal, f.outcome, options);
       writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
+      say(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
     }
   }
 
-  void printFinding(const Finding& f, const std::filesystem::path& dir) const {
+  void printFinding(const Finding& f, const std::filesystem::path& dir) {
     const std::string file = (dir / "minimal.seq").string();
-    std::printf(
+    say(stdout,
         "\nFOUND %s at %s (%s): %s\n%s  reproduced %u/%u; %llu executions to find, %llu to "
         "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
         std::string(outcomeClassName(f.outcome.cls)).c_str(),
@@ -256,7 +268,6 @@ class Campaign {
         f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(), f.reproduced,
         f.confirmations, static_cast<unsigned long long>(f.executionsToFind),
         static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
-    std::fflush(stdout);
   }
 
   static std::string indented(const std::string& text) {
@@ -277,13 +288,12 @@ class Campaign {
       writeStats(statsFile_, stats(finished));
     } catch (const std::exception& error) {
       if (!statsFailed_.exchange(true))
-        std::fprintf(stderr, "gpufuzz: cannot write the stats: %s\n", error.what());
+        say(stderr, "gpufuzz: cannot write the stats: %s\n", error.what());
     }
   }
 
   void statusLoop(std::stop_token stop) {
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    // Once a second: the stats file, and the status (a line refreshed in place on a terminal,
+    // Once a second: the stats file, and the status (a block refreshed in place on a terminal,
     // a log line otherwise).
     auto last = Clock::now();
     while (!stop.stop_requested()) {
@@ -292,9 +302,36 @@ class Campaign {
       last = Clock::now();
       writeStatsFile(false);
       if (session_.quiet()) continue;
-      std::fprintf(stderr, tty ? "\r\033[K%s" : "%s\n", statusLine().c_str());
+      std::lock_guard lock(outputMutex_);
+      if (!tty_) {
+        std::fprintf(stderr, "%s\n", statusLine().c_str());
+        continue;
+      }
+      clearStatusBlock();
+      const std::vector<std::string> block = statusBlock();
+      for (const std::string& line : block)
+        std::fprintf(stderr, "%s\033[K\n", line.c_str());
+      blockLines_ = block.size();
     }
-    if (tty && !session_.quiet()) std::fprintf(stderr, "\r\033[K");
+    std::lock_guard lock(outputMutex_);
+    clearStatusBlock();
+  }
+
+  /// Erases the status block from the terminal (outputMutex_ held): other output goes where it
+  /// stood, and the next tick draws the block below it.
+  void clearStatusBlock() {
+    if (blockLines_ == 0) return;
+    std::fprintf(stderr, "\033[%zuA\r\033[J", blockLines_);
+    blockLines_ = 0;
+  }
+
+  /// Prints a message between status refreshes.
+  template <typename... Args>
+  void say(std::FILE* stream, const char* format, Args... args) {
+    std::lock_guard lock(outputMutex_);
+    clearStatusBlock();
+    std::fprintf(stream, format, args...);
+    std::fflush(stream);
   }
 
  public:
@@ -320,6 +357,9 @@ class Campaign {
   bool explain_ = true;
   std::optional<std::string> report_;
   std::optional<uint64_t> runs_;
+  const bool tty_ = ::isatty(STDERR_FILENO) != 0;
+  std::mutex outputMutex_;  // status block and messages
+  std::size_t blockLines_ = 0;
   std::optional<Clock::time_point> deadline_;
   const Clock::time_point started_ = Clock::now();
   const int64_t startedUnix_ = unixNow();
@@ -357,29 +397,57 @@ Report Campaign::reportUnlocked() const {
   return r;
 }
 
-std::string Campaign::statusLine() const {
+Campaign::Status Campaign::status() const {
   std::lock_guard lock(mutex_);
-  const double elapsed = secondsSince(started_);
-  const uint64_t execs = trials_.executions();
-  std::string classes;
+  Status st;
+  st.elapsed = secondsSince(started_);
+  st.executions = trials_.executions();
+  st.rate = st.elapsed > 0 ? static_cast<double>(st.executions) / st.elapsed : 0.0;
+  st.sequences = sequences_.load();
   for (std::size_t c = 0; c < byClass_.size(); ++c) {
     if (byClass_[c] == 0) continue;
-    classes += " " + std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + "=" +
-               std::to_string(byClass_[c].load());
+    st.classes += " " + std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + "=" +
+                  std::to_string(byClass_[c].load());
   }
+  st.unique = findings_.size();
+  st.lastFind = lastFind_
+                    ? std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago"
+                    : "never";
+  st.deadline = trials_.deadlines().describe();
+  st.shrinking = shrinking_;
+  return st;
+}
+
+std::string Campaign::statusLine() const {
+  const Status st = status();
   char line[512];
-  std::snprintf(
-      line, sizeof line,
-      "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
-      "deadline %s%s%s",
-      elapsed, static_cast<unsigned long long>(execs),
-      elapsed > 0 ? static_cast<double>(execs) / elapsed : 0.0,
-      static_cast<unsigned long long>(sequences_.load()), classes.c_str(), findings_.size(),
-      lastFind_
-          ? (std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago").c_str()
-          : "never",
-      trials_.deadlines().describe().c_str(), shrinking_.empty() ? "" : " | ", shrinking_.c_str());
+  std::snprintf(line, sizeof line,
+                "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
+                "deadline %s%s%s",
+                st.elapsed, static_cast<unsigned long long>(st.executions), st.rate,
+                static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.unique,
+                st.lastFind.c_str(), st.deadline.c_str(), st.shrinking.empty() ? "" : " | ",
+                st.shrinking.c_str());
   return line;
+}
+
+std::vector<std::string> Campaign::statusBlock() const {
+  const Status st = status();
+  const auto total = static_cast<long long>(st.elapsed);
+  char elapsed[64], executions[96];
+  std::snprintf(elapsed, sizeof elapsed, "%lldh %02lldm %02llds", total / 3600, total / 60 % 60,
+                total % 60);
+  std::snprintf(executions, sizeof executions, "%llu (%.1f/s)",
+                static_cast<unsigned long long>(st.executions), st.rate);
+  return {
+      std::string("  elapsed     ") + elapsed,
+      std::string("  executions  ") + executions,
+      "  sequences   " + std::to_string(st.sequences) + (st.classes.empty() ? "" : ":") +
+          st.classes,
+      "  findings    " + std::to_string(st.unique) + " unique this run, last find " + st.lastFind,
+      "  deadline    " + st.deadline,
+      "  now         " + (st.shrinking.empty() ? std::string("fuzzing") : st.shrinking),
+  };
 }
 
 }  // namespace
