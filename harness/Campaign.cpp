@@ -20,6 +20,7 @@
 #include <ctime>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "harness/AtomicFile.h"
@@ -83,6 +84,7 @@ class Campaign {
     s.lastFind = lastFindUnix_ ? lastFindUnix_ : previous_ ? previous_->lastFind : std::nullopt;
     s.deadline = trials_.deadlines().describe();
     s.shrinking = shrinking_;
+    s.nextSequence = std::max(frontier_, inFlight_.empty() ? startedUpTo_ : *inFlight_.begin());
     s.run.campaigns = 1;
     s.run.executions = trials_.executions();
     s.run.sequences = sequences_.load();
@@ -157,6 +159,16 @@ class Campaign {
 
   void work() {
     for (uint64_t k = next_++; budgetLeft(streamIndex(shard_, k)); k = next_++) {
+      // Until it is done, the sequence is where a resumed campaign goes on; one cut short by a
+      // stop is run again then.
+      begun(k);
+      struct Done {
+        Campaign& campaign;
+        uint64_t k;
+        ~Done() {
+          if (!Session::stopRequested()) campaign.done(k);
+        }
+      } done{*this, k};
       const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, k));
       const Sequence seq = generateSequence(gen_, seqSeed);
       TrialResult t = trials_.run(seq, TrialMode::Quick);
@@ -176,6 +188,16 @@ class Campaign {
       ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
       if (t.outcome.failed()) onFailure(seq, seqSeed, t);
     }
+  }
+
+  void begun(uint64_t k) {
+    std::lock_guard lock(mutex_);
+    inFlight_.insert(k);
+    startedUpTo_ = std::max(startedUpTo_, k + 1);
+  }
+  void done(uint64_t k) {
+    std::lock_guard lock(mutex_);
+    inFlight_.erase(k);
   }
 
   bool saturated(const RunOutcome& o) const {
@@ -336,6 +358,14 @@ class Campaign {
 
  public:
   void setReport(std::optional<std::string> path) { report_ = std::move(path); }
+  /// Starts the shard's stream at its k-th sequence instead of the first (before run()).
+  void startAt(uint64_t k) {
+    next_ = k;
+    startedUpTo_ = k;
+  }
+  /// The stream's earlier campaigns in this folder got to its k-th sequence: the stats keep
+  /// that as the place to go on from even when this run covers less of it.
+  void keepFrontier(uint64_t k) { frontier_ = k; }
   void setConfirmations(uint32_t n) { confirmations_ = n; }
   void setExplain(bool explain) { explain_ = explain; }
   /// Where the stats go, what they say of this campaign, and the folder's earlier stats.
@@ -368,6 +398,9 @@ class Campaign {
   std::optional<CampaignStats> previous_;
   std::atomic<bool> statsFailed_{false};
   std::atomic<uint64_t> next_{0};
+  std::set<uint64_t> inFlight_;  // sequences (shard counters) begun and not done
+  uint64_t startedUpTo_ = 0;
+  uint64_t frontier_ = 0;
   std::atomic<uint64_t> sequences_{0};
   std::atomic<uint64_t> harnessErrors_{0};
   std::atomic<bool> broken_{false};
@@ -519,6 +552,22 @@ int runFuzz(Session& session) {
   identity.policy = std::string(policyName(config.policy));
   identity.faults = faults;
   identity.ops = cl.get(Option::Ops).value_or("renderer");
+  // A time-bounded campaign of the same seed and settings goes on where the last one in this
+  // folder stopped (a requeued shard does not run its first hours again); a --runs budget names
+  // a fixed set of sequences, which runs again.
+  const bool sameStream = previous && previous->nextSequence && previous->seed == identity.seed &&
+                          previous->shard == identity.shard &&
+                          previous->backend == identity.backend &&
+                          previous->policy == identity.policy &&
+                          previous->faults == identity.faults && previous->ops == identity.ops;
+  if (sameStream) campaign.keepFrontier(*previous->nextSequence);
+  if (sameStream && !runs) {
+    campaign.startAt(*previous->nextSequence);
+    std::printf("continuing the stream of seed %llu at its sequence %llu\n",
+                static_cast<unsigned long long>(seed),
+                static_cast<unsigned long long>(*previous->nextSequence));
+    std::fflush(stdout);
+  }
   campaign.setStats(store.root() / kStatsFile, identity, std::move(previous));
   campaign.run(runs, time);
 

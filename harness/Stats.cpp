@@ -39,6 +39,7 @@ void visitStats(Io& io, Stats& s) {
   io.time("last_update", s.lastUpdate);
   io.optionalNumber("seed", s.seed);
   io.shard("shard", s.shard);
+  io.optionalNumber("next_sequence", s.nextSequence);
   io.text("backend", s.backend);
   io.text("policy", s.policy);
   io.text("faults", s.faults);

@@ -47,6 +47,9 @@ struct CampaignStats {
   std::optional<int64_t> lastFind;
   std::optional<uint64_t> seed;  // unset in a merge of several seeds
   std::optional<Shard> shard;
+  /// The shard's next sequence (its k-th, stream index I + k*N) not yet run to the end: where a
+  /// time-bounded campaign of the same seed and settings resumed in this folder goes on.
+  std::optional<uint64_t> nextSequence;
   std::string backend, policy, faults, ops;
   std::string deadline;   // the deadline in force
   std::string shrinking;  // the current shrink or explanation; empty when none

@@ -119,6 +119,35 @@ TEST(Stats, AResumedCampaignKnowsTheFindingsAndContinuesTheCounts) {
   EXPECT_EQ(second.lastFind, first.lastFind) << "nothing new was found";
 }
 
+// A time-bounded campaign of the same seed and settings goes on with the stream where the last
+// one stopped (a requeued shard does not run its first hours again); a --runs campaign runs its
+// fixed set again, and the place to go on from stays; another seed starts its own stream.
+TEST(Stats, ATimeBoundedCampaignResumedGoesOnWithItsStream) {
+  testing::ScratchDir dir;
+  const std::string out = (dir.path() / "findings").string();
+  const std::string timed = " fuzz --backend sim --faults none --quiet --jobs 2 --time 1s --out ";
+  ASSERT_EQ(testing::gpufuzz(timed + out + " --seed 9 --shard 1/3").status, 0);
+  const CampaignStats first = *readStats(std::filesystem::path(out) / kStatsFile);
+  ASSERT_TRUE(first.nextSequence);
+  EXPECT_EQ(*first.nextSequence, first.run.sequences) << "every sequence begun was finished";
+
+  const auto again = testing::gpufuzz(timed + out + " --seed 9 --shard 1/3");
+  EXPECT_NE(again.output.find("continuing the stream of seed 9 at its sequence " +
+                              std::to_string(*first.nextSequence)),
+            std::string::npos)
+      << again.output;
+  const CampaignStats second = *readStats(std::filesystem::path(out) / kStatsFile);
+  EXPECT_EQ(*second.nextSequence, *first.nextSequence + second.run.sequences);
+
+  const auto counted = testing::gpufuzz(timed.substr(0, timed.find("--time")) + "--runs 30 --out " +
+                                        out + " --seed 9 --shard 1/3");
+  EXPECT_EQ(counted.output.find("continuing the stream"), std::string::npos) << counted.output;
+  EXPECT_EQ(readStats(std::filesystem::path(out) / kStatsFile)->nextSequence, second.nextSequence);
+
+  const auto other = testing::gpufuzz(timed + out + " --seed 10 --shard 1/3");
+  EXPECT_EQ(other.output.find("continuing the stream"), std::string::npos) << other.output;
+}
+
 TEST(Stats, ACampaignInAMergedFolderContinuesOnlyItsOwnCounts) {
   testing::ScratchDir dir;
   const auto shard = dir.path() / "shard";
