@@ -61,7 +61,7 @@ constexpr std::size_t kMaxEventLine = 4096;
 
 // --- the registry of live process groups, for killAllChildren() ---------------------------
 
-constexpr std::size_t kRegistrySlots = 1024;
+constexpr std::size_t kRegistrySlots = 4096;  // --jobs children and their fork servers
 std::atomic<pid_t> liveGroups[kRegistrySlots];
 std::atomic<int> killersRunning{0};
 std::atomic<unsigned> killAllCount{0};
