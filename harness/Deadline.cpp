@@ -33,39 +33,77 @@ std::optional<Millis> parseDeadlineOption(const std::string& text) {
   return Millis{ms};
 }
 
-void DeadlineCalibrator::observe(std::chrono::microseconds elapsed) {
-  std::lock_guard lock(mutex_);
-  if (recent_.size() < kWindow) {
-    recent_.push_back(elapsed);
+void DeadlineCalibrator::Ring::add(std::chrono::microseconds elapsed, std::size_t capacity) {
+  if (samples.size() < capacity) {
+    samples.push_back(elapsed);
   } else {
-    recent_[next_] = elapsed;
-    next_ = (next_ + 1) % kWindow;
+    samples[next] = elapsed;
+    next = (next + 1) % capacity;
   }
 }
 
-std::chrono::microseconds DeadlineCalibrator::percentile99() const {
-  if (recent_.empty()) return std::chrono::microseconds{0};
-  std::vector<std::chrono::microseconds> sorted = recent_;
+std::chrono::microseconds DeadlineCalibrator::Ring::percentile99() const {
+  if (samples.empty()) return std::chrono::microseconds{0};
+  std::vector<std::chrono::microseconds> sorted = samples;
   const std::size_t rank = (sorted.size() * 99) / 100;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank),
                    sorted.end());
   return sorted[rank];
 }
 
-Millis DeadlineCalibrator::deadline() const {
-  if (settings_.fixed) return *settings_.fixed;
+void DeadlineCalibrator::observe(std::string_view op, std::chrono::microseconds elapsed) {
   std::lock_guard lock(mutex_);
-  const auto scaled = std::chrono::duration_cast<Millis>(percentile99() * settings_.factor);
-  return std::clamp(scaled, settings_.floor, settings_.ceiling);
+  recent_.add(elapsed, kWindow);
+  auto it = byKind_.find(op);
+  if (it == byKind_.end()) it = byKind_.emplace(std::string(op), Ring{}).first;
+  it->second.add(elapsed, kKindWindow);
 }
 
-Millis DeadlineCalibrator::confirmationDeadline() const {
-  return std::clamp(deadline() * settings_.confirmFactor, settings_.confirmFloor,
+Millis DeadlineCalibrator::scaled(std::chrono::microseconds p99) const {
+  const auto deadline = std::chrono::duration_cast<Millis>(p99 * settings_.factor);
+  return std::clamp(deadline, settings_.floor, settings_.ceiling);
+}
+
+Millis DeadlineCalibrator::confirmationOf(Millis deadline) const {
+  return std::clamp(deadline * settings_.confirmFactor, settings_.confirmFloor,
                     std::max(settings_.confirmFloor, settings_.ceiling * 2));
 }
 
+Millis DeadlineCalibrator::deadline() const {
+  if (settings_.fixed) return *settings_.fixed;
+  std::lock_guard lock(mutex_);
+  return scaled(recent_.percentile99());
+}
+
+Millis DeadlineCalibrator::confirmationDeadline() const {
+  return confirmationOf(deadline());
+}
+
+Millis DeadlineCalibrator::deadlineFor(std::string_view op) const {
+  const ByKind kinds = kindDeadlines();
+  const auto it = kinds.find(op);
+  return it != kinds.end() ? it->second : deadline();
+}
+
+DeadlineCalibrator::ByKind DeadlineCalibrator::kindDeadlines() const {
+  ByKind out;
+  if (settings_.fixed) return out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [op, ring] : byKind_) {
+    if (ring.samples.size() >= kKindMinimum) out.emplace(op, scaled(ring.percentile99()));
+  }
+  return out;
+}
+
+DeadlineCalibrator::ByKind DeadlineCalibrator::kindConfirmationDeadlines() const {
+  ByKind out = kindDeadlines();
+  for (auto& [op, deadline] : out)
+    deadline = confirmationOf(deadline);
+  return out;
+}
+
 std::string DeadlineCalibrator::describe() const {
-  char text[160];
+  char text[224];
   if (settings_.fixed) {
     std::snprintf(text, sizeof text, "%lld ms (fixed)",
                   static_cast<long long>(settings_.fixed->count()));
@@ -74,12 +112,24 @@ std::string DeadlineCalibrator::describe() const {
   std::chrono::microseconds p99;
   {
     std::lock_guard lock(mutex_);
-    p99 = percentile99();
+    p99 = recent_.percentile99();
   }
-  std::snprintf(text, sizeof text, "%lld ms (auto: %u x p99 %.2f ms, floor %lld ms)",
-                static_cast<long long>(deadline().count()), settings_.factor,
+  const ByKind kinds = kindDeadlines();
+  const Millis overall = deadline();
+  const bool allOverall = std::all_of(kinds.begin(), kinds.end(),
+                                      [&](const auto& kind) { return kind.second == overall; });
+  std::string range;
+  if (!allOverall) {
+    const auto [low, high] =
+        std::minmax_element(kinds.begin(), kinds.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    range = ", by kind " + std::to_string(low->second.count()) + ".." +
+            std::to_string(high->second.count()) + " ms";
+  }
+  std::snprintf(text, sizeof text, "%lld ms (auto: %u x p99 %.2f ms, floor %lld ms%s)",
+                static_cast<long long>(overall.count()), settings_.factor,
                 static_cast<double>(p99.count()) / 1000.0,
-                static_cast<long long>(settings_.floor.count()));
+                static_cast<long long>(settings_.floor.count()), range.c_str());
   return text;
 }
 

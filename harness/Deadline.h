@@ -1,6 +1,10 @@
 // Deadline.h: per-operation deadlines. `--deadline auto` calibrates from the latencies operations
 // actually show on this backend and machine: an operation is stuck once it makes no progress for
-// k times the 99th percentile of recent normal latencies (any operation), never below a floor.
+// k times the 99th percentile of recent normal latencies, never below a floor. Once enough
+// operations of a kind were seen, that kind has its own deadline from its own latencies (a
+// context creation on cuda takes 100 times a buffer's: one deadline for both would be either
+// too short for one or slow to see the other hang); until then, and between operations, the
+// deadline over every kind applies.
 // The percentile, not the maximum, so that a rare planted delay does not raise the deadline past
 // itself. A fixed `--deadline MS` overrides. Thread-safe: every worker of a campaign reports
 // into one calibrator.
@@ -8,9 +12,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpufuzz {
@@ -42,25 +49,45 @@ class DeadlineCalibrator {
  public:
   explicit DeadlineCalibrator(DeadlineSettings settings) : settings_(settings) {}
 
-  /// An operation of a run that finished made progress after `elapsed`.
-  void observe(std::chrono::microseconds elapsed);
-  /// The deadline in force now.
+  using ByKind = std::map<std::string, Millis, std::less<>>;
+
+  /// An operation (of kind `op`) of a run that finished made progress after `elapsed`.
+  void observe(std::string_view op, std::chrono::microseconds elapsed);
+  /// The deadline in force now, over every kind: between operations and for kinds not yet
+  /// calibrated.
   Millis deadline() const;
   /// The much longer deadline a first miss is confirmed under.
   Millis confirmationDeadline() const;
+  /// The deadline of an operation of kind `op`.
+  Millis deadlineFor(std::string_view op) const;
+  /// The kinds with deadlines of their own, and those deadlines; or their confirmation
+  /// deadlines.
+  ByKind kindDeadlines() const;
+  ByKind kindConfirmationDeadlines() const;
   Millis startDeadline() const { return settings_.start; }
   bool isFixed() const { return settings_.fixed.has_value(); }
   /// "150 ms (auto: 20 x p99 1.20 ms, floor 150 ms)"
   std::string describe() const;
 
  private:
+  /// The last `capacity` latencies.
+  struct Ring {
+    std::vector<std::chrono::microseconds> samples;
+    std::size_t next = 0;
+    void add(std::chrono::microseconds elapsed, std::size_t capacity);
+    std::chrono::microseconds percentile99() const;
+  };
   static constexpr std::size_t kWindow = 4096;
-  std::chrono::microseconds percentile99() const;  // mutex_ held
+  static constexpr std::size_t kKindWindow = 1024;
+  /// Operations of a kind seen before it gets a deadline of its own.
+  static constexpr std::size_t kKindMinimum = 32;
+  Millis scaled(std::chrono::microseconds p99) const;
+  Millis confirmationOf(Millis deadline) const;
 
   DeadlineSettings settings_;
   mutable std::mutex mutex_;
-  std::vector<std::chrono::microseconds> recent_;  // a ring of the last kWindow latencies
-  std::size_t next_ = 0;
+  Ring recent_;
+  std::map<std::string, Ring, std::less<>> byKind_;
 };
 
 }  // namespace gpufuzz

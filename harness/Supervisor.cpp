@@ -102,9 +102,16 @@ class ProgressWatch final : public ChildObserver {
   // did before it stopped making progress does not make a hang look like a spin.
   Clock::time_point deadline() const override {
     if (stuck_) return Clock::time_point::max();
-    const auto allowance = started_ ? limits_.progressDeadline : limits_.startDeadline;
+    const auto allowance = !started_  ? limits_.startDeadline
+                           : running_ ? deadlineOf(running_->op)
+                                      : limits_.progressDeadline;
     if (!cpuSample_) return lastProgress_ + allowance / 2;
     return std::max(lastProgress_ + allowance, cpuSample_->taken + allowance / 4);
+  }
+
+  std::chrono::milliseconds deadlineOf(std::string_view op) const {
+    const auto it = limits_.opDeadlines.find(op);
+    return it != limits_.opDeadlines.end() ? it->second : limits_.progressDeadline;
   }
 
   bool onDeadline(Clock::time_point now) override {

@@ -25,6 +25,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +39,9 @@ namespace gpufuzz {
 struct SupervisionLimits {
   /// An operation, or the gap between two events, that makes no progress for this long is stuck.
   std::chrono::milliseconds progressDeadline{1000};
+  /// Deadlines of their own for operations of these kinds (by name); others use
+  /// progressDeadline.
+  std::map<std::string, std::chrono::milliseconds, std::less<>> opDeadlines;
   /// Allowance from process start to the `start` event (loading, driver initialisation).
   std::chrono::milliseconds startDeadline{10000};
   /// Keep the last this many bytes of the child's stdout and stderr.

@@ -67,13 +67,15 @@ void DeviceSpread::release(std::size_t index) {
 TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
     : setup_(std::move(setup)), deadlines_(deadlines) {}
 
-Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline, bool stacks) {
+Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline,
+                                DeadlineCalibrator::ByKind kindDeadlines, bool stacks) {
   ChildCommand command;
   command.executable = setup_.runner;
   command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
                   "--faults",  setup_.faults,  "--quiet",  file.string()};
   SupervisionLimits limits;
   limits.progressDeadline = deadline;
+  limits.opDeadlines = std::move(kindDeadlines);
   limits.startDeadline = deadlines_.startDeadline();
   limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
@@ -120,32 +122,42 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
 
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
-  result.evidence = runOnce(file, deadline, false);
+  const DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
+  // The deadline the first run gave an operation of kind `op`.
+  const auto deadlineOf = [&](const std::string& op) {
+    const auto it = kinds.find(op);
+    return it != kinds.end() ? it->second : deadline;
+  };
+  result.evidence = runOnce(file, deadline, kinds, false);
   result.executions = 1;
   if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
     result.outcome = result.evidence.outcome;
   } else {
     const Supervised first = std::move(result.evidence);
-    result.evidence = runOnce(file, deadlines_.confirmationDeadline(), mode == TrialMode::Evidence);
+    const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
+    const Millis longerDefault = deadlines_.confirmationDeadline();
+    result.evidence = runOnce(file, longerDefault, longer, mode == TrialMode::Evidence);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {
       // Finished under the long deadline: slow if the operation the first run was stuck in
       // again took longer than the deadline, otherwise the first miss was noise.
       for (const OpTiming& t : result.evidence.timings) {
-        if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= deadline) continue;
-        result.outcome =
-            RunOutcome{OutcomeClass::Slow, t.at, t.op,
-                       "took " + millisText(t.elapsed) + ", deadline " +
-                           std::to_string(deadline.count()) + " ms; finished under " +
-                           std::to_string(deadlines_.confirmationDeadline().count()) + " ms"};
+        const Millis applied = deadlineOf(t.op);
+        if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= applied) continue;
+        const auto it = longer.find(t.op);
+        result.outcome = RunOutcome{
+            OutcomeClass::Slow, t.at, t.op,
+            "took " + millisText(t.elapsed) + ", deadline " + std::to_string(applied.count()) +
+                " ms; finished under " +
+                std::to_string((it != longer.end() ? it->second : longerDefault).count()) + " ms"};
       }
     }
   }
   result.harnessError = result.evidence.harnessError;
   if (result.outcome.cls == OutcomeClass::Pass && !result.harnessError) {
     for (const OpTiming& t : result.evidence.timings)
-      deadlines_.observe(t.elapsed);
+      deadlines_.observe(t.op, t.elapsed);
   }
   std::error_code ignored;
   std::filesystem::remove(file, ignored);

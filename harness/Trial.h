@@ -107,7 +107,8 @@ class TrialRunner {
   uint64_t executions() const { return executions_.load(); }
 
  private:
-  Supervised runOnce(const std::filesystem::path& file, Millis deadline, bool stacks);
+  Supervised runOnce(const std::filesystem::path& file, Millis deadline,
+                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
 
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;

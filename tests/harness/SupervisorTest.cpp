@@ -164,6 +164,25 @@ TEST_P(Supervisor, DeathBySignalIsACrashNamingTheSignal) {
   EXPECT_EQ(s.exitCode, -1);
 }
 
+// A kind with a deadline of its own: a long one lets its slow operation finish, a short one
+// catches a hang sooner than the general deadline would.
+TEST_P(Supervisor, AnOperationKindsOwnDeadlineAppliesToItsOperations) {
+  SupervisionLimits limits = fastLimits();
+  limits.progressDeadline = 150ms;
+  limits.opDeadlines = {{"draw", 2s}};  // operation 2 of the stand-in is a draw
+  const Supervised slow = runFake({"--ops", "3", "--sleep-at", "2", "--sleep-ms", "500"}, limits);
+  EXPECT_EQ(slow.outcome.cls, OutcomeClass::Pass) << describe(slow);
+  const Supervised other = runFake({"--ops", "3", "--sleep-at", "3", "--sleep-ms", "500"}, limits);
+  EXPECT_TRUE(other.stuck) << "a sync keeps the general deadline: " << describe(other);
+
+  limits.progressDeadline = 5s;
+  limits.opDeadlines = {{"create", 100ms}};
+  const auto start = std::chrono::steady_clock::now();
+  const Supervised hang = runFake({"--ops", "3", "--hang-at", "1"}, limits);
+  EXPECT_EQ(hang.outcome.cls, OutcomeClass::Hang) << describe(hang);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s) << "the create's own deadline decides";
+}
+
 TEST_P(Supervisor, SlowOperationWithinTheDeadlinePasses) {
   SupervisionLimits limits = fastLimits();
   limits.progressDeadline = 400ms;
