@@ -10,10 +10,10 @@
 #include "harness/ChildProcess.h"
 
 #include "harness/ForkServer.h"
+#include "harness/SupervisedChild.h"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -157,8 +157,12 @@ class OutputTail {
   std::string data_;
 };
 
+bp::error_code errorOf(int error) {
+  return bp::error_code(error, bp::system_category());
+}
+
 bp::error_code lastError() {
-  return bp::error_code(errno, bp::system_category());
+  return errorOf(errno);
 }
 
 /// The launcher initializer: everything the child needs between fork and exec. That code runs in
@@ -178,38 +182,19 @@ struct ChildSetup {
 
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&,
                                const char* const*) const {
-    if (::setpgid(0, 0) != 0) return lastError();
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return lastError();
-    if (::getppid() != parent) ::_exit(127);  // the parent died before the signal was armed
-    // Under Yama ptrace_scope 1 only ancestors may attach; let the harness's gdb in.
-    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(parent), 0UL, 0UL, 0UL);
-
-    // Ignored signals and the mask survive execve; the harness's must not leak into the child.
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    struct sigaction byDefault {};
-    byDefault.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig)
-      ::sigaction(sig, &byDefault, nullptr);
-
-    // Move the pipe ends out of the way first, so no dup2 below can overwrite one of them. All
-    // temporaries are O_CLOEXEC; dup2 clears the flag on the descriptors the child keeps.
-    const int output = ::fcntl(outputFd, F_DUPFD_CLOEXEC, 10);
-    const int events = eventsFd >= 0 ? ::fcntl(eventsFd, F_DUPFD_CLOEXEC, 10) : -1;
-    if (output < 0 || (eventsFd >= 0 && events < 0)) return lastError();
+    // Under Yama ptrace_scope 1 only ancestors may attach; the harness's gdb is let in.
+    if (const int error = becomeSupervisedChild(parent, parent)) return errorOf(error);
+    // Output and events first: either pipe end may be descriptor 0 here.
+    if (const int error = placeOutputAndEvents(outputFd, eventsFd)) return errorOf(error);
     const int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devNull < 0) return lastError();
     const bool stdinPlaced = devNull == STDIN_FILENO ? ::fcntl(devNull, F_SETFD, 0) == 0
                                                      : ::dup2(devNull, STDIN_FILENO) >= 0;
-    if (!stdinPlaced || ::dup2(output, STDOUT_FILENO) < 0 || ::dup2(output, STDERR_FILENO) < 0) {
-      return lastError();
-    }
-    if (events >= 0 && ::dup2(events, ChildProcess::kEventsFd) < 0) return lastError();
+    if (!stdinPlaced) return lastError();
     // The launcher's close_all leaves fds between its whitelisted ones open; close them at exec.
     // (Kernels before 5.11 refuse the flag: then only descriptors without O_CLOEXEC that other
     // code of this process opened below the launcher's own pipe can reach the child.)
-    const int firstOther = events >= 0 ? ChildProcess::kEventsFd + 1 : ChildProcess::kEventsFd;
+    const int firstOther = eventsFd >= 0 ? ChildProcess::kEventsFd + 1 : ChildProcess::kEventsFd;
     ::close_range(static_cast<unsigned>(firstOther), ~0U, CLOSE_RANGE_CLOEXEC);
     return {};
   }

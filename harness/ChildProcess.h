@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/SupervisedChild.h"
+
 namespace gpufuzz {
 
 struct ChildCommand {
@@ -74,7 +76,7 @@ struct ChildExit {
 
 class ChildProcess {
  public:
-  static constexpr int kEventsFd = 3;
+  static constexpr int kEventsFd = kChildEventsFd;
 
   struct Options {
     bool eventsPipe = false;

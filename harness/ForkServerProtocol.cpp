@@ -1,10 +1,11 @@
 // ForkServerProtocol.cpp: messages between the harness and a fork server, and the server loop.
 #include "harness/ForkServerProtocol.h"
 
+#include "harness/SupervisedChild.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,9 +68,6 @@ bool readableWithin(int fd, int timeoutMs) {
 
 namespace {
 
-// The child's events descriptor (ChildProcess::kEventsFd, and the runner's --events-fd).
-constexpr int kEventsFd = 3;
-
 /// The waitpid(2) status of an exited, still unreaped child.
 int statusOf(pid_t pid) {
   siginfo_t info{};
@@ -91,25 +89,12 @@ void reap(pid_t pid) {
                               const std::vector<int>& fds, const std::vector<std::string>& env,
                               const std::vector<std::string>& args,
                               const std::function<int(const std::vector<std::string>&)>& run) {
-  if (::setpgid(0, 0) != 0 || ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ::_exit(127);
-  if (::getppid() != server) ::_exit(127);  // the server died before the signal was armed
-  ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(harness), 0UL, 0UL, 0UL);
   ::close(socketFd);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  struct sigaction byDefault {};
-  byDefault.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig)
-    ::sigaction(sig, &byDefault, nullptr);
-  // Out of the way first, so no dup2 below overwrites one of them.
-  const int output = ::fcntl(fds[0], F_DUPFD_CLOEXEC, 10);
-  const int events = fds.size() > 1 ? ::fcntl(fds[1], F_DUPFD_CLOEXEC, 10) : -1;
-  if (output < 0 || ::dup2(output, STDOUT_FILENO) < 0 || ::dup2(output, STDERR_FILENO) < 0) {
+  const int eventsFd = fds.size() > 1 ? fds[1] : -1;
+  if (becomeSupervisedChild(server, harness) != 0 || placeOutputAndEvents(fds[0], eventsFd) != 0) {
     ::_exit(127);
   }
-  if (events >= 0 && ::dup2(events, kEventsFd) < 0) ::_exit(127);
-  ::close_range(events >= 0 ? kEventsFd + 1 : kEventsFd, ~0U, 0);
+  ::close_range(eventsFd >= 0 ? kChildEventsFd + 1 : kChildEventsFd, ~0U, 0);
   for (const std::string& entry : env) {
     const auto equals = entry.find('=');
     ::setenv(entry.substr(0, equals).c_str(), entry.substr(equals + 1).c_str(), 1);
