@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "harness/Supervisor.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -80,9 +81,7 @@ Millis DeadlineCalibrator::confirmationDeadline() const {
 }
 
 Millis DeadlineCalibrator::deadlineFor(std::string_view op) const {
-  const ByKind kinds = kindDeadlines();
-  const auto it = kinds.find(op);
-  return it != kinds.end() ? it->second : deadline();
+  return deadlineOf(kindDeadlines(), op, deadline());
 }
 
 DeadlineCalibrator::ByKind DeadlineCalibrator::kindDeadlines() const {

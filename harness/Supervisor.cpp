@@ -102,16 +102,12 @@ class ProgressWatch final : public ChildObserver {
   // did before it stopped making progress does not make a hang look like a spin.
   Clock::time_point deadline() const override {
     if (stuck_) return Clock::time_point::max();
-    const auto allowance = !started_  ? limits_.startDeadline
-                           : running_ ? deadlineOf(running_->op)
-                                      : limits_.progressDeadline;
+    const auto allowance =
+        !started_  ? limits_.startDeadline
+        : running_ ? deadlineOf(limits_.opDeadlines, running_->op, limits_.progressDeadline)
+                   : limits_.progressDeadline;
     if (!cpuSample_) return lastProgress_ + allowance / 2;
     return std::max(lastProgress_ + allowance, cpuSample_->taken + allowance / 4);
-  }
-
-  std::chrono::milliseconds deadlineOf(std::string_view op) const {
-    const auto it = limits_.opDeadlines.find(op);
-    return it != limits_.opDeadlines.end() ? it->second : limits_.progressDeadline;
   }
 
   bool onDeadline(Clock::time_point now) override {
@@ -210,6 +206,12 @@ void judgeExit(int code, const ProgressWatch& watch, const std::string& output,
 }
 
 }  // namespace
+
+std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_view op,
+                                     std::chrono::milliseconds otherwise) {
+  const auto it = deadlines.find(op);
+  return it != deadlines.end() ? it->second : otherwise;
+}
 
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
   Supervised result;

@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/ChildProcess.h"
@@ -36,12 +37,19 @@
 
 namespace gpufuzz {
 
+/// Deadlines by kind of operation (by name).
+using OpDeadlines = std::map<std::string, std::chrono::milliseconds, std::less<>>;
+
+/// The deadline `deadlines` gives an operation of kind `op`, or `otherwise` for a kind it lacks.
+std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_view op,
+                                     std::chrono::milliseconds otherwise);
+
 struct SupervisionLimits {
   /// An operation, or the gap between two events, that makes no progress for this long is stuck.
   std::chrono::milliseconds progressDeadline{1000};
   /// Deadlines of their own for operations of these kinds (by name); others use
   /// progressDeadline.
-  std::map<std::string, std::chrono::milliseconds, std::less<>> opDeadlines;
+  OpDeadlines opDeadlines;
   /// Allowance from process start to the `start` event (loading, driver initialisation).
   std::chrono::milliseconds startDeadline{10000};
   /// Keep the last this many bytes of the child's stdout and stderr.

@@ -123,11 +123,6 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
   const DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
-  // The deadline the first run gave an operation of kind `op`.
-  const auto deadlineOf = [&](const std::string& op) {
-    const auto it = kinds.find(op);
-    return it != kinds.end() ? it->second : deadline;
-  };
   result.evidence = runOnce(file, deadline, kinds, false);
   result.executions = 1;
   if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
@@ -143,14 +138,13 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
       // Finished under the long deadline: slow if the operation the first run was stuck in
       // again took longer than the deadline, otherwise the first miss was noise.
       for (const OpTiming& t : result.evidence.timings) {
-        const Millis applied = deadlineOf(t.op);
+        const Millis applied = deadlineOf(kinds, t.op, deadline);
         if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= applied) continue;
-        const auto it = longer.find(t.op);
-        result.outcome = RunOutcome{
-            OutcomeClass::Slow, t.at, t.op,
-            "took " + millisText(t.elapsed) + ", deadline " + std::to_string(applied.count()) +
-                " ms; finished under " +
-                std::to_string((it != longer.end() ? it->second : longerDefault).count()) + " ms"};
+        result.outcome =
+            RunOutcome{OutcomeClass::Slow, t.at, t.op,
+                       "took " + millisText(t.elapsed) + ", deadline " +
+                           std::to_string(applied.count()) + " ms; finished under " +
+                           std::to_string(deadlineOf(longer, t.op, longerDefault).count()) + " ms"};
       }
     }
   }
