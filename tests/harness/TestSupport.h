@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 
-#include "harness/Findings.h"
-#include "harness/Trial.h"
+#include "harness/campaign/FindingStore.h"
+#include "harness/search/Trial.h"
 #include "tests/ScratchDir.h"
 
 namespace gpufuzz::testing {

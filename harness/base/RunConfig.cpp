@@ -1,0 +1,81 @@
+// RunConfig.cpp: options over directives over defaults.
+#include "harness/base/RunConfig.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "renderer/InputError.h"
+#include "renderer/faults/FaultPlan.h"
+
+namespace gpufuzz {
+
+namespace {
+std::string joinedPolicyNames() {
+  std::string names;
+  for (std::string_view n : policyNames())
+    names += (names.empty() ? "" : ", ") + std::string(n);
+  return names;
+}
+}  // namespace
+
+RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& directives,
+                           const std::string& sequenceFile) {
+  RunConfig config;
+  config.backend = overrides.backend.value_or(directives.backend.value_or("auto"));
+  if (config.backend != "auto") backendInfo(config.backend);  // InputError for an unknown name
+  config.backendOptions = overrides.backendOptions;
+  const std::string policy = overrides.policy.value_or(directives.policy.value_or("shipped"));
+  const auto parsed = parsePolicy(policy);
+  if (!parsed) {
+    throw InputError("unknown policy '" + policy + "' (expected " + joinedPolicyNames() + ")");
+  }
+  config.policy = *parsed;
+  if (overrides.faults) {
+    config.faults = *overrides.faults;
+  } else if (directives.faults) {
+    config.faults = *directives.faults;
+    const auto builtins = builtinPlanNames();
+    const bool builtin =
+        std::find(builtins.begin(), builtins.end(), config.faults) != builtins.end();
+    const std::filesystem::path path(config.faults);
+    if (!builtin && path.is_relative() && !sequenceFile.empty() && sequenceFile != "-") {
+      config.faults = (std::filesystem::path(sequenceFile).parent_path() / path).string();
+    }
+  }
+  return config;
+}
+
+bool parseValidationOption(const std::string& text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw InputError("--validation: '" + text + "' is neither 'on' nor 'off'");
+}
+
+std::vector<std::string> backendOptionArgs(const BackendOptions& options) {
+  std::vector<std::string> args;
+  if (!options.device.empty()) args.insert(args.end(), {"--device", options.device});
+  if (options.validation)
+    args.insert(args.end(), {"--validation", *options.validation ? "on" : "off"});
+  return args;
+}
+
+bool readBackendOptionArg(std::string_view arg, const std::function<std::string()>& value,
+                          BackendOptions& options) {
+  if (arg == "--device") {
+    options.device = value();
+    if (options.device.empty()) throw InputError("--device needs a non-empty TEXT");
+    return true;
+  }
+  if (arg == "--validation") {
+    options.validation = parseValidationOption(value());
+    return true;
+  }
+  return false;
+}
+
+std::string faultsFor(const RunConfig& config, std::string_view backend) {
+  if (!config.faults.empty()) return config.faults;
+  return backend == "sim" ? "max-26.5.0" : "none";
+}
+
+}  // namespace gpufuzz

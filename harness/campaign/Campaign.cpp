@@ -1,0 +1,525 @@
+// Campaign.cpp: generate sequences from a seed stream, run each in a child with deadlines,
+// shrink each new failure, deduplicate by signature, and report as findings arrive.
+//
+// Fuzzing runs are quick: a stuck run counts as a hang or spin at once. A failure that will be
+// shrunk is first confirmed (a stuck run re-run under the long deadline: hang, spin, slow or
+// noise). One shrink runs at a time (its candidates use the --jobs child slots); other workers go
+// on fuzzing. A failure kind (class and operation) whose last shrinks only found known
+// signatures is saturated: later failures of that kind are shrunk only at the 2^k-th hit, the
+// rest count as hits of the kind, so a campaign where most sequences fail one way keeps
+// exploring. Only new signatures pay for reproduction runs and stack captures.
+//
+// The seed stream may be sharded across processes and machines (SeedStream.h). The status loop
+// rewrites <out>/stats.json about once a second (StatsFile.h); a campaign in a folder where
+// campaigns ran before continues their cumulative counts, as the findings store knows their
+// findings.
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "harness/base/AtomicFile.h"
+#include "harness/base/Json.h"
+#include "harness/base/RunConfig.h"
+#include "harness/campaign/Campaign.h"
+#include "harness/campaign/ReportFile.h"
+#include "harness/campaign/SeedStream.h"
+#include "harness/campaign/StatsFile.h"
+#include "harness/search/Explainer.h"
+#include "harness/search/Minimize.h"
+#include "model/Generator.h"
+#include "renderer/InputError.h"
+#include "renderer/faults/FaultPlan.h"
+
+namespace gpufuzz {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kSaturatedAfter = 3;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+class Campaign {
+ public:
+  Campaign(const CampaignPlan& plan, TrialRunner& trials, FindingStore& store)
+      : plan_(plan),
+        trials_(trials),
+        store_(store),
+        gen_(plan.gen),
+        seed_(plan.seed),
+        shard_(plan.shard) {}
+
+  void run(std::optional<uint64_t> runs, std::optional<std::chrono::seconds> time) {
+    runs_ = runs;
+    deadline_ = time ? std::optional(started_ + *time) : std::nullopt;
+    std::vector<std::jthread> workers;
+    for (unsigned w = 0; w < plan_.jobs; ++w)
+      workers.emplace_back([this] { work(); });
+    writeStatsFile(false);
+    std::jthread status([this](std::stop_token stop) { statusLoop(stop); });
+    for (auto& w : workers)
+      w.join();
+    status.request_stop();
+    status.join();
+    writeStatsFile(true);
+  }
+
+  /// This run's stats, over the counts of the earlier campaigns in the folder.
+  CampaignStats stats(bool finished) const {
+    std::lock_guard lock(mutex_);
+    CampaignStats s = statsIdentity_;
+    s.startTime = startedUnix_;
+    s.lastUpdate = unixNow();
+    s.lastFind = lastFindUnix_ ? lastFindUnix_ : previous_ ? previous_->lastFind : std::nullopt;
+    s.deadline = trials_.deadlines().describe();
+    s.shrinking = shrinking_;
+    s.nextSequence = std::max(frontier_, inFlight_.empty() ? startedUpTo_ : *inFlight_.begin());
+    s.run.campaigns = 1;
+    s.run.executions = trials_.executions();
+    s.run.sequences = sequences_.load();
+    for (std::size_t c = 0; c < byClass_.size(); ++c)
+      s.run.byClass[c] = byClass_[c].load();
+    s.run.failures = failures_.load();
+    s.run.unconfirmed = unconfirmed_.load();
+    s.run.harnessErrors = harnessErrors_.load();
+    s.run.runTimeSeconds = secondsSince(started_);
+    s.execsPerSecond = s.run.runTimeSeconds > 0
+                           ? static_cast<double>(s.run.executions) / s.run.runTimeSeconds
+                           : 0.0;
+    s.uniqueFindings = store_.size();
+    s.newFindings = findings_.size();
+    s.finished = finished;
+    if (previous_) s.cumulative = previous_->cumulative;
+    s.cumulative += s.run;
+    return s;
+  }
+
+  Report report() const {
+    std::lock_guard lock(mutex_);
+    Report r = reportUnlocked();
+    std::string byClass = "{";
+    for (std::size_t c = 0; c < byClass_.size(); ++c) {
+      byClass += (c ? ", " : "") + jsonName(static_cast<OutcomeClass>(c)) + ": " +
+                 std::to_string(byClass_[c].load());
+    }
+    r.extra.emplace_back("by_class", byClass + "}");
+    r.extra.emplace_back("sequences", std::to_string(sequences_.load()));
+    r.extra.emplace_back("shard", statsIdentity_.shard
+                                      ? jsonString(shardText(*statsIdentity_.shard))
+                                      : std::string("null"));
+    r.extra.emplace_back("harness_errors", std::to_string(harnessErrors_.load()));
+    r.extra.emplace_back("unconfirmed", std::to_string(unconfirmed_.load()));
+    return r;
+  }
+
+  /// Failures this run that stand: recorded findings (new or known) and hits of saturated kinds.
+  /// A failure whose minimal sequence never reproduced was noise and does not count.
+  uint64_t failuresFound() const { return failures_.load(); }
+
+  std::size_t uniqueFindings() const {
+    std::lock_guard lock(mutex_);
+    return findings_.size();
+  }
+  bool harnessBroken() const { return broken_.load(); }
+  /// What the status display shows, read at one instant.
+  struct Status {
+    double elapsed = 0, rate = 0;
+    uint64_t executions = 0, sequences = 0;
+    std::string classes;  // " pass=12 hang=1"
+    std::size_t unique = 0;
+    std::string lastFind, deadline, shrinking;
+  };
+  Status status() const;
+  /// One line, for logs and the final summary.
+  std::string statusLine() const;
+  /// The block a terminal shows, refreshed in place.
+  std::vector<std::string> statusBlock() const;
+
+ private:
+  static std::string jsonName(OutcomeClass c) {
+    return "\"" + std::string(outcomeClassName(c)) + "\"";
+  }
+
+  bool budgetLeft(uint64_t index) const {
+    if (stopRequested() || broken_) return false;
+    if (deadline_) return Clock::now() < *deadline_;
+    return !runs_ || index < *runs_;
+  }
+
+  void work() {
+    for (uint64_t k = next_++; budgetLeft(streamIndex(shard_, k)); k = next_++) {
+      // Until it is done, the sequence is where a resumed campaign goes on; one cut short by a
+      // stop is run again then.
+      begun(k);
+      struct Done {
+        Campaign& campaign;
+        uint64_t k;
+        ~Done() {
+          if (!campaign.stopRequested()) campaign.done(k);
+        }
+      } done{*this, k};
+      const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, k));
+      const Sequence seq = generateSequence(gen_, seqSeed);
+      TrialResult t = trials_.run(seq, TrialMode::Quick);
+      // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
+      // saturated kind, whose misses are hits of a failure already understood.
+      if (t.evidence.stuck && !t.harnessError && !saturated(t.outcome)) {
+        t = trials_.run(seq, TrialMode::Confirmed);
+      }
+      if (t.harnessError) {
+        if (stopRequested()) return;
+        say(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
+            static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
+        if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
+        continue;
+      }
+      ++sequences_;
+      ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
+      if (t.outcome.failed()) onFailure(seq, seqSeed, t);
+    }
+  }
+
+  void begun(uint64_t k) {
+    std::lock_guard lock(mutex_);
+    inFlight_.insert(k);
+    startedUpTo_ = std::max(startedUpTo_, k + 1);
+  }
+  void done(uint64_t k) {
+    std::lock_guard lock(mutex_);
+    inFlight_.erase(k);
+  }
+
+  bool saturated(const RunOutcome& o) const {
+    std::lock_guard lock(mutex_);
+    const auto it = kindRepeats_.find(std::string(outcomeClassName(o.cls)) + "/" + o.op);
+    return it != kindRepeats_.end() && it->second >= kSaturatedAfter;
+  }
+
+  void onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t) {
+    const std::string kind = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
+    {
+      std::lock_guard lock(mutex_);
+      const uint64_t seen = ++kindHits_[kind];
+      const bool powerOfTwo = (seen & (seen - 1)) == 0;
+      if (kindRepeats_[kind] >= kSaturatedAfter && !powerOfTwo) {
+        ++failures_;
+        return;
+      }
+    }
+    std::lock_guard shrinking(shrinkMutex_);
+    if (stopRequested()) return;
+    const TrialResult& first = t;
+    {
+      std::lock_guard lock(mutex_);
+      shrinking_ = "shrinking " + kind;
+    }
+    Shrinker shrinker(trials_, plan_.jobs);
+    MinimizeRequest request{seq, first, seqSeed,
+                            "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
+                                std::to_string(seqSeed) + ")",
+                            confirmations_};
+    Finding f = minimizeFailure(shrinker, trials_, request, {}, [this](const Finding& candidate) {
+      return store_.knows(candidate.signature());
+    });
+    f.executionsToFind = trials_.executions();
+    if (stopRequested()) {
+      // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
+      f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
+    } else if (f.confirmations > 0 && f.reproduced == 0) {
+      ++unconfirmed_;  // never reproduced: a timing accident, not a finding
+      std::lock_guard lock(mutex_);
+      shrinking_.clear();
+      return;
+    }
+    ++failures_;
+    const auto [isNew, dir] = store_.record(f);
+    {
+      std::lock_guard lock(mutex_);
+      if (!isNew) {
+        ++kindRepeats_[kind];
+        shrinking_.clear();
+        return;
+      }
+      kindRepeats_[kind] = 0;
+      shrinking_ = "explaining " + kind;
+    }
+    // The finding is on disk already; its explanation follows (the status lock is not held).
+    if (explain_ && !stopRequested()) explainInto(f, dir);
+    std::lock_guard lock(mutex_);
+    shrinking_.clear();
+    lastFind_ = Clock::now();
+    lastFindUnix_ = unixNow();
+    findings_.push_back({f, (dir / "minimal.seq").string()});
+    printFinding(f, dir);
+    if (report_) writeReport(*report_, reportUnlocked());
+  }
+
+  Report reportUnlocked() const;
+
+  /// An overnight run leaves explained findings: explanation.md beside each new minimal.seq.
+  void explainInto(const Finding& f, const std::filesystem::path& dir) {
+    ExplainOptions options;
+    options.shrink = false;  // already 1-minimal
+    options.knownReproduction = std::pair{f.reproduced, f.confirmations};
+    try {
+      const Explanation e = explainFailure(trials_, plan_.jobs, f.minimal, f.outcome, options);
+      writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
+    } catch (const std::exception& error) {
+      say(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
+    }
+  }
+
+  void printFinding(const Finding& f, const std::filesystem::path& dir) {
+    const std::string file = (dir / "minimal.seq").string();
+    say(stdout,
+        "\nFOUND %s at %s (%s): %s\n%s  reproduced %u/%u; %llu executions to find, %llu to "
+        "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
+        std::string(outcomeClassName(f.outcome.cls)).c_str(),
+        f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
+        f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(), f.reproduced,
+        f.confirmations, static_cast<unsigned long long>(f.executionsToFind),
+        static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
+  }
+
+  static std::string indented(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const auto end = text.find('\n', start);
+      out += "    " + text.substr(start, end - start) + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  }
+
+  void writeStatsFile(bool finished) {
+    if (statsFile_.empty()) return;
+    try {
+      writeStats(statsFile_, stats(finished));
+    } catch (const std::exception& error) {
+      if (!statsFailed_.exchange(true))
+        say(stderr, "gpufuzz: cannot write the stats: %s\n", error.what());
+    }
+  }
+
+  void statusLoop(std::stop_token stop) {
+    // Once a second: the stats file, and the status (a block refreshed in place on a terminal,
+    // a log line otherwise).
+    auto last = Clock::now();
+    while (!stop.stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (Clock::now() - last < std::chrono::seconds(1)) continue;
+      last = Clock::now();
+      writeStatsFile(false);
+      if (plan_.quiet) continue;
+      std::lock_guard lock(outputMutex_);
+      if (!tty_) {
+        std::fprintf(stderr, "%s\n", statusLine().c_str());
+        continue;
+      }
+      clearStatusBlock();
+      const std::vector<std::string> block = statusBlock();
+      for (const std::string& line : block)
+        std::fprintf(stderr, "%s\033[K\n", line.c_str());
+      blockLines_ = block.size();
+    }
+    std::lock_guard lock(outputMutex_);
+    clearStatusBlock();
+  }
+
+  /// Erases the status block from the terminal (outputMutex_ held): other output goes where it
+  /// stood, and the next tick draws the block below it.
+  void clearStatusBlock() {
+    if (blockLines_ == 0) return;
+    std::fprintf(stderr, "\033[%zuA\r\033[J", blockLines_);
+    blockLines_ = 0;
+  }
+
+  /// Prints a message between status refreshes.
+  template <typename... Args>
+  void say(std::FILE* stream, const char* format, Args... args) {
+    std::lock_guard lock(outputMutex_);
+    clearStatusBlock();
+    std::fprintf(stream, format, args...);
+    std::fflush(stream);
+  }
+
+ public:
+  void setReport(std::optional<std::string> path) { report_ = std::move(path); }
+  /// Starts the shard's stream at its k-th sequence instead of the first (before run()).
+  void startAt(uint64_t k) {
+    next_ = k;
+    startedUpTo_ = k;
+  }
+  /// The stream's earlier campaigns in this folder got to its k-th sequence: the stats keep
+  /// that as the place to go on from even when this run covers less of it.
+  void keepFrontier(uint64_t k) { frontier_ = k; }
+  void setConfirmations(uint32_t n) { confirmations_ = n; }
+  void setExplain(bool explain) { explain_ = explain; }
+  /// Where the stats go, what they say of this campaign, and the folder's earlier stats.
+  void setStats(std::filesystem::path file, CampaignStats identity,
+                std::optional<CampaignStats> previous) {
+    statsFile_ = std::move(file);
+    statsIdentity_ = std::move(identity);
+    previous_ = std::move(previous);
+  }
+
+ private:
+  bool stopRequested() const { return plan_.stopRequested && plan_.stopRequested(); }
+
+  const CampaignPlan& plan_;
+  TrialRunner& trials_;
+  FindingStore& store_;
+  GeneratorConfig gen_;
+  uint64_t seed_;
+  Shard shard_;
+  uint32_t confirmations_ = 5;
+  bool explain_ = true;
+  std::optional<std::string> report_;
+  std::optional<uint64_t> runs_;
+  const bool tty_ = ::isatty(STDERR_FILENO) != 0;
+  std::mutex outputMutex_;  // status block and messages
+  std::size_t blockLines_ = 0;
+  std::optional<Clock::time_point> deadline_;
+  const Clock::time_point started_ = Clock::now();
+  const int64_t startedUnix_ = unixNow();
+  std::filesystem::path statsFile_;
+  CampaignStats statsIdentity_;
+  std::optional<CampaignStats> previous_;
+  std::atomic<bool> statsFailed_{false};
+  std::atomic<uint64_t> next_{0};
+  std::set<uint64_t> inFlight_;  // sequences (shard counters) begun and not done
+  uint64_t startedUpTo_ = 0;
+  uint64_t frontier_ = 0;
+  std::atomic<uint64_t> sequences_{0};
+  std::atomic<uint64_t> harnessErrors_{0};
+  std::atomic<bool> broken_{false};
+  std::atomic<uint64_t> failures_{0};
+  std::atomic<uint64_t> unconfirmed_{0};
+  std::array<std::atomic<uint64_t>, kOutcomeClassCount> byClass_{};
+  mutable std::mutex mutex_;
+  std::mutex shrinkMutex_;
+  std::map<std::string, uint64_t> kindHits_;
+  std::map<std::string, uint32_t> kindRepeats_;
+  std::vector<ReportedFinding> findings_;
+  std::optional<Clock::time_point> lastFind_;
+  std::optional<int64_t> lastFindUnix_;
+  std::string shrinking_;
+};
+
+Report Campaign::reportUnlocked() const {
+  Report r;
+  r.command = "fuzz";
+  r.seed = seed_;
+  r.backend = trials_.setup().backend;
+  r.policy = std::string(policyName(trials_.setup().policy));
+  r.faults = trials_.setup().faults;
+  r.executions = trials_.executions();
+  r.elapsedSeconds = secondsSince(started_);
+  r.findings = findings_;
+  return r;
+}
+
+Campaign::Status Campaign::status() const {
+  std::lock_guard lock(mutex_);
+  Status st;
+  st.elapsed = secondsSince(started_);
+  st.executions = trials_.executions();
+  st.rate = st.elapsed > 0 ? static_cast<double>(st.executions) / st.elapsed : 0.0;
+  st.sequences = sequences_.load();
+  for (std::size_t c = 0; c < byClass_.size(); ++c) {
+    if (byClass_[c] == 0) continue;
+    st.classes += " " + std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + "=" +
+                  std::to_string(byClass_[c].load());
+  }
+  st.unique = findings_.size();
+  st.lastFind = lastFind_
+                    ? std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago"
+                    : "never";
+  st.deadline = trials_.deadlines().describe();
+  st.shrinking = shrinking_;
+  return st;
+}
+
+std::string Campaign::statusLine() const {
+  const Status st = status();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
+                "deadline %s%s%s",
+                st.elapsed, static_cast<unsigned long long>(st.executions), st.rate,
+                static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.unique,
+                st.lastFind.c_str(), st.deadline.c_str(), st.shrinking.empty() ? "" : " | ",
+                st.shrinking.c_str());
+  return line;
+}
+
+std::vector<std::string> Campaign::statusBlock() const {
+  const Status st = status();
+  const auto total = static_cast<long long>(st.elapsed);
+  char elapsed[64], executions[96];
+  std::snprintf(elapsed, sizeof elapsed, "%lldh %02lldm %02llds", total / 3600, total / 60 % 60,
+                total % 60);
+  std::snprintf(executions, sizeof executions, "%llu (%.1f/s)",
+                static_cast<unsigned long long>(st.executions), st.rate);
+  return {
+      std::string("  elapsed     ") + elapsed,
+      std::string("  executions  ") + executions,
+      "  sequences   " + std::to_string(st.sequences) + (st.classes.empty() ? "" : ":") +
+          st.classes,
+      "  findings    " + std::to_string(st.unique) + " unique this run, last find " + st.lastFind,
+      "  deadline    " + st.deadline,
+      "  now         " + (st.shrinking.empty() ? std::string("fuzzing") : st.shrinking),
+  };
+}
+
+}  // namespace
+
+CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, FindingStore& store) {
+  Campaign campaign(plan, trials, store);
+  campaign.setReport(plan.reportFile);
+  campaign.setConfirmations(plan.confirmations);
+  campaign.setExplain(plan.explain);
+  const CampaignStats& identity = plan.identity;
+  const std::optional<CampaignStats>& previous = plan.previous;
+  const std::optional<uint64_t>& runs = plan.runs;
+  const uint64_t seed = plan.seed;
+  // A time-bounded campaign of the same seed and settings goes on where the last one in this
+  // folder stopped (a requeued shard does not run its first hours again); a --runs budget names
+  // a fixed set of sequences, which runs again.
+  const bool sameStream = previous && previous->nextSequence && previous->seed == identity.seed &&
+                          previous->shard == identity.shard &&
+                          previous->backend == identity.backend &&
+                          previous->policy == identity.policy &&
+                          previous->faults == identity.faults && previous->ops == identity.ops;
+  if (sameStream) campaign.keepFrontier(*previous->nextSequence);
+  if (sameStream && !runs) {
+    campaign.startAt(*previous->nextSequence);
+    std::printf("continuing the stream of seed %llu at its sequence %llu\n",
+                static_cast<unsigned long long>(seed),
+                static_cast<unsigned long long>(*previous->nextSequence));
+    std::fflush(stdout);
+  }
+  campaign.setStats(store.root() / kStatsFile, identity, previous);
+  campaign.run(runs, plan.time);
+
+  CampaignResult result;
+  result.report = campaign.report();
+  result.statusLine = campaign.statusLine();
+  result.uniqueFindings = campaign.uniqueFindings();
+  result.harnessBroken = campaign.harnessBroken();
+  result.failuresFound = campaign.failuresFound();
+  return result;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,56 @@
+// Campaign.h: a fuzzing campaign: sequences generated from a seed stream (or one shard of it),
+// each run in a child with deadlines; each new failure confirmed, shrunk, deduplicated by
+// signature, explained and written to the findings folder as it arrives; a status shown and
+// <out>/stats.json rewritten about once a second. `gpufuzz fuzz` (cli/FuzzCommand.cpp) reads
+// the command line into a CampaignPlan and runs it.
+//
+// Stops: once the budget (runs or time) is spent, or as soon as `stopRequested` says so (every
+// child has been killed by then); a stopped campaign keeps every finding it reported.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "harness/campaign/FindingStore.h"
+#include "harness/campaign/ReportFile.h"
+#include "harness/campaign/SeedStream.h"
+#include "harness/campaign/StatsFile.h"
+#include "harness/search/Trial.h"
+#include "model/Generator.h"
+
+namespace gpufuzz {
+
+struct CampaignPlan {
+  GeneratorConfig gen;
+  uint64_t seed = 0;
+  Shard shard;
+  /// The budget: a number of sequences of the stream, a time, or both (the first spent ends it).
+  std::optional<uint64_t> runs;
+  std::optional<std::chrono::seconds> time;
+  uint32_t confirmations = 5;             // replays of each new minimal sequence
+  bool explain = true;                    // explanation.md for each new finding
+  std::optional<std::string> reportFile;  // --report: refreshed as findings arrive
+  unsigned jobs = 1;                      // concurrent children
+  bool quiet = false;                     // no status, no per-finding messages
+  std::function<bool()> stopRequested;
+  /// What stats.json says of this campaign, and the folder's earlier stats (a campaign in a
+  /// folder where campaigns ran before continues their counts, and a time-bounded one of the
+  /// same stream goes on at its next_sequence).
+  CampaignStats identity;
+  std::optional<CampaignStats> previous;
+};
+
+struct CampaignResult {
+  Report report;
+  std::string statusLine;  // the last status, as one line
+  std::size_t uniqueFindings = 0;
+  uint64_t failuresFound = 0;
+  bool harnessBroken = false;  // most runs failed in the harness itself
+};
+
+CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, FindingStore& store);
+
+}  // namespace gpufuzz

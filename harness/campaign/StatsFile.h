@@ -1,0 +1,81 @@
+// StatsFile.h: a campaign's stats file, <out>/stats.json, in the spirit of AFL's fuzzer_stats:
+// machine-readable, rewritten atomically about once a second while the campaign runs and once
+// more when it ends (`finished`). It says who runs (pid, command line, start and last update),
+// on what (seed, shard, backend, policy, faults, ops), how fast (executions, execs/s), what came
+// out (sequences by outcome class, standing failures, unique findings, time of the last find),
+// and what it is doing (the deadline in force, the current shrink). `cumulative` sums every
+// campaign run in the folder: a campaign resumed in the same --out continues it.
+// `gpufuzz merge` writes a stats.json of the same shape whose counts sum its sources
+// (`merged_from`); the last stats of each source are kept under <out>/merged/, and the folder's
+// own campaign stats as merged/self.json, so merging again recomputes instead of adding twice.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/campaign/SeedStream.h"
+#include "model/Outcome.h"
+
+namespace gpufuzz {
+
+/// The stats file's name inside a findings folder.
+inline constexpr const char* kStatsFile = "stats.json";
+
+/// What adds up across campaign runs and shards.
+struct CampaignCounts {
+  uint64_t campaigns = 0;  // campaign runs counted
+  uint64_t executions = 0;
+  uint64_t sequences = 0;
+  std::array<uint64_t, kOutcomeClassCount> byClass{};  // by OutcomeClass
+  uint64_t failures = 0;                               // failures that stand (noise left out)
+  uint64_t unconfirmed = 0;  // failures whose minimal sequence never reproduced
+  uint64_t harnessErrors = 0;
+  double runTimeSeconds = 0;
+
+  CampaignCounts& operator+=(const CampaignCounts& other);
+};
+
+struct CampaignStats {
+  std::string folder;  // the findings folder it describes
+  std::string commandLine;
+  int64_t pid = 0;
+  int64_t startTime = 0;  // Unix seconds
+  int64_t lastUpdate = 0;
+  std::optional<int64_t> lastFind;
+  std::optional<uint64_t> seed;  // unset in a merge of several seeds
+  std::optional<Shard> shard;
+  /// The shard's next sequence (its k-th, stream index I + k*N) not yet run to the end: where a
+  /// time-bounded campaign of the same seed and settings resumed in this folder goes on.
+  std::optional<uint64_t> nextSequence;
+  std::string backend, policy, faults, ops;
+  std::string deadline;   // the deadline in force
+  std::string shrinking;  // the current shrink or explanation; empty when none
+  double execsPerSecond = 0;
+  uint64_t uniqueFindings = 0;  // in the folder
+  uint64_t newFindings = 0;     // this run's
+  bool finished = false;
+  CampaignCounts run;                   // this run (a merge: the sources' last runs)
+  CampaignCounts cumulative;            // every run in the folder, this one included
+  std::vector<std::string> mergedFrom;  // a merge's sources; empty for a campaign's file
+};
+
+std::string statsJson(const CampaignStats& stats);
+/// Parses a stats file; InputError naming it when it is malformed.
+CampaignStats parseStats(const std::string& json, const std::string& where);
+/// The stats at `path`, or nullopt when there is no such file; InputError when malformed.
+std::optional<CampaignStats> readStats(const std::filesystem::path& path);
+void writeStats(const std::filesystem::path& path, const CampaignStats& stats);
+
+/// The stats of the campaigns that ran in `folder` itself: its stats.json, or merged/self.json
+/// when stats.json is a merge's; nullopt when none ran there.
+std::optional<CampaignStats> ownStats(const std::filesystem::path& folder);
+
+/// The stats of several folders as one: counts and rates summed, the earliest start, the
+/// latest update and find, the settings they share (or all of them, comma-separated).
+CampaignStats mergedStats(const std::vector<CampaignStats>& parts);
+
+}  // namespace gpufuzz

@@ -1,0 +1,85 @@
+// ExplainCommand.cpp: `gpufuzz explain FILE`: what a failing sequence's failure needs and what
+// prevents it, printed and written as Markdown beside the finding (or under --out).
+#include <chrono>
+#include <cstdio>
+
+#include "harness/base/AtomicFile.h"
+#include "harness/base/Json.h"
+#include "harness/base/RunConfig.h"
+#include "harness/campaign/ReportFile.h"
+#include "harness/cli/Subcommands.h"
+#include "harness/search/Explainer.h"
+#include "renderer/InputError.h"
+
+namespace gpufuzz {
+
+int runExplain(Session& session) {
+  const CommandLine& cl = session.commandLine();
+  const auto started = std::chrono::steady_clock::now();
+  const std::string file = cl.files.front();
+  const Sequence seq = loadSequence(file);
+  const uint32_t confirmations =
+      static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
+  const Session::FileRun run = session.forFile(seq, file);
+  const RunConfig& config = run.config;
+  const std::string& backend = run.backend;
+  TrialRunner& trials = *run.trials;
+
+  // Confirmed, so that a deadline miss that was noise is not explained as a hang.
+  const TrialResult first = trials.run(seq, TrialMode::Confirmed);
+  if (first.harnessError) {
+    std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
+    return Session::stopRequested() ? 130 : 3;
+  }
+  if (!first.outcome.failed()) {
+    throw InputError(file + ": the sequence passes on " + backend + " (policy " +
+                     std::string(policyName(config.policy)) + ", faults " + trials.setup().faults +
+                     "): nothing to explain");
+  }
+  std::printf("gpufuzz: %s fails: %s\n", file.c_str(), outcomeText(first.outcome).c_str());
+  std::fflush(stdout);
+
+  ExplainOptions options;
+  options.shrink = !cl.has(Option::NoShrink);
+  options.confirmations = confirmations;
+  options.onProgress = [&](const std::string& what) {
+    if (session.quiet()) return;
+    std::printf("  %s\n", what.c_str());
+    std::fflush(stdout);
+  };
+  Explanation e = explainFailure(trials, session.jobs(), seq, first.outcome, options);
+  e.executions += first.executions;
+  if (Session::stopRequested()) return 130;
+
+  const std::string markdown = explanationMarkdown(e);
+  const auto path = explanationPath(file, cl.get(Option::Out).value_or("findings"), e);
+  writeFileAtomically(path, markdown);
+  if (!session.quiet()) std::printf("\n%s\n", markdown.c_str());
+  std::printf("explained in %zu experiments, %llu executions, %.1f s; written to %s\n",
+              e.experimentsRun, static_cast<unsigned long long>(e.executions),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+              path.string().c_str());
+
+  if (cl.has(Option::Report)) {
+    Report report;
+    report.command = "explain";
+    report.seed = seq.directives.seed.value_or(0);
+    report.backend = backend;
+    report.policy = std::string(policyName(config.policy));
+    report.faults = trials.setup().faults;
+    report.executions = e.executions;
+    report.elapsedSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    report.extra.emplace_back("explanation", explanationJson(e));
+    report.extra.emplace_back("explanation_file", jsonString(path.string()));
+    writeReport(*cl.get(Option::Report), report);
+  }
+  if (e.inconclusive > 0) {
+    std::fprintf(stderr, "gpufuzz: the harness failed on %u experiment(s): see the report\n",
+                 e.inconclusive);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace gpufuzz

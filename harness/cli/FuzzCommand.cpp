@@ -1,0 +1,122 @@
+// FuzzCommand.cpp: `gpufuzz fuzz`: the command line read into a campaign plan
+// (campaign/Campaign.h), the campaign run, and its summary printed.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "harness/base/RunConfig.h"
+#include "harness/campaign/Campaign.h"
+#include "harness/campaign/ReportFile.h"
+#include "harness/campaign/SeedStream.h"
+#include "harness/campaign/StatsFile.h"
+#include "harness/cli/Subcommands.h"
+#include "model/Generator.h"
+#include "renderer/InputError.h"
+#include "renderer/faults/FaultPlan.h"
+
+namespace gpufuzz {
+
+namespace {
+
+Vocabulary parseVocabulary(const std::string& text) {
+  if (text == "renderer") return Vocabulary::Renderer;
+  if (text == "device") return Vocabulary::Device;
+  if (text == "all") return Vocabulary::All;
+  throw InputError("--ops: '" + text + "' (expected renderer, device or all)");
+}
+
+}  // namespace
+
+int runFuzz(Session& session) {
+  const CommandLine& cl = session.commandLine();
+  const std::string backend = session.resolveBackend(cl.get(Option::Backend).value_or("auto"));
+  const RunConfig config =
+      resolveRunConfig(RunOverrides{backend, cl.get(Option::Policy), cl.get(Option::Faults),
+                                    session.backendOptions()},
+                       Directives{}, "");
+  const std::string faults = faultsFor(config, backend);
+  loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
+  GeneratorConfig gen;
+  gen.vocabulary = parseVocabulary(cl.get(Option::Ops).value_or("renderer"));
+  gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
+  const Shard shard = cl.has(Option::Shard) ? parseShard(*cl.get(Option::Shard)) : Shard{};
+  if (cl.has(Option::Shard) && !cl.has(Option::Seed)) {
+    throw InputError("--shard " + *cl.get(Option::Shard) +
+                     " needs --seed N, the same for every shard: shards of different seeds "
+                     "would not be disjoint");
+  }
+  const uint64_t seed =
+      cl.number(Option::Seed,
+                static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+                    static_cast<uint64_t>(::getpid()),
+                0);
+  std::optional<uint64_t> runs = cl.number(Option::Runs, 1000, 1);
+  std::optional<std::chrono::seconds> time;
+  if (cl.has(Option::Time)) {
+    time = parseDuration(*cl.get(Option::Time));
+    if (!cl.has(Option::Runs)) runs.reset();
+  }
+  FindingStore store(cl.get(Option::Out).value_or("findings"));
+  // A campaign in a folder where campaigns ran before continues their counts.
+  std::optional<CampaignStats> previous = ownStats(store.root());
+  TrialRunner& trials = session.trials(backend, config.policy, faults);
+
+  std::string budget =
+      time ? "for " + std::to_string(time->count()) + " s" : std::to_string(*runs) + " runs";
+  if (shard.count > 1) {
+    budget += ", shard " + shardText(shard) +
+              (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
+  }
+  std::printf("gpufuzz fuzz: seed %llu, backend %s, policy %s, faults %s, ops %s, jobs %u, %s\n",
+              static_cast<unsigned long long>(seed), backend.c_str(),
+              std::string(policyName(config.policy)).c_str(), faults.c_str(),
+              cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
+  std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
+  if (previous) {
+    std::printf(
+        "continuing the counts of %llu earlier campaign(s): %llu executions, %llu "
+        "sequences\n",
+        static_cast<unsigned long long>(previous->cumulative.campaigns),
+        static_cast<unsigned long long>(previous->cumulative.executions),
+        static_cast<unsigned long long>(previous->cumulative.sequences));
+  }
+  std::fflush(stdout);
+
+  CampaignPlan plan;
+  plan.gen = gen;
+  plan.seed = seed;
+  plan.shard = shard;
+  plan.runs = runs;
+  plan.time = time;
+  plan.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
+  plan.explain = !cl.has(Option::NoExplain);
+  plan.reportFile = cl.get(Option::Report);
+  plan.jobs = session.jobs();
+  plan.quiet = session.quiet();
+  plan.stopRequested = &Session::stopRequested;
+  CampaignStats& identity = plan.identity;
+  identity.folder = std::filesystem::weakly_canonical(store.root()).string();
+  identity.commandLine = cl.asTyped;
+  identity.pid = ::getpid();
+  identity.seed = seed;
+  if (cl.has(Option::Shard)) identity.shard = shard;
+  identity.backend = backend;
+  identity.policy = std::string(policyName(config.policy));
+  identity.faults = faults;
+  identity.ops = cl.get(Option::Ops).value_or("renderer");
+  plan.previous = std::move(previous);
+  const CampaignResult result = runCampaign(plan, trials, store);
+
+  if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), result.report);
+  std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
+              Session::stopRequested() ? "stopped: " : "done: ", result.statusLine.c_str(),
+              result.uniqueFindings, static_cast<unsigned long long>(seed));
+  if (result.harnessBroken) {
+    std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
+    return 3;
+  }
+  return result.failuresFound > 0 ? 1 : 0;
+}
+
+}  // namespace gpufuzz

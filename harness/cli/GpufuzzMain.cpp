@@ -1,0 +1,38 @@
+// GpufuzzMain.cpp: the gpufuzz executable: fuzz, replay, shrink, explain (cli.md), promote and
+// merge.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "harness/cli/Subcommands.h"
+#include "renderer/InputError.h"
+#include "renderer/device/DeviceError.h"
+
+int main(int argc, char** argv) {
+  using namespace gpufuzz;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(usageText().c_str(), stdout);
+      return 0;
+    }
+  }
+  try {
+    const CommandLine cl = parseCommandLine(argc, argv);
+    Session session(cl);
+    if (cl.command == "fuzz") return runFuzz(session);
+    if (cl.command == "replay") return runReplay(session);
+    if (cl.command == "shrink") return runShrink(session);
+    if (cl.command == "promote") return runPromote(session);
+    if (cl.command == "merge") return runMerge(session);
+    return runExplain(session);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());
+    return 2;
+  } catch (const DeviceUnavailable& e) {
+    std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpufuzz: internal error: %s\n", e.what());
+    return 3;
+  }
+}

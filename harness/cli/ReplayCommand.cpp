@@ -1,0 +1,66 @@
+// ReplayCommand.cpp: `gpufuzz replay FILE...`: runs sequence files, each under its own directives
+// (options override them), and checks each against its expectation for the backend it ran on.
+#include <chrono>
+#include <cstdio>
+
+#include "harness/base/RunConfig.h"
+#include "harness/campaign/ReportFile.h"
+#include "harness/cli/Subcommands.h"
+#include "harness/search/Shrinker.h"
+
+namespace gpufuzz {
+
+int runReplay(Session& session) {
+  const CommandLine& cl = session.commandLine();
+  const auto started = std::chrono::steady_clock::now();
+  // Every file is read and checked before anything runs: bad input means nothing ran.
+  struct Planned {
+    std::string file;
+    Sequence seq;
+    Session::FileRun run;
+  };
+  std::vector<Planned> planned;
+  for (const std::string& file : cl.files) {
+    Sequence seq = loadSequence(file);
+    planned.push_back({file, seq, session.forFile(seq, file)});
+  }
+
+  Report report;
+  report.command = "replay";
+  int missed = 0;
+  // Files run concurrently (bounded by --jobs); results print in file order.
+  const auto outcomes =
+      runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
+        return planned[i].run.trials->run(planned[i].seq, TrialMode::Evidence);
+      });
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const TrialResult& t = outcomes[i];
+    if (t.harnessError) {
+      std::fprintf(stderr, "gpufuzz: %s: the harness failed: %s\n%s", planned[i].file.c_str(),
+                   t.harnessError->c_str(), t.evidence.outputTail.c_str());
+      return Session::stopRequested() ? 130 : 3;
+    }
+    const Expectation expected = planned[i].seq.expectationFor(planned[i].run.backend);
+    const bool met = t.outcome.meets(expected);
+    missed += met ? 0 : 1;
+    std::printf("%s %s: %s (expected %s)\n", met ? "ok  " : "MISS", planned[i].file.c_str(),
+                outcomeText(t.outcome).c_str(), expectationText(expected).c_str());
+    if (!met && !t.evidence.stacks.empty() && !session.quiet()) {
+      std::printf("  stacks of the stuck child:\n%s\n", t.evidence.stacks.c_str());
+    }
+    report.results.push_back({planned[i].file, t.outcome, expected, met});
+    report.executions += t.executions;
+  }
+  std::printf("%zu file(s), %d missed their expectation\n", planned.size(), missed);
+  if (!planned.empty()) {
+    report.backend = planned.front().run.backend;
+    report.policy = std::string(policyName(planned.front().run.config.policy));
+    report.faults = planned.front().run.trials->setup().faults;
+  }
+  report.elapsedSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), report);
+  return missed > 0 ? 1 : 0;
+}
+
+}  // namespace gpufuzz

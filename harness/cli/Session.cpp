@@ -1,0 +1,182 @@
+// Session.cpp: shared set-up of the subcommands.
+#include "harness/cli/Session.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "harness/supervise/ChildProcess.h"
+#include "renderer/Backends.h"
+#include "renderer/InputError.h"
+#include "renderer/device/DeviceError.h"
+
+namespace gpufuzz {
+
+namespace {
+
+constexpr unsigned kCudaJobsPerDevice = 4;
+
+std::atomic<int> gSignals{0};
+
+extern "C" void onStopSignal(int) {
+  if (gSignals.fetch_add(1) > 0) _exit(130);  // a second Ctrl-C: leave at once
+  killAllChildren();
+}
+
+void installStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace
+
+bool Session::stopRequested() {
+  return gSignals.load() > 0;
+}
+
+Session::Session(const CommandLine& cl) : cl_(cl) {
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  jobs_ = static_cast<unsigned>(cl.number(Option::Jobs, cores, 1, 1024));
+  if (cl.has(Option::Deadline)) parseDeadlineOption(*cl.get(Option::Deadline));  // validate early
+  if (cl.has(Option::Device)) {
+    readBackendOptionArg(
+        "--device", [&] { return *cl.get(Option::Device); }, backendOptions_);
+  }
+  if (cl.has(Option::Validation)) {
+    backendOptions_.validation = parseValidationOption(*cl.get(Option::Validation));
+  }
+  runner_ = (executableDir() / "gpufuzz-runner").string();
+  if (::access(runner_.c_str(), X_OK) != 0) {
+    throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
+  }
+  char pattern[] = "/tmp/gpufuzz-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("cannot create a work directory");
+  workDir_ = pattern;
+  slots_ = std::make_shared<ChildSlots>(jobs_);
+  installStopHandlers();
+}
+
+Session::~Session() {
+  std::error_code ignored;
+  std::filesystem::remove_all(workDir_, ignored);
+}
+
+std::string Session::backendDescription(const std::string& backend) const {
+  const auto it = descriptions_.find(backend);
+  return it == descriptions_.end() ? backend : it->second;
+}
+
+std::string Session::probeInChild(const std::string& backend) {
+  ChildCommand probe{runner_, {"--probe", "--backend", backend}};
+  for (std::string& arg : backendOptionArgs(backendOptions_))
+    probe.args.push_back(std::move(arg));
+  constexpr std::chrono::seconds kProbeLimit{120};
+  const CapturedRun r = runCaptured(probe, kProbeLimit, 64 * 1024);
+  std::string output = r.output;
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+    output.pop_back();
+  if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) {
+    const size_t tab = output.find('\t');
+    return tab == std::string::npos ? backend : output.substr(tab + 1);
+  }
+  if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) {
+    constexpr std::string_view kPrefix = "gpufuzz-runner: error: ";
+    if (output.starts_with(kPrefix)) output.erase(0, kPrefix.size());
+    throw DeviceUnavailable(output);
+  }
+  throw std::runtime_error(
+      "checking the " + backend + " backend in a runner failed (" +
+      (r.timedOut ? std::string("no answer in 120 s") : "wait status " + std::to_string(r.status)) +
+      "): " + output);
+}
+
+std::string Session::resolveBackend(const std::string& requested) {
+  if (requested != "auto") backendInfo(requested);  // InputError for an unknown name
+  if (requested == "sim") return "sim";
+  auto it = resolved_.find(requested);
+  if (it != resolved_.end()) return it->second;
+  if (requested != "auto" && requested != "cuda") {
+    const BackendInfo& info = backendInfo(requested);
+    if (info.built && info.probeInChild) {
+      descriptions_[requested] = probeInChild(requested);
+    } else {
+      std::unique_ptr<Backend> backend = makeBackend(requested, backendOptions_);
+      descriptions_[requested] = backend->description();
+      held_.push_back(std::move(backend));
+    }
+    resolved_[requested] = requested;
+    return requested;
+  }
+  if (!cuda_) {
+    // DeviceUnavailable for cuda
+    std::unique_ptr<Backend> probe = makeBackend(requested, backendOptions_);
+    if (probe->name() == "cuda") cuda_ = std::move(probe);
+  }
+  const std::string name = cuda_ ? "cuda" : "sim";
+  if (cuda_) descriptions_["cuda"] = cuda_->description();
+  resolved_[requested] = name;
+  if (cuda_ && !devices_) {
+    const int count = cudaDeviceCount();
+    devices_ = std::make_shared<DeviceSpread>(
+        DeviceSpread::visibleDevices(count, std::getenv("CUDA_VISIBLE_DEVICES")));
+    // Children contend inside the driver (context creation serializes): a few per GPU keep it
+    // busy without stretching every operation's latency. An explicit --jobs stands.
+    if (!cl_.has(Option::Jobs) && runners_.empty()) {
+      const unsigned perDevices = kCudaJobsPerDevice * static_cast<unsigned>(std::max(count, 1));
+      jobs_ = std::min(jobs_, perDevices);
+      slots_ = std::make_shared<ChildSlots>(jobs_);
+    }
+  }
+  return name;
+}
+
+Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) {
+  FileRun run;
+  run.config = resolveRunConfig(RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy),
+                                             cl_.get(Option::Faults), backendOptions_},
+                                seq.directives, file);
+  run.backend = resolveBackend(run.config.backend);
+  run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend));
+  return run;
+}
+
+TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
+                             const std::string& faults) {
+  const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults;
+  auto it = runners_.find(key);
+  if (it != runners_.end()) return *it->second;
+  auto& calibrator = calibrators_[backend];
+  if (!calibrator) {
+    DeadlineSettings settings = DeadlineSettings::forBackend(backend);
+    if (cl_.has(Option::Deadline)) settings.fixed = parseDeadlineOption(*cl_.get(Option::Deadline));
+    calibrator = std::make_unique<DeadlineCalibrator>(settings);
+  }
+  TrialSetup setup;
+  setup.runner = runner_;
+  setup.backend = backend;
+  setup.backendOptions = backendOptions_;
+  setup.policy = policy;
+  setup.faults = faults;
+  setup.workDir = workDir_;
+  setup.captureStacks = !cl_.has(Option::NoStacks);
+  setup.forkServer = !cl_.has(Option::NoForkServer);
+  setup.slots = slots_;
+  if (backend == "cuda") setup.devices = devices_;
+  setup.stopRequested = &Session::stopRequested;
+  auto runner = std::make_unique<TrialRunner>(setup, *calibrator);
+  TrialRunner& ref = *runner;
+  runners_[key] = std::move(runner);
+  return ref;
+}
+
+}  // namespace gpufuzz

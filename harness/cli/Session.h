@@ -1,0 +1,80 @@
+// Session.h: what every gpufuzz subcommand sets up before it runs children: the backend (auto
+// resolved once, in this process, which also keeps the CUDA driver initialised for the
+// children's sake), the runner's path, a private work directory, the deadline calibrator, the
+// number of jobs, and the Ctrl-C / SIGTERM handling that kills every child and asks the
+// subcommand to stop.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/base/RunConfig.h"
+#include "harness/cli/CommandLine.h"
+#include "harness/search/Trial.h"
+#include "harness/supervise/Deadline.h"
+#include "renderer/device/Backend.h"
+
+namespace gpufuzz {
+
+class Session {
+ public:
+  /// Throws InputError for bad options, DeviceUnavailable when cuda is asked for and unusable.
+  explicit Session(const CommandLine& cl);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const CommandLine& commandLine() const { return cl_; }
+  /// --jobs; by default the number of cores, or 4 per GPU once the backend resolved to cuda.
+  unsigned jobs() const { return jobs_; }
+  bool quiet() const { return cl_.has(Option::Quiet); }
+
+  /// The backend that runs for a requested name: "auto" becomes cuda or sim; any other name of
+  /// the registry stays itself once it is known to be usable (DeviceUnavailable otherwise). A
+  /// backend that must not be loaded in a process that forks (OpenCL, Vulkan) is checked by a
+  /// runner started for that (`gpufuzz-runner --probe`).
+  std::string resolveBackend(const std::string& requested);
+  /// What a resolved backend runs on (platform, device, driver), as its probe reported it.
+  std::string backendDescription(const std::string& backend) const;
+  /// --device and --validation.
+  const BackendOptions& backendOptions() const { return backendOptions_; }
+
+  /// A trial runner for one configuration; runners are kept and shared (one calibrator per
+  /// backend), so asking twice for the same configuration gives the same runner.
+  TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults);
+
+  /// What one sequence file runs under: the command line over its directives, the backend
+  /// resolved, and the trial runner for that configuration.
+  struct FileRun {
+    RunConfig config;
+    std::string backend;
+    TrialRunner* trials = nullptr;
+  };
+  FileRun forFile(const Sequence& seq, const std::string& file);
+
+  /// Set once SIGINT or SIGTERM arrived; every child has been killed by then.
+  static bool stopRequested();
+
+ private:
+  std::string probeInChild(const std::string& backend);
+
+  const CommandLine& cl_;
+  unsigned jobs_;
+  std::filesystem::path workDir_;
+  std::string runner_;
+  BackendOptions backendOptions_;
+  std::shared_ptr<ChildSlots> slots_;
+  std::shared_ptr<DeviceSpread> devices_;  // the GPUs cuda children are spread over
+  std::unique_ptr<Backend> cuda_;          // held for the session: keeps the driver initialised
+  std::map<std::string, std::string> resolved_;
+  std::map<std::string, std::string> descriptions_;
+  std::vector<std::unique_ptr<Backend>> held_;  // other in-process backends, kept as cuda_ is
+  std::map<std::string, std::unique_ptr<DeadlineCalibrator>> calibrators_;
+  std::map<std::string, std::unique_ptr<TrialRunner>> runners_;
+};
+
+}  // namespace gpufuzz

@@ -1,0 +1,72 @@
+// ShrinkCommand.cpp: `gpufuzz shrink FILE [-o OUT]`: shrinks a failing sequence file to a
+// 1-minimal one and writes it, replayable with no options.
+#include <chrono>
+#include <cstdio>
+
+#include "harness/base/AtomicFile.h"
+#include "harness/base/RunConfig.h"
+#include "harness/campaign/ReportFile.h"
+#include "harness/cli/Subcommands.h"
+#include "harness/search/Minimize.h"
+#include "renderer/InputError.h"
+
+namespace gpufuzz {
+
+int runShrink(Session& session) {
+  const CommandLine& cl = session.commandLine();
+  const auto started = std::chrono::steady_clock::now();
+  const std::string file = cl.files.front();
+  const Sequence seq = loadSequence(file);
+  const Session::FileRun run = session.forFile(seq, file);
+  const RunConfig& config = run.config;
+  const std::string& backend = run.backend;
+  TrialRunner& trials = *run.trials;
+
+  const TrialResult first = trials.run(seq, TrialMode::Evidence);
+  if (first.harnessError) {
+    std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
+    return 3;
+  }
+  if (!first.outcome.failed()) {
+    throw InputError(file + ": the sequence passes on " + backend + " (policy " +
+                     std::string(policyName(config.policy)) + ", faults " + trials.setup().faults +
+                     "): nothing to shrink");
+  }
+  std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(),
+              outcomeText(first.outcome).c_str());
+  Shrinker shrinker(trials, session.jobs());
+  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file,
+                          static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000))};
+  Finding f = minimizeFailure(shrinker, trials, request, [&](const std::string& step) {
+    if (!session.quiet()) std::printf("  %s\n", step.c_str());
+  });
+  f.executionsToFind = first.executions;
+  const std::string out =
+      cl.get(Option::Output)
+          .value_or((std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
+  writeFileAtomically(out, printSequence(f.minimal));
+  std::printf(
+      "%s at %s (%s), %zu operations (from %zu), reproduced %u/%u, %llu executions\n%s"
+      "saved to %s\nreplay: gpufuzz replay %s\n",
+      std::string(outcomeClassName(f.outcome.cls)).c_str(),
+      f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
+      f.minimal.ops.size(), seq.ops.size(), f.reproduced, f.confirmations,
+      static_cast<unsigned long long>(f.executionsToShrink),
+      normalizedOperations(f.minimal).c_str(), out.c_str(), out.c_str());
+  if (cl.has(Option::Report)) {
+    Report report;
+    report.command = "shrink";
+    report.seed = f.seed;
+    report.backend = backend;
+    report.policy = std::string(policyName(config.policy));
+    report.faults = trials.setup().faults;
+    report.executions = trials.executions();
+    report.elapsedSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    report.findings.push_back({f, out});
+    writeReport(*cl.get(Option::Report), report);
+  }
+  return 0;
+}
+
+}  // namespace gpufuzz

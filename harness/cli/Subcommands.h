@@ -1,0 +1,15 @@
+// Subcommands.h: the gpufuzz subcommands (cli.md). Each returns the process exit status.
+#pragma once
+
+#include "harness/cli/Session.h"
+
+namespace gpufuzz {
+
+int runReplay(Session& session);
+int runShrink(Session& session);
+int runFuzz(Session& session);
+int runExplain(Session& session);
+int runPromote(Session& session);
+int runMerge(Session& session);
+
+}  // namespace gpufuzz

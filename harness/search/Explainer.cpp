@@ -1,0 +1,1027 @@
+// Explainer.cpp: single-edit experiments on a minimal failing sequence, and their report.
+#include "harness/search/Explainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "harness/base/Json.h"
+#include "harness/search/Finding.h"
+#include "model/ReferenceModel.h"
+#include "model/SequenceEdits.h"
+
+namespace gpufuzz {
+
+namespace {
+
+std::string ordinalWord(uint32_t index) {
+  static constexpr const char* kWords[] = {"first", "second",  "third",  "fourth", "fifth",
+                                           "sixth", "seventh", "eighth", "ninth",  "tenth"};
+  if (index < std::size(kWords)) return kWords[index];
+  const uint32_t n = index + 1;
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
+  return std::to_string(n) + suffix;
+}
+
+std::string contextText(uint32_t index) {
+  return "context #" + std::to_string(index) + " (the " + ordinalWord(index) + " context)";
+}
+
+/// "2 `draw r0`": an operation as the report cites it (1-based, as `at` is).
+std::string stepText(const Sequence& seq, std::size_t index) {
+  return std::to_string(index + 1) + " `" + operationText(seq.ops[index]) + "`";
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : separator) + parts[i];
+  return out;
+}
+
+std::string numbers(const std::vector<uint64_t>& values) {
+  std::vector<std::string> parts;
+  for (uint64_t v : values)
+    parts.push_back(std::to_string(v));
+  return joined(parts);
+}
+
+std::string plural(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+/// "the draw at 2 and the set_textures at 4": the work queued since a renderer's last wait.
+std::string queuedText(const Sequence& seq, const std::vector<std::size_t>& queued) {
+  std::vector<std::string> parts;
+  for (std::size_t i : queued) {
+    parts.push_back("the " + std::string(opKindName(seq.ops[i].kind)) + " at " +
+                    std::to_string(i + 1));
+  }
+  return joined(parts, " and ");
+}
+
+EditVerdict verdictOf(const TrialResult& t, const FailureKey& key) {
+  if (t.harnessError) return EditVerdict::Inconclusive;
+  if (key.matches(t.outcome)) return EditVerdict::Keeps;
+  return t.outcome.failed() ? EditVerdict::Changes : EditVerdict::Prevents;
+}
+
+/// Runs each distinct experiment once (sequences that differ only in names are one experiment:
+/// names only identify), all queued experiments of a phase at once so that `jobs` stay busy.
+class Laboratory {
+ public:
+  Laboratory(TrialRunner& trials, unsigned jobs, FailureKey key)
+      : trials_(trials), jobs_(jobs == 0 ? 1 : jobs), key_(std::move(key)) {}
+
+  void add(const Sequence& seq) {
+    const std::string text = normalizedOperations(seq);
+    if (done_.count(text) > 0 || !queuedTexts_.insert(text).second) return;
+    queue_.push_back(seq);
+  }
+  std::size_t queued() const { return queue_.size(); }
+
+  void run() {
+    // A slow failure is only told from noise by a confirmation run.
+    const TrialMode mode = key_.cls == OutcomeClass::Slow ? TrialMode::Confirmed : TrialMode::Quick;
+    const auto results = runConcurrently<TrialResult>(
+        queue_.size(), jobs_, [&](std::size_t i) { return trials_.run(queue_[i], mode); });
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+      executions_ += results[i].executions;
+      const EditVerdict verdict = verdictOf(results[i], key_);
+      if (verdict == EditVerdict::Inconclusive) ++inconclusive_;
+      done_[normalizedOperations(queue_[i])] = {results[i].outcome, verdict};
+    }
+    experiments_ += queue_.size();
+    queue_.clear();
+    queuedTexts_.clear();
+  }
+
+  /// The experiment on `seq`, which must have been run.
+  Experiment get(const Sequence& seq) const {
+    const auto& [outcome, verdict] = done_.at(normalizedOperations(seq));
+    return Experiment{seq, outcome, verdict};
+  }
+
+  void addExecutions(uint64_t n) { executions_ += n; }
+  uint64_t executions() const { return executions_; }
+  uint32_t inconclusive() const { return inconclusive_; }
+  std::size_t experiments() const { return experiments_; }
+
+ private:
+  TrialRunner& trials_;
+  unsigned jobs_;
+  FailureKey key_;
+  std::vector<Sequence> queue_;
+  std::set<std::string> queuedTexts_;
+  std::map<std::string, std::pair<RunOutcome, EditVerdict>> done_;
+  uint64_t executions_ = 0;
+  uint32_t inconclusive_ = 0;
+  std::size_t experiments_ = 0;
+};
+
+/// The names of `seq`, alive or not, so that copies get names never used.
+std::set<std::string> usedNames(const Sequence& seq) {
+  std::set<std::string> names;
+  for (const Operation& op : seq.ops)
+    names.insert(op.names.begin(), op.names.end());
+  return names;
+}
+
+/// `op` with every name it introduces replaced by a fresh one (r3, c1, b2...).
+Operation freshCopy(const Operation& op, std::set<std::string>& used) {
+  Operation copy = op;
+  const auto slots = opForm(op.kind).names;
+  for (std::size_t i = 0; i < slots.size() && i < copy.names.size(); ++i) {
+    if (!slots[i].introduces) continue;
+    const std::string prefix = slots[i].kind == NameKind::Renderer  ? "r"
+                               : slots[i].kind == NameKind::Context ? "c"
+                                                                    : "b";
+    for (unsigned n = 0;; ++n) {
+      std::string name = prefix + std::to_string(n);
+      if (used.insert(name).second) {
+        copy.names[i] = std::move(name);
+        break;
+      }
+    }
+  }
+  return copy;
+}
+
+/// The single steps worth inserting where the model stands: the waits, uploads and releases of
+/// what is alive there.
+std::vector<Operation> insertableSteps(const ReferenceModel& model) {
+  std::vector<Operation> out;
+  const auto step = [&](OpKind kind, const std::string& name) {
+    Operation op;
+    op.kind = kind;
+    op.names = {name};
+    out.push_back(std::move(op));
+  };
+  for (const auto& entry : model.renderers()) {
+    for (OpKind kind : {OpKind::Sync, OpKind::ReadBack, OpKind::SetTextures, OpKind::Destroy}) {
+      step(kind, entry.first);
+    }
+  }
+  for (const auto& entry : model.buffers())
+    step(OpKind::BufDestroy, entry.first);
+  for (const std::string& context : model.contexts())
+    step(OpKind::CtxDestroy, context);
+  return out;
+}
+
+/// The operation `outcome` happened at, as an index into `seq`, when it names one.
+std::optional<std::size_t> failingOperation(const Sequence& seq, const RunOutcome& outcome) {
+  if (!outcome.at || outcome.at->isEnd() || outcome.at->ordinal > seq.ops.size()) {
+    return std::nullopt;
+  }
+  return outcome.at->ordinal - 1;
+}
+
+void writeOutcome(JsonWriter& j, const RunOutcome& o) {
+  j.beginObject();
+  j.key("class").value(outcomeClassName(o.cls));
+  j.key("at");
+  writeAt(j, o.at);
+  j.key("op").value(o.op);
+  j.key("detail").value(o.detail);
+  j.endObject();
+}
+
+/// "hang at 5 (create)": an outcome without its detail, for lists of experiments.
+std::string briefOutcome(const RunOutcome& o) {
+  return std::string(outcomeClassName(o.cls)) +
+         (o.at ? " at " + atText(*o.at) + " (" + o.op + ")" : "");
+}
+
+/// "passes", "still fails: hang at 5 (create)", "fails otherwise: error at 3 (...): ...".
+std::string verdictText(const Experiment& x) {
+  switch (x.verdict) {
+    case EditVerdict::Keeps:
+      return "still fails: " + briefOutcome(x.outcome);
+    case EditVerdict::Prevents:
+      return "passes";
+    case EditVerdict::Changes:
+      return "fails otherwise: " + outcomeText(x.outcome);
+    case EditVerdict::Inconclusive:
+      return "inconclusive (the harness could not run it)";
+  }
+  return {};
+}
+
+std::string_view roleHeading(StepRole role) {
+  switch (role) {
+    case StepRole::IntroducesContext:
+      return "introduce a context";
+    case StepRole::Allocates:
+      return "allocate a buffer";
+    case StepRole::QueuesWork:
+      return "queue work (a draw or a texture upload)";
+    case StepRole::Waits:
+      return "wait for a queue";
+    case StepRole::ReplacesTextures:
+      return "replace textures";
+    case StepRole::DestroysWithPending:
+      return "destroy a context while work queued on it is pending";
+    case StepRole::DestroysWithLiveBuffers:
+      return "destroy a context while its buffers live";
+    case StepRole::Destroys:
+      return "destroy a renderer or a context";
+    case StepRole::FreesBuffer:
+      return "free a buffer";
+    case StepRole::Other:
+      return "other steps";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view stepRoleName(StepRole role) {
+  switch (role) {
+    case StepRole::IntroducesContext:
+      return "introduces-context";
+    case StepRole::Allocates:
+      return "allocates";
+    case StepRole::QueuesWork:
+      return "queues-work";
+    case StepRole::Waits:
+      return "waits";
+    case StepRole::ReplacesTextures:
+      return "replaces-textures";
+    case StepRole::DestroysWithPending:
+      return "destroys-with-pending";
+    case StepRole::DestroysWithLiveBuffers:
+      return "destroys-with-live-buffers";
+    case StepRole::Destroys:
+      return "destroys";
+    case StepRole::FreesBuffer:
+      return "frees-buffer";
+    case StepRole::Other:
+      return "other";
+  }
+  return {};
+}
+
+std::string_view verdictName(EditVerdict v) {
+  switch (v) {
+    case EditVerdict::Keeps:
+      return "keeps";
+    case EditVerdict::Prevents:
+      return "prevents";
+    case EditVerdict::Changes:
+      return "changes";
+    case EditVerdict::Inconclusive:
+      return "inconclusive";
+  }
+  return {};
+}
+
+std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy) {
+  const Defenses defenses = defensesOf(policy);
+  const std::string policyText = "policy " + std::string(policyName(policy));
+  struct RendererLife {
+    uint32_t context = 0;
+    std::vector<std::size_t> queued;  // operations enqueued since the last wait
+    uint32_t textures = 0;
+  };
+  struct ContextLife {
+    uint32_t context = 0;
+    uint32_t liveBuffers = 0, allocations = 0;
+    bool alive = true;
+  };
+  std::map<std::string, RendererLife> renderers;
+  // Bare contexts stay known after their destroy: their orphaned buffers may still be freed.
+  std::map<std::string, ContextLife> contexts;
+  std::map<std::string, std::string> buffers;  // live bare buffer -> its context's name
+  uint32_t created = 0;  // each renderer makes one device context, as each ctx_create does
+
+  std::vector<StepFacts> facts;
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    const Operation& op = seq.ops[i];
+    const std::string& name = op.names.at(0);
+    StepFacts f;
+    switch (op.kind) {
+      case OpKind::Create:
+        renderers[name] = RendererLife{created, {}, 0};
+        f = {StepRole::IntroducesContext,
+             "introduces renderer " + name + ": " + contextText(created), created};
+        ++created;
+        break;
+      case OpKind::CtxCreate:
+        contexts[name] = ContextLife{created, 0, 0, true};
+        f = {StepRole::IntroducesContext,
+             "introduces bare context " + name + ": " + contextText(created), created};
+        ++created;
+        break;
+      case OpKind::BufCreate: {
+        ContextLife& c = contexts.at(name);
+        f = {StepRole::Allocates,
+             "allocates buffer " + op.names.at(1) + " in " + name + " (context #" +
+                 std::to_string(c.context) + ")" +
+                 (c.allocations == 0 ? ", the context's first allocation" : ""),
+             c.context};
+        ++c.allocations;
+        ++c.liveBuffers;
+        buffers[op.names.at(1)] = name;
+        break;
+      }
+      case OpKind::Draw: {
+        RendererLife& r = renderers.at(name);
+        f = {StepRole::QueuesWork,
+             "queues a draw on " + name + " (context #" + std::to_string(r.context) +
+                 "), pending until " + name + " next waits",
+             r.context};
+        r.queued.push_back(i);
+        break;
+      }
+      case OpKind::SetTextures: {
+        RendererLife& r = renderers.at(name);
+        f.context = r.context;
+        std::vector<std::string> parts;
+        if (r.textures > 0) {
+          f.role = StepRole::ReplacesTextures;
+          std::string text = "replaces " + name + "'s " + plural(r.textures, "texture");
+          if (!r.queued.empty()) {
+            text += defenses.textureReplaceWaits
+                        ? ", after waiting for " + queuedText(seq, r.queued)
+                        : " while " + queuedText(seq, r.queued) + " still reads them (" +
+                              policyText + " does not wait)";
+          }
+          parts.push_back(text);
+        } else if (!r.queued.empty() && defenses.textureReplaceWaits) {
+          f.role = op.count > 0 ? StepRole::QueuesWork : StepRole::Waits;
+          parts.push_back("waits for " + queuedText(seq, r.queued));
+        } else {
+          f.role = op.count > 0 ? StepRole::QueuesWork : StepRole::Other;
+        }
+        if (op.count > 0) {
+          parts.push_back("queues the upload of " + plural(op.count, "texture") + " on " + name +
+                          " (context #" + std::to_string(r.context) + ")");
+        } else if (parts.empty()) {
+          parts.push_back("sets no textures on " + name);
+        }
+        f.establishes = joined(parts, ", then ");
+        if (defenses.textureReplaceWaits) r.queued.clear();
+        if (op.count > 0) r.queued.push_back(i);
+        r.textures = op.count;
+        break;
+      }
+      case OpKind::Sync:
+      case OpKind::ReadBack: {
+        RendererLife& r = renderers.at(name);
+        f = {StepRole::Waits,
+             std::string(op.kind == OpKind::Sync ? "waits for " : "reads back ") + name +
+                 (op.kind == OpKind::Sync ? "'s queue" : "'s framebuffer, waiting for its queue") +
+                 (r.queued.empty() ? " (nothing queued)" : " (" + queuedText(seq, r.queued) + ")"),
+             r.context};
+        r.queued.clear();
+        break;
+      }
+      case OpKind::Destroy: {
+        const RendererLife r = renderers.at(name);
+        renderers.erase(name);
+        const std::string ctx = "context #" + std::to_string(r.context);
+        const bool pendingAtRelease = !r.queued.empty() && !defenses.destroyWaits;
+        f.context = r.context;
+        if (pendingAtRelease) {
+          f.role = StepRole::DestroysWithPending;
+          f.establishes = "destroys " + name + " without waiting for " + queuedText(seq, r.queued) +
+                          " (" + policyText + "): " + ctx + " is destroyed with work pending";
+        } else if (!defenses.buffersBeforeContext) {
+          f.role = StepRole::DestroysWithLiveBuffers;
+          f.establishes = "destroys " + name + ", releasing " + ctx + " before its buffers (" +
+                          policyText + "): the context goes while its buffers live";
+        } else {
+          f.role = StepRole::Destroys;
+          f.establishes = "destroys " + name + " (" + ctx + ")";
+          if (!r.queued.empty())
+            f.establishes += ", waiting first for " + queuedText(seq, r.queued);
+        }
+        if (pendingAtRelease && !defenses.buffersBeforeContext) {
+          f.establishes += ", and before its buffers";
+        }
+        break;
+      }
+      case OpKind::CtxDestroy: {
+        ContextLife& c = contexts.at(name);
+        c.alive = false;
+        f.context = c.context;
+        if (c.liveBuffers > 0) {
+          f.role = StepRole::DestroysWithLiveBuffers;
+          f.establishes = "destroys bare context " + name + " (#" + std::to_string(c.context) +
+                          ") while its " + plural(c.liveBuffers, "buffer") +
+                          (c.liveBuffers == 1 ? " lives" : " live") +
+                          ": orphaned, they keep it alive";
+        } else {
+          f = {StepRole::Destroys,
+               "destroys bare context " + name + " (#" + std::to_string(c.context) + ")",
+               c.context};
+        }
+        break;
+      }
+      case OpKind::BufDestroy: {
+        const std::string owner = buffers.at(name);
+        buffers.erase(name);
+        ContextLife& c = contexts.at(owner);
+        --c.liveBuffers;
+        f = {StepRole::FreesBuffer, "frees buffer " + name, c.context};
+        if (c.alive) {
+          f.establishes += " of " + owner + " (context #" + std::to_string(c.context) + ")";
+        } else {
+          f.establishes += ", orphaned since " + owner + " (context #" + std::to_string(c.context) +
+                           ") was destroyed" +
+                           (c.liveBuffers == 0 ? ": the context's memory goes with it" : "");
+        }
+        break;
+      }
+    }
+    facts.push_back(std::move(f));
+  }
+  return facts;
+}
+
+bool Explanation::Argument::isFree() const {
+  return !experiments.empty() &&
+         std::all_of(experiments.begin(), experiments.end(),
+                     [](const Experiment& x) { return x.verdict == EditVerdict::Keeps; });
+}
+
+std::string Explanation::Insertion::describe(const Sequence& minimal) const {
+  return Edit{Edit::Kind::Insert, position, {}, 0, inserted}.describe(minimal);
+}
+
+std::vector<const Explanation::Insertion*> Explanation::preventing() const {
+  std::vector<const Insertion*> out;
+  for (const Insertion& ins : insertions) {
+    if (ins.experiment.verdict == EditVerdict::Prevents) out.push_back(&ins);
+  }
+  return out;
+}
+
+Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& failing,
+                           const RunOutcome& failure, const ExplainOptions& options) {
+  if (!failure.failed()) {
+    throw std::invalid_argument("explainFailure: the sequence passed: nothing to explain");
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const auto progress = [&](const std::string& what) {
+    if (options.onProgress) options.onProgress(what);
+  };
+  const TeardownPolicy policy = trials.setup().policy;
+  Explanation e;
+  e.backend = trials.setup().backend;
+  e.policy = std::string(policyName(policy));
+  e.faults = trials.setup().faults;
+  e.original = failing;
+  e.minimal = failing;
+  e.outcome = failure;
+  e.key = FailureKey{failure.cls, failure.op};
+  Laboratory lab(trials, jobs, e.key);
+
+  if (options.shrink) {
+    // The shrink candidates are the removals and simplifications explained below anyway, so
+    // checking minimality first costs nothing when the sequence is minimal already.
+    const auto candidates = shrinkCandidates(failing);
+    for (const auto& candidate : candidates)
+      lab.add(candidate.second);
+    progress("checking " + plural(lab.queued(), "single edit") + " for 1-minimality");
+    lab.run();
+    const bool reducible = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
+      return lab.get(c.second).verdict == EditVerdict::Keeps;
+    });
+    if (reducible) {
+      progress("not 1-minimal: shrinking");
+      Shrinker shrinker(trials, jobs);
+      ShrinkResult shrunk = shrinker.shrink(
+          failing, failure, [&](const std::string& step) { progress("  " + step); });
+      lab.addExecutions(shrunk.executions);
+      e.minimal = std::move(shrunk.minimal);
+      e.outcome = std::move(shrunk.outcome);
+      e.shrinkSteps = std::move(shrunk.steps);
+    }
+  }
+
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  // Nothing placed after the failing operation can change it: it never runs.
+  e.failingIndex = failingOperation(m, e.outcome).value_or(n);
+  const std::size_t reach = std::min(e.failingIndex + 1, n);  // the operations that run
+  e.facts = lifecycleFacts(m, policy);
+
+  const auto simplifications = shrinkCandidates(m);
+  for (const auto& candidate : simplifications)
+    lab.add(candidate.second);
+
+  std::vector<Sequence> removed;
+  for (std::size_t i = 0; i < reach; ++i) {
+    removed.push_back(removeOperation(m, i));
+    lab.add(removed.back());
+    Explanation::Removal r;
+    r.index = i;
+    for (std::size_t dependent : removalSet(m, i)) {
+      if (dependent != i) r.alsoRemoved.push_back(dependent);
+    }
+    e.removals.push_back(std::move(r));
+  }
+
+  std::vector<std::vector<Sequence>> probed;
+  for (std::size_t i = 0; i < reach; ++i) {
+    for (const auto& [name, value] : argumentsOf(m.ops[i])) {
+      Explanation::Argument a{i, name, value, probeValues(m.ops[i], name), {}};
+      std::vector<Sequence> variants;
+      for (uint64_t v : a.tried) {
+        Sequence s = m;
+        setArgument(s.ops[i], name, v);
+        lab.add(s);
+        variants.push_back(std::move(s));
+      }
+      probed.push_back(std::move(variants));
+      e.arguments.push_back(std::move(a));
+    }
+  }
+
+  // Insertions and copies go into the operations that run: what follows the failure never runs,
+  // and must not make an insertion before it look invalid (a release of something it frees).
+  Sequence prefix = m;
+  prefix.ops.resize(reach);
+  std::vector<Sequence> inserted;
+  ReferenceModel model;
+  for (std::size_t p = 0; p <= e.failingIndex && p <= n; ++p) {
+    for (const Operation& op : insertableSteps(model)) {
+      std::optional<Sequence> s = insertOperation(prefix, p, op);
+      if (!s) continue;
+      lab.add(*s);
+      inserted.push_back(std::move(*s));
+      e.insertions.push_back(Explanation::Insertion{p, op, {}});
+    }
+    if (p < n) model.apply(m.ops[p]);
+  }
+
+  const std::set<std::string> used = usedNames(m);
+  std::vector<std::optional<Sequence>> repeated;
+  for (std::size_t i = 0; i < n; ++i) {
+    Explanation::Repetition r;
+    r.index = i;
+    std::set<std::string> names = used;
+    const Operation copy = freshCopy(m.ops[i], names);
+    std::optional<Sequence> s;
+    if (i < e.failingIndex) s = insertOperation(prefix, i + 1, copy);  // else it would not run
+    if (s) {
+      r.copy = copy;
+      lab.add(*s);
+    }
+    repeated.push_back(std::move(s));
+    e.repetitions.push_back(std::move(r));
+  }
+
+  progress("running " + plural(lab.queued(), "experiment") + " on " +
+           std::to_string(jobs == 0 ? 1 : jobs) + " job(s)");
+  lab.run();
+
+  e.oneMinimal =
+      std::none_of(simplifications.begin(), simplifications.end(), [&](const auto& candidate) {
+        return lab.get(candidate.second).verdict == EditVerdict::Keeps;
+      });
+  for (std::size_t i = 0; i < reach; ++i)
+    e.removals[i].experiment = lab.get(removed[i]);
+  for (std::size_t a = 0; a < e.arguments.size(); ++a) {
+    for (const Sequence& s : probed[a])
+      e.arguments[a].experiments.push_back(lab.get(s));
+  }
+  for (std::size_t k = 0; k < e.insertions.size(); ++k) {
+    e.insertions[k].experiment = lab.get(inserted[k]);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!repeated[i]) continue;
+    Explanation::Repetition& r = e.repetitions[i];
+    r.experiment = lab.get(*repeated[i]);
+    const auto at = failingOperation(*repeated[i], r.experiment->outcome);
+    if (r.experiment->verdict == EditVerdict::Keeps && at) {
+      r.failingContext = lifecycleFacts(*repeated[i], policy)[*at].context;
+      // The copy sits before the original failing step, which moved one place on.
+      r.failedElsewhere = *at != e.failingIndex + 1;
+    }
+  }
+
+  Explanation::Contexts& c = e.contexts;
+  c.allNeeded = true;
+  for (std::size_t i = 0; i < reach; ++i) {
+    const OpKind kind = m.ops[i].kind;
+    if (kind != OpKind::Create && kind != OpKind::CtxCreate) continue;
+    ++c.introduced;
+    c.allNeeded = c.allNeeded && e.removals[i].necessary();
+    const Explanation::Repetition& r = e.repetitions[i];
+    c.failedElsewhereWithOneMore = c.failedElsewhereWithOneMore || r.failedElsewhere;
+    if (r.failingContext &&
+        std::find(c.failingContextsWithOneMore.begin(), c.failingContextsWithOneMore.end(),
+                  *r.failingContext) == c.failingContextsWithOneMore.end()) {
+      c.failingContextsWithOneMore.push_back(*r.failingContext);
+    }
+  }
+  c.allNeeded = c.allNeeded && c.introduced > 0;
+  if (e.failingIndex < n) c.failingContext = e.facts[e.failingIndex].context;
+
+  if (options.knownReproduction) {
+    e.reproduced = options.knownReproduction->first;
+    e.confirmations = options.knownReproduction->second;
+  } else {
+    progress("replaying the minimal sequence " + plural(options.confirmations, "time"));
+    Shrinker shrinker(trials, jobs);
+    const auto r = shrinker.reproductions(m, e.key, options.confirmations);
+    e.reproduced = r.hits;
+    e.confirmations = options.confirmations;
+    lab.addExecutions(r.executions);
+  }
+
+  e.executions = lab.executions();
+  e.experimentsRun = lab.experiments();
+  e.inconclusive = lab.inconclusive();
+  e.elapsedSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return e;
+}
+
+std::string explanationMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  std::string md = "# Explanation: " + briefOutcome(e.outcome) + "\n\n";
+  md += "On " + e.backend + ", policy " + e.policy + ", faults " + e.faults + ": " +
+        outcomeText(e.outcome) + ". Reproduced " + std::to_string(e.reproduced) + " of " +
+        std::to_string(e.confirmations) + " replays.\n\n```\n";
+  for (const Operation& op : m.ops)
+    md += operationText(op) + "\n";
+  md += "```\n\n";
+  if (!e.shrinkSteps.empty()) {
+    md += "Shrunk first, from " + plural(e.original.ops.size(), "operation") + " to " +
+          std::to_string(n) + ": " + joined(e.shrinkSteps, "; ") + ".\n";
+  }
+  md += e.oneMinimal ? "The sequence is 1-minimal: no single removal or simplification keeps the "
+                       "failure.\n"
+                     : "The sequence is not 1-minimal: some single edit keeps the failure.\n";
+
+  md +=
+      "\n## Necessary steps\n\nRemoving any one of these (with the steps that depend on it) "
+      "makes the failure disappear.\n";
+  std::vector<StepRole> roles;
+  for (const Explanation::Removal& r : e.removals) {
+    const StepRole role = e.facts[r.index].role;
+    if (r.necessary() && std::find(roles.begin(), roles.end(), role) == roles.end()) {
+      roles.push_back(role);
+    }
+  }
+  for (StepRole role : roles) {
+    md += "\n**" + std::string(roleHeading(role)) + "**\n";
+    for (const Explanation::Removal& r : e.removals) {
+      if (!r.necessary() || e.facts[r.index].role != role) continue;
+      md += "- " + stepText(m, r.index) + ": " + e.facts[r.index].establishes;
+      if (r.index == e.failingIndex) md += "; the failing operation";
+      if (!r.alsoRemoved.empty()) {
+        std::vector<std::string> with;
+        for (std::size_t d : r.alsoRemoved)
+          with.push_back(std::to_string(d + 1));
+        md += " (its removal takes " + joined(with) + " with it)";
+      }
+      if (r.experiment.verdict == EditVerdict::Changes) {
+        md += "; without it: " + outcomeText(r.experiment.outcome);
+      }
+      md += "\n";
+    }
+  }
+  std::vector<std::string> notNeeded, unknown;
+  for (const Explanation::Removal& r : e.removals) {
+    if (r.experiment.verdict == EditVerdict::Keeps) notNeeded.push_back(stepText(m, r.index));
+    if (r.experiment.verdict == EditVerdict::Inconclusive) unknown.push_back(stepText(m, r.index));
+  }
+  if (!notNeeded.empty()) {
+    md += "\nNot needed (removing it keeps the failure): " + joined(notNeeded, "; ") + ".\n";
+  }
+  if (!unknown.empty()) md += "\nInconclusive removals: " + joined(unknown, "; ") + ".\n";
+  if (e.removals.size() < n) {
+    std::vector<std::string> after;
+    for (std::size_t i = e.removals.size(); i < n; ++i)
+      after.push_back(stepText(m, i));
+    md +=
+        "\nAfter the failing operation (never run, not explained): " + joined(after, "; ") + ".\n";
+  }
+
+  md += "\n## Arguments\n\n";
+  if (e.arguments.empty()) md += "No operation takes arguments.\n";
+  for (const Explanation::Argument& a : e.arguments) {
+    md +=
+        "- `" + a.name + "` at " + stepText(m, a.index) + ", now " + std::to_string(a.value) + ": ";
+    if (a.isFree()) {
+      md += "free: any value (tried " + numbers(a.tried) + ")\n";
+      continue;
+    }
+    std::vector<std::string> effects;
+    std::vector<uint64_t> kept;
+    for (std::size_t k = 0; k < a.tried.size(); ++k) {
+      const Experiment& x = a.experiments[k];
+      if (x.verdict == EditVerdict::Keeps) {
+        kept.push_back(a.tried[k]);
+      } else {
+        effects.push_back(std::to_string(a.tried[k]) + " " + verdictText(x));
+      }
+    }
+    md += "matters: " + joined(effects, "; ");
+    if (!kept.empty()) md += "; " + numbers(kept) + " keep the failure";
+    md += "\n";
+  }
+
+  md += "\n## Preventing steps\n\n";
+  const auto preventing = e.preventing();
+  std::size_t waitsTried = 0;
+  for (const Explanation::Insertion& ins : e.insertions) {
+    if (ins.inserted.kind == OpKind::Sync || ins.inserted.kind == OpKind::ReadBack) ++waitsTried;
+  }
+  if (preventing.empty()) {
+    md += "No single inserted step prevents it (" + plural(e.insertions.size(), "insertion") +
+          " tried).\n";
+  } else {
+    md += "Each of these single insertions makes it pass:\n";
+    for (const Explanation::Insertion* ins : preventing)
+      md += "- " + ins->describe(m) + "\n";
+  }
+  const bool waitPrevents = std::any_of(preventing.begin(), preventing.end(), [](const auto* ins) {
+    return ins->inserted.kind == OpKind::Sync || ins->inserted.kind == OpKind::ReadBack;
+  });
+  if (!waitPrevents && waitsTried > 0) {
+    md += "\nNo single `sync` or `read_back` prevents it (" + plural(waitsTried, "placement") +
+          " tried).\n";
+  }
+  std::vector<std::string> changes;
+  for (const Explanation::Insertion& ins : e.insertions) {
+    if (ins.experiment.verdict == EditVerdict::Changes ||
+        ins.experiment.verdict == EditVerdict::Inconclusive) {
+      changes.push_back(ins.describe(m) + ": " + verdictText(ins.experiment));
+    }
+  }
+  if (!changes.empty()) {
+    md += "\nThese neither keep nor prevent it:\n";
+    for (const std::string& line : changes)
+      md += "- " + line + "\n";
+  }
+  md +=
+      "\nTried: one `sync`, `read_back`, `set_textures` (default arguments) or `destroy` of a "
+      "live renderer, or `buf_destroy` / `ctx_destroy` of a live bare buffer or context, at "
+      "each position up to the failing operation: " +
+      plural(e.insertions.size(), "valid insertion") + ", " +
+      std::to_string(e.insertions.size() - preventing.size() - changes.size()) +
+      " of them keep the failure.\n";
+
+  md +=
+      "\n## Repetition\n\nEach step with a copy inserted right after it (introduced names "
+      "fresh):\n";
+  for (const Explanation::Repetition& r : e.repetitions) {
+    md += "- " + stepText(m, r.index) + ": ";
+    if (r.index == e.failingIndex) {
+      md += "the failing operation\n";
+    } else if (r.index > e.failingIndex) {
+      md += "after the failing operation\n";
+    } else if (!r.copy) {
+      md += "cannot be repeated (a copy right after it is invalid)\n";
+    } else {
+      md += "repeated as `" + operationText(*r.copy) + "`: " + verdictText(*r.experiment);
+      if (r.failingContext) md += ", in context #" + std::to_string(*r.failingContext);
+      md += "\n";
+    }
+  }
+
+  const Explanation::Contexts& c = e.contexts;
+  if (c.introduced > 0) {
+    md += "\n## Counts\n\n";
+    if (c.allNeeded) {
+      md += "Needs at least " + plural(c.introduced, "context") + ": the sequence introduces " +
+            std::to_string(c.introduced) +
+            " and removing any one of them makes the failure "
+            "disappear.";
+    } else {
+      md += "Introduces " + plural(c.introduced, "context") + "; not every one of them is needed.";
+    }
+    if (c.failingContext) {
+      md += " It fails in " + contextText(*c.failingContext) + ".";
+      const auto& more = c.failingContextsWithOneMore;
+      if (!more.empty()) {
+        const bool same = std::all_of(more.begin(), more.end(),
+                                      [&](uint32_t k) { return k == *c.failingContext; });
+        if (same) {
+          md += " With one more context introduced earlier it still fails in context #" +
+                std::to_string(*c.failingContext) +
+                (c.failedElsewhereWithOneMore
+                     ? ", at another step: the context's ordinal matters, not which step makes it."
+                     : ", at the same step.");
+        } else {
+          std::vector<std::string> seen;
+          for (uint32_t k : more)
+            seen.push_back("#" + std::to_string(k));
+          md += seen.size() == 1
+                    ? " With one more context introduced earlier it fails in context " +
+                          seen.front() + " instead: it is not tied to a context ordinal."
+                    : " With one more context introduced at different places it fails in "
+                      "contexts " +
+                          joined(seen, " and ") + ": it is not tied to a context ordinal.";
+        }
+      }
+    }
+    md += "\n";
+  }
+
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", e.elapsedSeconds);
+  md += "\n---\n" + plural(e.experimentsRun, "experiment") + ", " +
+        plural(e.executions, "execution") + ", " + seconds;
+  if (e.inconclusive > 0) {
+    md += "; " + plural(e.inconclusive, "experiment") + " inconclusive (the harness failed)";
+  }
+  md += ".\n";
+  return md;
+}
+
+std::string explanationJson(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  JsonWriter j;
+  j.beginObject();
+  std::string operations;
+  for (const Operation& op : m.ops)
+    operations += operationText(op) + "\n";
+  j.key("minimal_sequence").value(operations);
+  j.key("outcome");
+  writeOutcome(j, e.outcome);
+  j.key("one_minimal").value(e.oneMinimal);
+  j.key("shrink_steps").beginArray();
+  for (const std::string& step : e.shrinkSteps)
+    j.value(step);
+  j.endArray();
+
+  const auto step = [&](std::size_t index) {
+    j.key("at").value(static_cast<uint64_t>(index + 1));
+    j.key("op").value(operationText(m.ops[index]));
+  };
+  const auto writeRemovals = [&](bool necessary) {
+    j.beginArray();
+    for (const Explanation::Removal& r : e.removals) {
+      if (r.necessary() != necessary) continue;
+      j.beginObject();
+      step(r.index);
+      j.key("role").value(stepRoleName(e.facts[r.index].role));
+      j.key("establishes").value(e.facts[r.index].establishes);
+      j.key("context");
+      if (e.facts[r.index].context) {
+        j.value(*e.facts[r.index].context);
+      } else {
+        j.null();
+      }
+      j.key("also_removes").beginArray();
+      for (std::size_t d : r.alsoRemoved)
+        j.value(static_cast<uint64_t>(d + 1));
+      j.endArray();
+      j.key("verdict").value(verdictName(r.experiment.verdict));
+      j.key("without");
+      writeOutcome(j, r.experiment.outcome);
+      j.endObject();
+    }
+    j.endArray();
+  };
+  j.key("necessary");
+  writeRemovals(true);
+  j.key("not_necessary");
+  writeRemovals(false);
+
+  const auto writeArguments = [&](bool free) {
+    j.beginArray();
+    for (const Explanation::Argument& a : e.arguments) {
+      if (a.isFree() != free) continue;
+      j.beginObject();
+      step(a.index);
+      j.key("argument").value(a.name);
+      j.key("value").value(a.value);
+      j.key("tried").beginArray();
+      for (std::size_t k = 0; k < a.tried.size(); ++k) {
+        j.beginObject();
+        j.key("value").value(a.tried[k]);
+        j.key("verdict").value(verdictName(a.experiments[k].verdict));
+        j.key("outcome");
+        writeOutcome(j, a.experiments[k].outcome);
+        j.endObject();
+      }
+      j.endArray();
+      j.endObject();
+    }
+    j.endArray();
+  };
+  j.key("free_arguments");
+  writeArguments(true);
+  j.key("bound_arguments");
+  writeArguments(false);
+
+  const auto writeInsertions = [&](bool preventing) {
+    j.beginArray();
+    for (const Explanation::Insertion& ins : e.insertions) {
+      if ((ins.experiment.verdict == EditVerdict::Prevents) != preventing ||
+          (!preventing && ins.experiment.verdict == EditVerdict::Keeps)) {
+        continue;
+      }
+      j.beginObject();
+      j.key("insert").value(operationText(ins.inserted));
+      j.key("before");
+      if (ins.position < m.ops.size()) {
+        j.value(static_cast<uint64_t>(ins.position + 1));
+      } else {
+        j.value("end");
+      }
+      j.key("description").value(ins.describe(m));
+      j.key("verdict").value(verdictName(ins.experiment.verdict));
+      j.key("outcome");
+      writeOutcome(j, ins.experiment.outcome);
+      j.endObject();
+    }
+    j.endArray();
+  };
+  j.key("preventing");
+  writeInsertions(true);
+  j.key("changing");
+  writeInsertions(false);
+  j.key("insertions_tried").value(static_cast<uint64_t>(e.insertions.size()));
+
+  j.key("repetition").beginArray();
+  for (const Explanation::Repetition& r : e.repetitions) {
+    j.beginObject();
+    step(r.index);
+    j.key("copy");
+    if (r.copy) {
+      j.value(operationText(*r.copy));
+    } else {
+      j.null();
+    }
+    j.key("verdict");
+    if (r.experiment) {
+      j.value(verdictName(r.experiment->verdict));
+      j.key("outcome");
+      writeOutcome(j, r.experiment->outcome);
+    } else {
+      j.null();
+    }
+    j.key("failing_context");
+    if (r.failingContext) {
+      j.value(*r.failingContext);
+    } else {
+      j.null();
+    }
+    j.endObject();
+  }
+  j.endArray();
+
+  j.key("contexts").beginObject();
+  j.key("introduced").value(e.contexts.introduced);
+  j.key("needs_at_least");
+  if (e.contexts.allNeeded) {
+    j.value(e.contexts.introduced);
+  } else {
+    j.null();
+  }
+  j.key("failing_context");
+  if (e.contexts.failingContext) {
+    j.value(*e.contexts.failingContext);
+  } else {
+    j.null();
+  }
+  j.key("failing_contexts_with_one_more").beginArray();
+  for (uint32_t k : e.contexts.failingContextsWithOneMore)
+    j.value(k);
+  j.endArray();
+  j.key("failed_elsewhere_with_one_more").value(e.contexts.failedElsewhereWithOneMore);
+  j.endObject();
+
+  j.key("reproduced").value(e.reproduced);
+  j.key("confirmations").value(e.confirmations);
+  j.key("executions").value(e.executions);
+  j.key("inconclusive").value(e.inconclusive);
+  j.endObject();
+  std::string text = j.str();
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
+std::filesystem::path explanationPath(const std::filesystem::path& sequenceFile,
+                                      const std::filesystem::path& outDir, const Explanation& e) {
+  const std::filesystem::path folder = sequenceFile.parent_path();
+  if (sequenceFile.filename() == "minimal.seq" &&
+      std::filesystem::exists(folder / "finding.json")) {
+    return folder / "explanation.md";
+  }
+  Finding f;
+  f.outcome = e.outcome;
+  f.minimal = e.minimal;
+  return outDir / f.id() / "explanation.md";
+}
+
+}  // namespace gpufuzz

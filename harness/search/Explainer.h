@@ -1,0 +1,175 @@
+// Explainer.h: what a failure needs and what prevents it, learned by experiment: every single
+// edit of a minimal failing sequence (a removal, another argument value, one inserted wait,
+// upload or release, one repeated step) is run once in a child process, and the report says
+// which edits keep the failure (the same class at the same kind of operation) and which flip it.
+// The steps are annotated from a replay of the sequence through the renderer's lifecycle under
+// the policy in force, so the report reads in terms of contexts, queued work and releases.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/search/Shrinker.h"
+#include "harness/search/Trial.h"
+#include "model/Sequence.h"
+
+namespace gpufuzz {
+
+/// What a step establishes, from the lifecycle replay: the groups of the necessary steps.
+enum class StepRole : uint8_t {
+  IntroducesContext,        // create, ctx_create: one more device context
+  Allocates,                // buf_create
+  QueuesWork,               // draw, or set_textures uploading textures
+  Waits,                    // sync, read_back
+  ReplacesTextures,         // set_textures over earlier textures
+  DestroysWithPending,      // a context released while work queued on it has not been waited for
+  DestroysWithLiveBuffers,  // a context released while buffers it owns live
+  Destroys,                 // any other release of a renderer or a context
+  FreesBuffer,              // buf_destroy
+  Other,
+};
+/// "introduces-context", ...: the role's name in JSON.
+std::string_view stepRoleName(StepRole role);
+
+/// One operation of the explained sequence, as the lifecycle replay sees it.
+struct StepFacts {
+  StepRole role = StepRole::Other;
+  /// For people: "introduces renderer r1: context #1 (the second context)".
+  std::string establishes;
+  /// The 0-based creation ordinal of the device context the operation concerns, if any.
+  std::optional<uint32_t> context;
+};
+
+/// Replays `seq` through the lifecycle the renderer's `policy` gives it (which renderers and
+/// contexts are alive, which have work queued since their last wait, how many contexts were
+/// created so far). `seq` must be valid.
+std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy);
+
+/// How one experiment ended, against the failure being explained.
+enum class EditVerdict : uint8_t {
+  Keeps,         // the same failure key
+  Prevents,      // the run passed
+  Changes,       // another failure
+  Inconclusive,  // the harness failed (or was stopped)
+};
+std::string_view verdictName(EditVerdict v);  // "keeps", "prevents", "changes", "inconclusive"
+
+struct Experiment {
+  Sequence sequence;
+  RunOutcome outcome;
+  EditVerdict verdict = EditVerdict::Inconclusive;
+};
+
+struct Explanation {
+  std::string backend, policy, faults;
+  Sequence original;   // as given
+  Sequence minimal;    // the sequence the experiments edited
+  RunOutcome outcome;  // the minimal sequence's failure
+  FailureKey key;
+  /// The shrinker's edits when the given sequence was not 1-minimal (and shrinking was allowed).
+  std::vector<std::string> shrinkSteps;
+  /// Whether no single removal (and no simplification tried) keeps the failure.
+  bool oneMinimal = false;
+  /// The failing operation's 0-based index, or minimal.ops.size() for a failure at the end.
+  std::size_t failingIndex = 0;
+  std::vector<StepFacts> facts;  // one per operation of `minimal`
+
+  struct Removal {
+    std::size_t index = 0;
+    std::vector<std::size_t> alsoRemoved;  // dependents that went with it
+    Experiment experiment;
+    /// Its removal made the failure disappear (passed, or failed otherwise).
+    bool necessary() const {
+      return experiment.verdict == EditVerdict::Prevents ||
+             experiment.verdict == EditVerdict::Changes;
+    }
+  };
+  /// One per operation up to the failing one (those after it never run).
+  std::vector<Removal> removals;
+
+  struct Argument {
+    std::size_t index = 0;
+    std::string name;
+    uint64_t value = 0;
+    std::vector<uint64_t> tried;
+    std::vector<Experiment> experiments;  // parallel to `tried`
+    /// Every value tried keeps the failure.
+    bool isFree() const;
+  };
+  /// Every argument of every operation up to the failing one.
+  std::vector<Argument> arguments;
+
+  struct Insertion {
+    std::size_t position = 0;  // the index the inserted operation takes
+    Operation inserted;
+    Experiment experiment;
+    std::string describe(const Sequence& minimal) const;  // "insert `sync r0` before 3 (...)"
+  };
+  /// Every valid single insertion tried (each live renderer's sync, read_back, set_textures and
+  /// destroy, each live bare buffer's buf_destroy and context's ctx_destroy, at each position
+  /// before the failing operation).
+  std::vector<Insertion> insertions;
+  std::vector<const Insertion*> preventing() const;
+
+  struct Repetition {
+    std::size_t index = 0;
+    /// None when a copy right after it is invalid, or would come after the failure.
+    std::optional<Operation> copy;
+    std::optional<Experiment> experiment;  // none when invalid or at or after the failure
+    /// The context of the operation the copy's run failed at, when it kept the failure.
+    std::optional<uint32_t> failingContext;
+    /// Whether that operation is another step than the original failing one.
+    bool failedElsewhere = false;
+  };
+  std::vector<Repetition> repetitions;
+
+  /// Counting: how many device contexts the sequence introduces and whether each is needed.
+  struct Contexts {
+    uint32_t introduced = 0;
+    bool allNeeded = false;                  // every context-introducing step is necessary
+    std::optional<uint32_t> failingContext;  // the failing operation's context
+    /// The failing operation's context in each repetition that added a context and still failed.
+    std::vector<uint32_t> failingContextsWithOneMore;
+    /// Whether one of those runs failed at another step than the original failing one.
+    bool failedElsewhereWithOneMore = false;
+  };
+  Contexts contexts;
+
+  uint32_t reproduced = 0, confirmations = 0;
+  std::size_t experimentsRun = 0;  // distinct single-edit sequences run
+  uint64_t executions = 0;         // children started, confirmations included
+  uint32_t inconclusive = 0;       // experiments the harness could not run
+  double elapsedSeconds = 0;
+};
+
+struct ExplainOptions {
+  /// Shrink first when some single shrink edit keeps the failure.
+  bool shrink = true;
+  uint32_t confirmations = 5;
+  /// Reproductions already measured (hits, replays): the replays are not run again.
+  std::optional<std::pair<uint32_t, uint32_t>> knownReproduction;
+  /// Told what the explainer is doing ("shrinking", "running 57 experiments").
+  std::function<void(const std::string&)> onProgress;
+};
+
+/// Explains `failing`, whose run ended in `failure` (a failure, not a pass: std::invalid_argument
+/// otherwise). Experiments run on `trials` (its deadline calibration is shared), at most `jobs`
+/// at once; Quick trials, or Confirmed ones when the failure is `slow`.
+Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& failing,
+                           const RunOutcome& failure, const ExplainOptions& options = {});
+
+/// The report, as Markdown (also what `gpufuzz explain` prints).
+std::string explanationMarkdown(const Explanation& e);
+/// The `explanation` object of a `--report` (JSON text).
+std::string explanationJson(const Explanation& e);
+
+/// Where the explanation of `sequenceFile` goes: beside it when it is a finding's minimal.seq
+/// (a finding.json next to it), else `<outDir>/<finding id>/explanation.md`.
+std::filesystem::path explanationPath(const std::filesystem::path& sequenceFile,
+                                      const std::filesystem::path& outDir, const Explanation& e);
+
+}  // namespace gpufuzz

@@ -1,0 +1,44 @@
+// Finding.cpp: a finding's signature, id and JSON fields.
+#include "harness/search/Finding.h"
+
+#include <cstdio>
+
+namespace gpufuzz {
+
+uint64_t stableHash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string Finding::signature() const {
+  return std::string(outcomeClassName(outcome.cls)) + "\n" + outcome.op + "\n" +
+         normalizedOperations(minimal);
+}
+
+std::string Finding::id() const {
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "%06llx",
+                static_cast<unsigned long long>(stableHash(signature()) & 0xffffff));
+  return std::string(outcomeClassName(outcome.cls)) + "-" + outcome.op + "-" + hash;
+}
+
+void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file) {
+  j.key("class").value(outcomeClassName(f.outcome.cls));
+  j.key("at");
+  writeAt(j, f.outcome.at);
+  j.key("op").value(f.outcome.op);
+  j.key("detail").value(f.outcome.detail);
+  j.key("sequence").value(normalizedOperations(f.minimal));
+  j.key("file").value(file);
+  j.key("executions_to_find").value(f.executionsToFind);
+  j.key("executions_to_shrink").value(f.executionsToShrink);
+  j.key("reproduced").value(f.reproduced);
+  j.key("confirmations").value(f.confirmations);
+  j.key("hits").value(f.hits);
+}
+
+}  // namespace gpufuzz

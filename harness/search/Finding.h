@@ -1,0 +1,45 @@
+// Finding.h: a failure found, shrunk and confirmed: what the search hands to whoever keeps it
+// (the campaign's findings folder, a report). Its signature (class, kind of operation, the
+// minimal sequence's normalized text) says which findings are the same bug; its id names its
+// folder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/base/Json.h"
+#include "harness/base/RunOutcome.h"
+#include "model/Sequence.h"
+
+namespace gpufuzz {
+
+struct Finding {
+  RunOutcome outcome;    // the minimal sequence's failure
+  Sequence minimal;      // with backend, policy, faults, seed and expect directives
+  std::string original;  // the sequence as generated, as text
+  uint64_t seed = 0;     // the sequence seed that first found it
+  uint64_t executionsToFind = 0;
+  uint64_t executionsToShrink = 0;
+  uint32_t reproduced = 0;
+  uint32_t confirmations = 0;
+  uint64_t hits = 1;
+  std::string foundAt;  // UTC (utcTimeText); set when first recorded
+  std::string stacks;
+  std::string outputTail;
+  std::vector<std::string> shrinkSteps;
+
+  /// class, op and normalized operations: what makes two findings the same bug.
+  std::string signature() const;
+  /// "hang-create-1a2b3c": the folder's name.
+  std::string id() const;
+};
+
+/// The fields a finding has in finding.json and in a report's `findings` (inside an object).
+void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file);
+
+/// FNV-1a, 64 bits: a stable short hash for folder names.
+uint64_t stableHash(std::string_view text);
+
+}  // namespace gpufuzz

@@ -1,0 +1,48 @@
+// Minimize.cpp: shrink, annotate, confirm.
+#include "harness/search/Minimize.h"
+
+namespace gpufuzz {
+
+Expectation expectationOf(const RunOutcome& outcome) {
+  Expectation e;
+  e.cls = outcome.cls;
+  if (outcome.cls != OutcomeClass::Leak && outcome.cls != OutcomeClass::Pass) e.at = outcome.at;
+  return e;
+}
+
+Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
+                        const std::function<void(const std::string&)>& onStep,
+                        const std::function<bool(const Finding&)>& alreadyKnown) {
+  ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
+  Finding f;
+  f.outcome = shrunk.outcome;
+  f.minimal = shrunk.minimal;
+  Directives& d = f.minimal.directives;
+  d = Directives{};
+  d.backend = trials.setup().backend;
+  d.policy = std::string(policyName(trials.setup().policy));
+  d.faults = trials.setup().faults;
+  d.expect = expectationOf(f.outcome);
+  d.seed = request.seed;
+  if (!request.found.empty()) d.found = request.found;
+  f.original = printSequence(request.failing);
+  f.seed = request.seed.value_or(0);
+  f.executionsToShrink = shrunk.executions;
+  f.shrinkSteps = shrunk.steps;
+  f.stacks = request.first.evidence.stacks;
+  f.outputTail = request.first.evidence.outputTail;
+  if (alreadyKnown && alreadyKnown(f)) return f;
+  f.confirmations = request.confirmations;
+  const auto r = shrinker.reproductions(f.minimal, FailureKey{f.outcome.cls, f.outcome.op},
+                                        request.confirmations);
+  f.reproduced = r.hits;
+  f.executionsToShrink += r.executions;
+  if (r.evidence) {
+    // The minimal sequence's own evidence is the clearer one.
+    if (!r.evidence->stacks.empty()) f.stacks = r.evidence->stacks;
+    f.outputTail = r.evidence->outputTail;
+  }
+  return f;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,32 @@
+// Minimize.h: from a failing sequence to a finding: shrink it, renumber its names, give it the
+// directives that make `gpufuzz replay FILE` reproduce it with no options, and measure how often
+// it reproduces.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "harness/search/Finding.h"
+#include "harness/search/Shrinker.h"
+
+namespace gpufuzz {
+
+struct MinimizeRequest {
+  Sequence failing;
+  TrialResult first;             // the run that failed
+  std::optional<uint64_t> seed;  // the sequence seed, for the `seed` directive, when known
+  std::string found;             // the `found` directive: how it was found
+  uint32_t confirmations = 5;
+};
+
+/// Shrinks and annotates. Confirmations are skipped when `alreadyKnown` says the minimal
+/// sequence's signature was found before (its hit counter is all that changes then).
+Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
+                        const std::function<void(const std::string&)>& onStep = {},
+                        const std::function<bool(const Finding&)>& alreadyKnown = {});
+
+/// The `# expect:` a finding's file carries: its class, and its place unless it is a leak.
+Expectation expectationOf(const RunOutcome& outcome);
+
+}  // namespace gpufuzz

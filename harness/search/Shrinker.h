@@ -1,0 +1,61 @@
+// Shrinker.h: shrinks a failing sequence to a 1-minimal one: no single removal (of an operation
+// and whatever then becomes invalid) and no single argument simplification still reproduces the
+// same failure class at the same kind of operation. A candidate that fails differently is another
+// bug and is never accepted. Candidates of a step are tried concurrently (up to `jobs`), and the
+// first in candidate order that reproduces is taken, so the result does not depend on timing.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/search/Trial.h"
+#include "model/Sequence.h"
+
+namespace gpufuzz {
+
+/// What a shrink must keep: the class and the kind of operation it happens at.
+struct FailureKey {
+  OutcomeClass cls = OutcomeClass::Pass;
+  std::string op;
+  bool matches(const RunOutcome& o) const { return o.cls == cls && o.op == op; }
+  bool operator==(const FailureKey&) const = default;
+};
+
+struct ShrinkResult {
+  Sequence minimal;    // names renumbered
+  RunOutcome outcome;  // the minimal sequence's failure
+  uint64_t executions = 0;
+  std::vector<std::string> steps;  // the edits taken, in order
+};
+
+class Shrinker {
+ public:
+  Shrinker(TrialRunner& trials, unsigned jobs) : trials_(trials), jobs_(jobs == 0 ? 1 : jobs) {}
+
+  /// `onStep` is told each accepted edit (for status displays).
+  ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure,
+                      const std::function<void(const std::string&)>& onStep = {});
+
+  struct Reproductions {
+    uint32_t hits = 0;
+    uint64_t executions = 0;
+    /// A reproducing run's evidence (with the stacks of a stuck child), if any reproduced.
+    std::optional<Supervised> evidence;
+  };
+  /// Runs `seq` `times` times, confirming deadline misses, and counts how often it fails as `key`.
+  Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times);
+
+ private:
+  TrialRunner& trials_;
+  unsigned jobs_;
+};
+
+/// Runs `count` tasks with at most `jobs` at once; task i's result lands in slot i.
+template <typename T>
+std::vector<T> runConcurrently(std::size_t count, unsigned jobs,
+                               const std::function<T(std::size_t)>& task);
+
+}  // namespace gpufuzz
+
+#include "harness/search/Shrinker.hpp"

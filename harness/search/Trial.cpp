@@ -1,0 +1,165 @@
+// Trial.cpp: supervised runs with confirmation of deadline misses.
+#include "harness/search/Trial.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace gpufuzz {
+
+namespace {
+
+void writeFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string millisText(std::chrono::microseconds us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(us.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+std::filesystem::path executableDir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : exe.parent_path();
+}
+
+DeviceSpread::DeviceSpread(std::vector<std::string> devices)
+    : devices_(std::move(devices)), running_(devices_.size(), 0) {}
+
+std::vector<std::string> DeviceSpread::visibleDevices(int count, const char* cudaVisibleDevices) {
+  std::vector<std::string> devices;
+  if (cudaVisibleDevices && *cudaVisibleDevices) {
+    std::string_view list(cudaVisibleDevices);
+    while (!list.empty() && devices.size() < static_cast<std::size_t>(std::max(count, 0))) {
+      const auto comma = list.find(',');
+      devices.emplace_back(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    return devices;
+  }
+  for (int i = 0; i < count; ++i)
+    devices.push_back(std::to_string(i));
+  return devices;
+}
+
+std::size_t DeviceSpread::acquire() {
+  std::lock_guard lock(mutex_);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < running_.size(); ++i) {
+    if (running_[i] < running_[best]) best = i;
+  }
+  ++running_[best];
+  return best;
+}
+
+void DeviceSpread::release(std::size_t index) {
+  std::lock_guard lock(mutex_);
+  --running_[index];
+}
+
+TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
+    : setup_(std::move(setup)), deadlines_(deadlines) {}
+
+Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline,
+                                DeadlineCalibrator::ByKind kindDeadlines, bool stacks) {
+  ChildCommand command;
+  command.executable = setup_.runner;
+  command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
+                  "--faults",  setup_.faults,  "--quiet"};
+  for (std::string& arg : backendOptionArgs(setup_.backendOptions)) {
+    command.args.push_back(std::move(arg));
+  }
+  command.args.push_back(file.string());
+  SupervisionLimits limits;
+  limits.progressDeadline = deadline;
+  limits.opDeadlines = std::move(kindDeadlines);
+  limits.startDeadline = deadlines_.startDeadline();
+  limits.captureStacks = stacks && setup_.captureStacks;
+  limits.environment = setup_.environment;
+  limits.forkServer = setup_.forkServer;
+  if (setup_.stopRequested && setup_.stopRequested()) {
+    Supervised stopped;
+    stopped.harnessError = "stopped before it started";
+    return stopped;
+  }
+  struct Slot {
+    ChildSlots* slots;
+    explicit Slot(ChildSlots* s) : slots(s) {
+      if (slots) slots->acquire();
+    }
+    ~Slot() {
+      if (slots) slots->release();
+    }
+  } slot(setup_.slots.get());
+  struct Device {
+    DeviceSpread* spread;
+    std::size_t index = 0;
+    explicit Device(DeviceSpread* s) : spread(s) {
+      if (spread) index = spread->acquire();
+    }
+    ~Device() {
+      if (spread) spread->release(index);
+    }
+  } device(setup_.devices && setup_.devices->size() > 1 ? setup_.devices.get() : nullptr);
+  if (device.spread) {
+    limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", device.spread->device(device.index));
+  }
+  ++executions_;
+  return supervise(command, limits);
+}
+
+TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
+  // Unique across every runner of the process: runners share a work directory.
+  static std::atomic<uint64_t> counter{0};
+  const auto file = setup_.workDir / ("trial-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(counter++) + ".seq");
+  Sequence bare;
+  bare.ops = seq.ops;
+  writeFile(file, printSequence(bare));
+
+  TrialResult result;
+  const Millis deadline = deadlines_.deadline();
+  const DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
+  result.evidence = runOnce(file, deadline, kinds, false);
+  result.executions = 1;
+  if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
+    result.outcome = result.evidence.outcome;
+  } else {
+    const Supervised first = std::move(result.evidence);
+    const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
+    const Millis longerDefault = deadlines_.confirmationDeadline();
+    result.evidence = runOnce(file, longerDefault, longer, mode == TrialMode::Evidence);
+    result.executions = 2;
+    result.outcome = result.evidence.outcome;
+    if (!result.evidence.stuck && !result.evidence.harnessError) {
+      // Finished under the long deadline: slow if the operation the first run was stuck in
+      // again took longer than the deadline, otherwise the first miss was noise.
+      for (const OpTiming& t : result.evidence.timings) {
+        const Millis applied = deadlineOf(kinds, t.op, deadline);
+        if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= applied) continue;
+        result.outcome =
+            RunOutcome{OutcomeClass::Slow, t.at, t.op,
+                       "took " + millisText(t.elapsed) + ", deadline " +
+                           std::to_string(applied.count()) + " ms; finished under " +
+                           std::to_string(deadlineOf(longer, t.op, longerDefault).count()) + " ms"};
+      }
+    }
+  }
+  result.harnessError = result.evidence.harnessError;
+  if (result.outcome.cls == OutcomeClass::Pass && !result.harnessError) {
+    for (const OpTiming& t : result.evidence.timings)
+      deadlines_.observe(t.op, t.elapsed);
+  }
+  std::error_code ignored;
+  std::filesystem::remove(file, ignored);
+  return result;
+}
+
+}  // namespace gpufuzz

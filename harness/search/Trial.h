@@ -1,0 +1,123 @@
+// Trial.h: one sequence tried in a child process under the calibrated deadline, with a first
+// deadline miss confirmed by a re-run under a much longer one (as AFL++ does): still stuck is a
+// hang or a spin, finished late is slow, finished in time was noise and the re-run's outcome
+// stands. Thread-safe: a campaign's workers share one TrialRunner.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <semaphore>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/base/RunConfig.h"
+#include "harness/base/RunOutcome.h"
+#include "harness/supervise/Deadline.h"
+#include "harness/supervise/Supervisor.h"
+#include "model/Sequence.h"
+#include "renderer/TeardownPolicy.h"
+
+namespace gpufuzz {
+
+/// The children a session may run at once (--jobs), shared by all its trial runners.
+class ChildSlots {
+ public:
+  explicit ChildSlots(unsigned count) : semaphore_(static_cast<std::ptrdiff_t>(count)) {}
+  void acquire() { semaphore_.acquire(); }
+  void release() { semaphore_.release(); }
+
+ private:
+  std::counting_semaphore<1 << 20> semaphore_;
+};
+
+/// The GPUs a session's children are spread over: each child gets CUDA_VISIBLE_DEVICES set to
+/// the device with the fewest children running on it now (ties: the lowest index).
+class DeviceSpread {
+ public:
+  /// `devices`: CUDA_VISIBLE_DEVICES values, one per device (ordinals or UUIDs).
+  explicit DeviceSpread(std::vector<std::string> devices);
+  /// The devices of this machine as the harness sees them: the entries of its own
+  /// CUDA_VISIBLE_DEVICES when set, else 0..count-1.
+  static std::vector<std::string> visibleDevices(int count, const char* cudaVisibleDevices);
+
+  /// Takes the least busy device; give its index back with release().
+  std::size_t acquire();
+  void release(std::size_t index);
+  const std::string& device(std::size_t index) const { return devices_[index]; }
+  std::size_t size() const { return devices_.size(); }
+
+ private:
+  std::vector<std::string> devices_;
+  std::mutex mutex_;
+  std::vector<unsigned> running_;
+};
+
+struct TrialSetup {
+  std::string runner;             // the gpufuzz-runner executable
+  std::string backend;            // a backend of the registry (resolved, not auto)
+  BackendOptions backendOptions;  // --device, --validation: passed on to the runner
+  TeardownPolicy policy = TeardownPolicy::Shipped;
+  std::string faults;             // a built-in plan name or a path
+  std::filesystem::path workDir;  // where sequence files for children are written
+  /// Whether Evidence trials capture stacks (gdb); --no-stacks turns it off.
+  bool captureStacks = true;
+  /// Children are forks of a runner started once (ForkServer.h); --no-fork-server starts a
+  /// fresh runner for every run.
+  bool forkServer = true;
+  std::vector<std::pair<std::string, std::string>> environment;
+  /// Bounds the children running at once; none means unbounded.
+  std::shared_ptr<ChildSlots> slots;
+  /// Several GPUs: children are spread over them; none (or one device): no override.
+  std::shared_ptr<DeviceSpread> devices;
+  /// Once this says stop, no new child starts (the run reports a harness error instead).
+  std::function<bool()> stopRequested;
+};
+
+struct TrialResult {
+  RunOutcome outcome;
+  /// The run the outcome was classified from (the confirmation when there was one).
+  Supervised evidence;
+  /// How many children this trial started (1, or 2 with a confirmation).
+  uint32_t executions = 0;
+  /// Set when the harness, not the system under test, failed.
+  std::optional<std::string> harnessError;
+};
+
+/// How thoroughly a trial classifies a deadline miss.
+enum class TrialMode : uint8_t {
+  /// A stuck run is a hang or a spin at once (fuzzing and shrinking: cheap).
+  Quick,
+  /// A stuck run is re-run under the confirmation deadline: hang/spin, slow, or noise.
+  Confirmed,
+  /// Confirmed, and the stacks of a child still stuck are captured (what findings keep).
+  Evidence,
+};
+
+class TrialRunner {
+ public:
+  TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines);
+
+  TrialResult run(const Sequence& seq, TrialMode mode);
+
+  const TrialSetup& setup() const { return setup_; }
+  DeadlineCalibrator& deadlines() { return deadlines_; }
+  uint64_t executions() const { return executions_.load(); }
+
+ private:
+  Supervised runOnce(const std::filesystem::path& file, Millis deadline,
+                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
+
+  TrialSetup setup_;
+  DeadlineCalibrator& deadlines_;
+  std::atomic<uint64_t> executions_{0};
+};
+
+/// The directory of the running executable (where gpufuzz-runner and plans/ live).
+std::filesystem::path executableDir();
+
+}  // namespace gpufuzz

@@ -1,0 +1,117 @@
+// ChildProcess.h: one child process in its own process group, its output captured, its progress
+// events read as they come, and its end observed without leaving a zombie, a grandchild or a
+// file descriptor behind.
+//
+// Contract:
+// - The child runs `executable` (a path; PATH is not searched), or is forked from a fork server
+//   running it (Options::forkServer, ForkServer.h), in a new process group whose id
+//   is its pid, with stdin from /dev/null, stdout and stderr into one capture pipe, optionally
+//   the write end of an events pipe as fd kEventsFd, and no other descriptor of this process.
+//   Signal mask and ignored signals are reset to the defaults. It is killed (SIGKILL) if the
+//   thread that started it exits, so a harness that dies takes its children along.
+// - run() returns once the child has exited and been reaped. Whatever way it ends, the whole
+//   process group is killed before the leader is reaped, so no grandchild outlives it.
+// - A ChildProcess destroyed without run() completing kills its group and reaps the child.
+// - Thread safety: a ChildProcess belongs to the thread that uses it; any number of them may
+//   live on different threads at once (each owns its event loop). killAllChildren() may be
+//   called from anywhere, signal handlers included.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "harness/protocol/SupervisedChild.h"
+#include "harness/supervise/ChildCommand.h"
+
+namespace gpufuzz {
+
+/// Decisions taken while the child runs. Called on the thread inside ChildProcess::run().
+class ChildObserver {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// One complete line from the events pipe, without its newline.
+  virtual void onEventLine(std::string_view line) = 0;
+  /// When onDeadline() is next due; Clock::time_point::max() for never. Asked again after every
+  /// batch of event lines and after every onDeadline().
+  virtual Clock::time_point deadline() const = 0;
+  /// The deadline has come. Every event line the child wrote before it has been delivered, and
+  /// the child had not exited. Return true to kill the child's process group.
+  virtual bool onDeadline(Clock::time_point now) = 0;
+
+ protected:
+  ~ChildObserver() = default;
+};
+
+/// How the child ended.
+struct ChildExit {
+  int status = 0;  // as waitpid(2) reports it: use WIFEXITED / WIFSIGNALED
+  bool killedOnDeadline = false;
+  bool interrupted = false;  // killAllChildren() ran while this child was alive
+  bool unkillable = false;   // it outlived SIGKILL (uninterruptible sleep); reaped in background
+  bool serverLost = false;   // its fork server died: `status` is SIGKILL, not what happened
+  std::string outputTail;    // the last outputLimit bytes of stdout and stderr
+  std::chrono::microseconds wall{};
+};
+
+class ChildProcess {
+ public:
+  static constexpr int kEventsFd = kChildEventsFd;
+
+  struct Options {
+    bool eventsPipe = false;
+    /// Without an events pipe: a descriptor of this process that the child gets as fd 3.
+    int fd3 = -1;
+    std::size_t outputLimit = 64 * 1024;
+    EnvironmentOverrides environment;  // set or replaced in a copy of this process's environment
+    /// Fork the child from a fork server for `executable` (ForkServer.h) instead of starting
+    /// it afresh: the executable must accept --fork-server; `args` are passed on as they are.
+    bool forkServer = false;
+  };
+
+  /// Starts the child. Throws ChildStartError when it cannot run.
+  ChildProcess(const ChildCommand& command, const Options& options);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const;
+  /// Reads events and output until the child has exited and been reaped; at most once.
+  ChildExit run(ChildObserver& observer);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Kills (SIGKILL) the process group of every live child of every ChildProcess in this process.
+/// Async-signal-safe: meant for SIGINT/SIGTERM handlers. The runs that it ends report
+/// ChildExit::interrupted.
+void killAllChildren() noexcept;
+
+/// CPU time (user + system, all threads) the process has used so far; nullopt if it is gone.
+std::optional<std::chrono::nanoseconds> processCpuTime(pid_t pid);
+
+/// The first executable called `name` in PATH.
+std::optional<std::string> findOnPath(std::string_view name);
+
+struct CapturedRun {
+  int status = 0;  // as waitpid(2) reports it
+  bool timedOut = false;
+  std::string output;
+};
+
+/// Runs a command to completion, its output captured; killed (with its group) after `timeout`.
+/// Throws ChildStartError when it cannot start.
+CapturedRun runCaptured(const ChildCommand& command, std::chrono::milliseconds timeout,
+                        std::size_t outputLimit);
+
+}  // namespace gpufuzz

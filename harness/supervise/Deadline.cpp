@@ -1,0 +1,135 @@
+// Deadline.cpp: deadline calibration.
+#include "harness/supervise/Deadline.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "harness/supervise/Supervisor.h"
+#include "renderer/InputError.h"
+
+namespace gpufuzz {
+
+DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
+  DeadlineSettings s;
+  if (backend == "cuda") {
+    // Context create ~110-145 ms, destroy ~55-75 ms, with queued work up to ~640 ms; cuInit in a
+    // fresh process 100-240 ms (measured on the H200).
+    s.floor = Millis{3'000};
+    s.ceiling = Millis{30'000};
+    s.start = Millis{20'000};
+    s.confirmFactor = 4;
+    s.confirmFloor = Millis{20'000};
+  }
+  return s;
+}
+
+std::optional<Millis> parseDeadlineOption(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  if (text.empty() || text.size() > 9 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    throw InputError("--deadline: '" + text + "' is neither 'auto' nor a number of milliseconds");
+  }
+  const long ms = std::stol(text);
+  if (ms < 1) throw InputError("--deadline: must be at least 1 ms");
+  return Millis{ms};
+}
+
+void DeadlineCalibrator::Ring::add(std::chrono::microseconds elapsed, std::size_t capacity) {
+  if (samples.size() < capacity) {
+    samples.push_back(elapsed);
+  } else {
+    samples[next] = elapsed;
+    next = (next + 1) % capacity;
+  }
+}
+
+std::chrono::microseconds DeadlineCalibrator::Ring::percentile99() const {
+  if (samples.empty()) return std::chrono::microseconds{0};
+  std::vector<std::chrono::microseconds> sorted = samples;
+  const std::size_t rank = (sorted.size() * 99) / 100;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank),
+                   sorted.end());
+  return sorted[rank];
+}
+
+void DeadlineCalibrator::observe(std::string_view op, std::chrono::microseconds elapsed) {
+  std::lock_guard lock(mutex_);
+  recent_.add(elapsed, kWindow);
+  auto it = byKind_.find(op);
+  if (it == byKind_.end()) it = byKind_.emplace(std::string(op), Ring{}).first;
+  it->second.add(elapsed, kKindWindow);
+}
+
+Millis DeadlineCalibrator::scaled(std::chrono::microseconds p99) const {
+  const auto deadline = std::chrono::duration_cast<Millis>(p99 * settings_.factor);
+  return std::clamp(deadline, settings_.floor, settings_.ceiling);
+}
+
+Millis DeadlineCalibrator::confirmationOf(Millis deadline) const {
+  return std::clamp(deadline * settings_.confirmFactor, settings_.confirmFloor,
+                    std::max(settings_.confirmFloor, settings_.ceiling * 2));
+}
+
+Millis DeadlineCalibrator::deadline() const {
+  if (settings_.fixed) return *settings_.fixed;
+  std::lock_guard lock(mutex_);
+  return scaled(recent_.percentile99());
+}
+
+Millis DeadlineCalibrator::confirmationDeadline() const {
+  return confirmationOf(deadline());
+}
+
+Millis DeadlineCalibrator::deadlineFor(std::string_view op) const {
+  return deadlineOf(kindDeadlines(), op, deadline());
+}
+
+DeadlineCalibrator::ByKind DeadlineCalibrator::kindDeadlines() const {
+  ByKind out;
+  if (settings_.fixed) return out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [op, ring] : byKind_) {
+    if (ring.samples.size() >= kKindMinimum) out.emplace(op, scaled(ring.percentile99()));
+  }
+  return out;
+}
+
+DeadlineCalibrator::ByKind DeadlineCalibrator::kindConfirmationDeadlines() const {
+  ByKind out = kindDeadlines();
+  for (auto& [op, deadline] : out)
+    deadline = confirmationOf(deadline);
+  return out;
+}
+
+std::string DeadlineCalibrator::describe() const {
+  char text[224];
+  if (settings_.fixed) {
+    std::snprintf(text, sizeof text, "%lld ms (fixed)",
+                  static_cast<long long>(settings_.fixed->count()));
+    return text;
+  }
+  std::chrono::microseconds p99;
+  {
+    std::lock_guard lock(mutex_);
+    p99 = recent_.percentile99();
+  }
+  const ByKind kinds = kindDeadlines();
+  const Millis overall = deadline();
+  const bool allOverall = std::all_of(kinds.begin(), kinds.end(),
+                                      [&](const auto& kind) { return kind.second == overall; });
+  std::string range;
+  if (!allOverall) {
+    const auto [low, high] =
+        std::minmax_element(kinds.begin(), kinds.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    range = ", by kind " + std::to_string(low->second.count()) + ".." +
+            std::to_string(high->second.count()) + " ms";
+  }
+  std::snprintf(text, sizeof text, "%lld ms (auto: %u x p99 %.2f ms, floor %lld ms%s)",
+                static_cast<long long>(overall.count()), settings_.factor,
+                static_cast<double>(p99.count()) / 1000.0,
+                static_cast<long long>(settings_.floor.count()), range.c_str());
+  return text;
+}
+
+}  // namespace gpufuzz

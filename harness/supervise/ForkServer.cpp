@@ -1,0 +1,253 @@
+// ForkServer.cpp: the pool of fork servers, from the harness's side.
+#include "harness/supervise/ForkServer.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <poll.h>
+
+#include "harness/supervise/ChildProcess.h"
+
+namespace gpufuzz {
+
+namespace {
+
+// A server that does not answer a request within this long is discarded.
+constexpr int kReplyTimeoutMs = 10'000;
+
+struct Server {
+  std::unique_ptr<ChildProcess> process;
+  int socket = -1;
+  Server() = default;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server() {
+    if (socket >= 0) ::close(socket);
+    // ChildProcess's destructor kills the server's group and reaps it.
+  }
+};
+
+/// Idle servers by executable, and the one thread that starts servers: a child's parent-death
+/// signal fires when the thread that forked it ends, so servers are forked by a thread that
+/// lives as long as the process.
+class Pool {
+ public:
+  static Pool& instance() {
+    static Pool* pool = new Pool;  // never destroyed: servers die with the process
+    return *pool;
+  }
+
+  std::unique_ptr<Server> acquire(const std::string& executable) {
+    {
+      std::lock_guard lock(mutex_);
+      auto& idle = idle_[executable];
+      while (!idle.empty()) {
+        std::unique_ptr<Server> server = std::move(idle.back());
+        idle.pop_back();
+        // An idle server says nothing: a readable socket is a server that ended.
+        if (!readableWithin(server->socket, 0)) return server;
+      }
+    }
+    std::packaged_task<std::unique_ptr<Server>()> task([executable] { return launch(executable); });
+    auto result = task.get_future();
+    {
+      std::lock_guard lock(queueMutex_);
+      queue_.push_back(std::move(task));
+    }
+    queueReady_.notify_one();
+    return result.get();  // rethrows ChildStartError
+  }
+
+  void giveBack(const std::string& executable, std::unique_ptr<Server> server) {
+    std::lock_guard lock(mutex_);
+    idle_[executable].push_back(std::move(server));
+  }
+
+  void stopIdle() {
+    std::map<std::string, std::vector<std::unique_ptr<Server>>> stopping;
+    {
+      std::lock_guard lock(mutex_);
+      stopping.swap(idle_);
+    }
+  }
+
+ private:
+  Pool() : spawner_([this] { spawnLoop(); }) { spawner_.detach(); }
+
+  void spawnLoop() {
+    for (;;) {
+      std::unique_lock lock(queueMutex_);
+      queueReady_.wait(lock, [this] { return !queue_.empty(); });
+      auto task = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      task();
+    }
+  }
+
+  static std::unique_ptr<Server> launch(const std::string& executable) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+      throw ChildStartError(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    }
+    auto server = std::make_unique<Server>();
+    server->socket = fds[0];
+    ChildProcess::Options options;
+    options.fd3 = fds[1];
+    options.outputLimit = 0;
+    try {
+      server->process =
+          std::make_unique<ChildProcess>(ChildCommand{executable, {kForkServerFlag}}, options);
+    } catch (...) {
+      ::close(fds[1]);
+      throw;
+    }
+    ::close(fds[1]);
+    return server;
+  }
+
+  std::mutex mutex_;
+  std::map<std::string, std::vector<std::unique_ptr<Server>>> idle_;
+  std::mutex queueMutex_;
+  std::condition_variable queueReady_;
+  std::deque<std::packaged_task<std::unique_ptr<Server>()>> queue_;
+  std::thread spawner_;
+};
+
+std::string requestText(const ChildCommand& command, const EnvironmentOverrides& environment) {
+  std::string text = "run";
+  text.push_back('\0');
+  text += std::to_string(environment.size());
+  text.push_back('\0');
+  for (const auto& [name, value] : environment) {
+    text += name + "=" + value;
+    text.push_back('\0');
+  }
+  for (const std::string& arg : command.args) {
+    text += arg;
+    text.push_back('\0');
+  }
+  return text;
+}
+
+bool sendRequest(int socket, const std::string& text, int outputFd, int eventsFd) {
+  iovec io{const_cast<char*>(text.data()), text.size()};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kForkServerMaxFds)> control{};
+  const int count = eventsFd >= 0 ? 2 : 1;
+  const int fds[kForkServerMaxFds] = {outputFd, eventsFd};
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * static_cast<std::size_t>(count));
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * static_cast<std::size_t>(count));
+  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * static_cast<std::size_t>(count));
+  for (;;) {
+    if (::sendmsg(socket, &msg, MSG_NOSIGNAL) >= 0) return true;
+    if (errno != EINTR) return false;
+  }
+}
+
+}  // namespace
+
+struct ForkedChild::Lease {
+  std::string executable;
+  std::unique_ptr<Server> server;
+  bool reusable = false;
+};
+
+ForkedChild::ForkedChild(pid_t pid, std::unique_ptr<Lease> lease)
+    : pid_(pid), lease_(std::move(lease)) {}
+
+ForkedChild::~ForkedChild() {
+  if (lease_->reusable) Pool::instance().giveBack(lease_->executable, std::move(lease_->server));
+}
+
+int ForkedChild::exitNoticeFd() const {
+  return lease_->server->socket;
+}
+
+bool ForkedChild::exitNoticed() const {
+  return status_.has_value() || readableWithin(lease_->server->socket, 0);
+}
+
+std::optional<int> ForkedChild::exitStatus() {
+  if (status_) return *status_;
+  const std::string notice = receiveMessage(lease_->server->socket);
+  std::optional<int> status;
+  if (notice.starts_with("exit ")) status = std::atoi(notice.c_str() + 5);
+  status_ = status;
+  return status;
+}
+
+void ForkedChild::release() {
+  if (!status_ || !*status_) return;  // the server is gone or out of step: not reused
+  lease_->reusable = sendMessage(lease_->server->socket, "reap");
+}
+
+void ForkedChild::abandon() {
+  lease_->reusable = false;
+}
+
+std::unique_ptr<ForkedChild> ForkServers::start(const ChildCommand& command,
+                                                const EnvironmentOverrides& environment,
+                                                int outputFd, int eventsFd) {
+  const std::string request = requestText(command, environment);
+  if (request.size() > kForkServerMaxMessage) {
+    throw ChildStartError("a fork server request is limited to " +
+                          std::to_string(kForkServerMaxMessage) +
+                          " bytes of arguments and environment");
+  }
+  // A server may have died while idle (killed with the other children): try a fresh one once.
+  std::string failure;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto lease = std::make_unique<ForkedChild::Lease>();
+    lease->executable = command.executable;
+    lease->server = Pool::instance().acquire(command.executable);
+    const int socket = lease->server->socket;
+    if (!sendRequest(socket, request, outputFd, eventsFd)) {
+      failure = std::string("cannot send to the fork server: ") + std::strerror(errno);
+      continue;
+    }
+    if (!readableWithin(socket, kReplyTimeoutMs)) {
+      failure = "the fork server did not answer";
+      continue;
+    }
+    const std::string reply = receiveMessage(socket);
+    if (reply.starts_with("pid ")) {
+      const pid_t pid = static_cast<pid_t>(std::atol(reply.c_str() + 4));
+      if (pid > 0) return std::make_unique<ForkedChild>(pid, std::move(lease));
+    }
+    if (reply.starts_with("error ")) {
+      Pool::instance().giveBack(command.executable, std::move(lease->server));
+      throw ChildStartError(command.executable + ": " + reply.substr(6));
+    }
+    failure = reply.empty() ? "the fork server ended" : "the fork server said '" + reply + "'";
+  }
+  throw ChildStartError(command.executable + " " + kForkServerFlag + ": " + failure);
+}
+
+void ForkServers::stopIdle() {
+  Pool::instance().stopIdle();
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,264 @@
+// Supervisor.cpp: deadlines over the progress events, hang/spin/crash classification, and the
+// consistency of what the child reported with how it exited.
+#include "harness/supervise/Supervisor.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <exception>
+#include <string_view>
+#include <utility>
+
+#include "harness/protocol/Events.h"
+
+namespace gpufuzz {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// A stuck child that used more than this share of one core was spinning, not waiting.
+constexpr double kSpinCpuShare = 0.10;
+constexpr auto kStackCaptureTimeout = 10s;
+constexpr std::size_t kStackLimit = 256 * 1024;
+constexpr std::size_t kMaxQuotedLine = 300;
+
+std::string captureStacks(pid_t pid) {
+  static const std::optional<std::string> gdb = findOnPath("gdb");
+  if (!gdb) return {};
+  const ChildCommand command{*gdb,
+                             {"-batch", "-nx", "-iex", "set debuginfod enabled off", "-p",
+                              std::to_string(pid), "-ex", "thread apply all bt"}};
+  try {
+    CapturedRun run = runCaptured(command, kStackCaptureTimeout, kStackLimit);
+    if (run.timedOut) run.output += "\n(gdb timed out)\n";
+    return run.output;
+  } catch (const ChildStartError& e) {
+    return std::string("(cannot run gdb: ") + e.what() + ")\n";
+  }
+}
+
+std::string signalName(int sig) {
+  if (const char* abbrev = ::sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig);
+}
+
+/// The last non-empty line of the child's output: usually the message that explains its exit.
+std::string lastLine(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.remove_suffix(1);
+  }
+  const auto newline = text.rfind('\n');
+  if (newline != std::string_view::npos) text.remove_prefix(newline + 1);
+  if (text.size() > kMaxQuotedLine) text = text.substr(text.size() - kMaxQuotedLine);
+  return std::string(text);
+}
+
+std::string percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", share * 100);
+  return text;
+}
+
+/// Follows the child's progress events: what runs now, how long operations took, the outcome;
+/// decides when the child is stuck and records how.
+class ProgressWatch final : public ChildObserver {
+ public:
+  ProgressWatch(const SupervisionLimits& limits, pid_t pid)
+      : limits_(limits), pid_(pid), lastProgress_(Clock::now()) {}
+
+  void onEventLine(std::string_view line) override {
+    const auto event = parseEvent(line);
+    if (!event) return;  // noise on the events fd is not progress
+    const auto now = Clock::now();
+    started_ = true;  // the first event of any kind ends the start-up allowance
+    switch (event->kind) {
+      case Event::Kind::Start:
+        break;
+      case Event::Kind::Begin:
+        running_ = Operation{event->at, event->op, now};
+        lastBegun_ = running_;
+        break;
+      case Event::Kind::Done:
+        if (running_ && running_->at == event->at) {
+          timings_.push_back(OpTiming{
+              running_->at, running_->op,
+              std::chrono::duration_cast<std::chrono::microseconds>(now - running_->began)});
+          running_.reset();
+        }
+        break;
+      case Event::Kind::Outcome:
+        outcome_ = event->outcome;
+        break;
+    }
+    lastProgress_ = now;
+    cpuSample_.reset();
+  }
+
+  // The CPU share is measured over the later half of the window, so that work the operation
+  // did before it stopped making progress does not make a hang look like a spin.
+  Clock::time_point deadline() const override {
+    if (stuck_) return Clock::time_point::max();
+    const auto allowance =
+        !started_  ? limits_.startDeadline
+        : running_ ? deadlineOf(limits_.opDeadlines, running_->op, limits_.progressDeadline)
+                   : limits_.progressDeadline;
+    if (!cpuSample_) return lastProgress_ + allowance / 2;
+    return std::max(lastProgress_ + allowance, cpuSample_->taken + allowance / 4);
+  }
+
+  bool onDeadline(Clock::time_point now) override {
+    const auto cpu = processCpuTime(pid_);
+    if (!cpuSample_) {
+      cpuSample_ = CpuSample{now, cpu.value_or(0ns)};
+      return false;
+    }
+    const auto window = std::max<Clock::duration>(now - cpuSample_->taken, 1ns);
+    const auto used = cpu ? *cpu - cpuSample_->used : 0ns;
+    const double share =
+        std::chrono::duration<double>(used) / std::chrono::duration<double>(window);
+    const auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - lastProgress_);
+    stuck_ = Stuck{share, "no progress for " + std::to_string(quiet.count()) + " ms" +
+                              (!running_ && place() ? " after it completed" : "") + ", " +
+                              percent(share) + " CPU"};
+    if (limits_.captureStacks) stacks_ = captureStacks(pid_);
+    return true;
+  }
+
+  /// A failure of `cls` where the child is (or was, when it died): the operation it is in, the
+  /// last one it began when it is between operations, else the start or the exit.
+  RunOutcome at(OutcomeClass cls, std::string detail) const {
+    RunOutcome o;
+    o.cls = cls;
+    o.detail = std::move(detail);
+    if (const Operation* op = place()) {
+      o.at = op->at;
+      o.op = op->op;
+    } else {
+      o.op = outcome_ ? "exit" : "start";
+    }
+    return o;
+  }
+
+  struct Stuck {
+    double cpuShare;
+    std::string detail;
+  };
+  const std::optional<Stuck>& stuck() const { return stuck_; }
+  const std::optional<RunOutcome>& reported() const { return outcome_; }
+  std::vector<OpTiming> takeTimings() { return std::move(timings_); }
+  std::string takeStacks() { return std::move(stacks_); }
+
+ private:
+  struct Operation {
+    At at;
+    std::string op;
+    Clock::time_point began;
+  };
+  struct CpuSample {
+    Clock::time_point taken;
+    std::chrono::nanoseconds used;
+  };
+
+  const Operation* place() const {
+    if (running_) return &*running_;
+    if (outcome_ || !lastBegun_) return nullptr;
+    return &*lastBegun_;
+  }
+
+  const SupervisionLimits& limits_;
+  pid_t pid_;
+  bool started_ = false;
+  Clock::time_point lastProgress_;
+  std::optional<Operation> running_, lastBegun_;
+  std::optional<RunOutcome> outcome_;
+  std::optional<CpuSample> cpuSample_;
+  std::vector<OpTiming> timings_;
+  std::optional<Stuck> stuck_;
+  std::string stacks_;
+};
+
+/// What the exit status and the reported outcome say together, for a child that exited.
+void judgeExit(int code, const ProgressWatch& watch, const std::string& output,
+               Supervised& result) {
+  const auto withOutput = [&](std::string message) {
+    const std::string line = lastLine(output);
+    return line.empty() ? message : message + ": " + line;
+  };
+  const auto& reported = watch.reported();
+  if (reported) result.outcome = *reported;
+  if (code == 2) {
+    result.harnessError = withOutput("the child rejected its input (exit status 2)");
+  } else if (code == 3) {
+    result.harnessError = withOutput("the child failed internally (exit status 3)");
+  } else if (code != 0 && code != 1) {
+    result.harnessError = withOutput("unexpected exit status " + std::to_string(code));
+  } else if (!reported) {
+    result.harnessError = withOutput("the child exited with status " + std::to_string(code) +
+                                     " without reporting an outcome");
+  } else if ((code == 0) != !reported->failed()) {
+    result.harnessError = "the child exited with status " + std::to_string(code) +
+                          " but reported '" + outcomeText(*reported) + "'";
+  }
+}
+
+}  // namespace
+
+std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_view op,
+                                     std::chrono::milliseconds otherwise) {
+  const auto it = deadlines.find(op);
+  return it != deadlines.end() ? it->second : otherwise;
+}
+
+Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
+  Supervised result;
+  ChildCommand withEvents = command;
+  withEvents.args.insert(withEvents.args.end(),
+                         {"--events-fd", std::to_string(ChildProcess::kEventsFd)});
+  ChildProcess::Options options;
+  options.eventsPipe = true;
+  options.outputLimit = limits.outputLimit;
+  options.environment = limits.environment;
+  options.forkServer = limits.forkServer;
+
+  std::optional<ChildProcess> child;
+  try {
+    child.emplace(withEvents, options);
+  } catch (const std::exception& e) {  // ChildStartError, or no descriptors or memory left
+    result.harnessError = std::string("cannot start the child: ") + e.what();
+    return result;
+  }
+  ProgressWatch watch(limits, child->pid());
+  ChildExit exit = child->run(watch);
+
+  result.outputTail = std::move(exit.outputTail);
+  result.wall = exit.wall;
+  result.timings = watch.takeTimings();
+  if (WIFEXITED(exit.status)) result.exitCode = WEXITSTATUS(exit.status);
+  if (WIFSIGNALED(exit.status)) result.termSignal = WTERMSIG(exit.status);
+
+  if (const auto& stuck = watch.stuck()) {
+    result.stuck = true;
+    result.cpuShareWhileStuck = stuck->cpuShare;
+    result.stacks = watch.takeStacks();
+    const auto cls = stuck->cpuShare < kSpinCpuShare ? OutcomeClass::Hang : OutcomeClass::Spin;
+    result.outcome = watch.at(
+        cls, stuck->detail + (exit.unkillable ? " (survived SIGKILL: uninterruptible sleep)" : ""));
+  } else if (exit.interrupted && result.termSignal == SIGKILL) {
+    result.harnessError = "interrupted: the harness killed its children";
+  } else if (exit.serverLost) {
+    result.harnessError = "the fork server died while its child ran";
+  } else if (result.termSignal != 0) {
+    result.outcome =
+        watch.at(OutcomeClass::Crash,
+                 signalName(result.termSignal) + (WCOREDUMP(exit.status) ? " (core dumped)" : ""));
+  } else {
+    judgeExit(result.exitCode, watch, result.outputTail, result);
+  }
+  return result;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,98 @@
+// Supervisor.h: runs one child (normally gpufuzz-runner) under per-operation deadlines and says
+// how it ended, in the outcome classes of the sequence contract (sequences.md).
+//
+// Contract:
+// - The child gets "--events-fd 3" appended to its arguments and reports progress there
+//   (harness/protocol/Events.h). It runs in its own process group; that group is killed before
+//   supervise() returns, whatever happened, and the child is reaped: no zombie, no grandchild
+//   and no file descriptor outlives the call.
+// - An operation (from its `begin`) or the interval between two events that lasts longer than
+//   progressDeadline, or a child that sends no `start` within startDeadline, is stuck: its CPU
+//   share over the later half of that window tells hang (< 10%) from spin; every thread's stack
+//   is captured with gdb when asked for and available; then the group is killed. A stuck result
+//   is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
+//   finished: slow).
+// - A child killed by a signal is a crash at the last operation it began.
+// - Otherwise the outcome is the one the child reported, and it must agree with the exit status
+//   (0: pass, 1: a failure). Anything else is the harness's problem, not the system under test's:
+//   harnessError says what, and `outcome` is then meaningless.
+// - Thread safety: supervise() may run on any number of threads at once; each call owns its
+//   event loop. killAllChildren() (ChildProcess.h) ends every supervised child, from a signal
+//   handler if need be; the calls it interrupts report a harnessError.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/base/RunOutcome.h"
+#include "harness/supervise/ChildProcess.h"
+
+namespace gpufuzz {
+
+/// Deadlines by kind of operation (by name).
+using OpDeadlines = std::map<std::string, std::chrono::milliseconds, std::less<>>;
+
+/// The deadline `deadlines` gives an operation of kind `op`, or `otherwise` for a kind it lacks.
+std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_view op,
+                                     std::chrono::milliseconds otherwise);
+
+struct SupervisionLimits {
+  /// An operation, or the gap between two events, that makes no progress for this long is stuck.
+  std::chrono::milliseconds progressDeadline{1000};
+  /// Deadlines of their own for operations of these kinds (by name); others use
+  /// progressDeadline.
+  OpDeadlines opDeadlines;
+  /// Allowance from process start to the `start` event (loading, driver initialisation).
+  std::chrono::milliseconds startDeadline{10000};
+  /// Keep the last this many bytes of the child's stdout and stderr.
+  std::size_t outputLimit = 64 * 1024;
+  /// Capture every thread's stack of a stuck child (gdb, if on PATH; bounded by a timeout).
+  bool captureStacks = true;
+  /// Extra or replaced environment variables for the child (e.g. CUDA_VISIBLE_DEVICES).
+  EnvironmentOverrides environment;
+  /// Fork the child from a fork server of the command's executable (ForkServer.h): the
+  /// executable must accept --fork-server.
+  bool forkServer = false;
+};
+
+/// How long one completed operation took, from its `begin` to its `done`.
+struct OpTiming {
+  At at;
+  std::string op;
+  std::chrono::microseconds elapsed{};
+};
+
+struct Supervised {
+  /// The child's reported outcome; hang or spin when stuck; crash when killed by a signal.
+  /// When stuck before its first operation or after its last, `at` is absent and `op` says
+  /// "start" or "exit".
+  RunOutcome outcome;
+  bool stuck = false;
+  /// The child's CPU time over wall time in the later half of the stuck window (0..cores).
+  double cpuShareWhileStuck = 0;
+  /// Every thread's stack of the stuck child, as gdb printed it; empty if not captured.
+  std::string stacks;
+  /// The last outputLimit bytes of stdout and stderr.
+  std::string outputTail;
+  int exitCode = -1;   // when it exited
+  int termSignal = 0;  // when a signal ended it
+  /// Completed operations' durations, in order (for deadline calibration).
+  std::vector<OpTiming> timings;
+  std::chrono::microseconds wall{};
+  /// Set when the run says nothing about the system under test: the child could not start,
+  /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its
+  /// outcome with its exit status, or was interrupted by killAllChildren().
+  std::optional<std::string> harnessError;
+};
+
+Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits);
+
+}  // namespace gpufuzz

@@ -1,0 +1,207 @@
+// CampaignStopTest.cpp: a campaign stopped by Ctrl-C (SIGINT), SIGTERM or kill -9 keeps every
+// finding it reported, complete, and leaves no process of its own behind: no runner, no fork
+// server, no forked child. Every process the campaign starts inherits a marker in its
+// environment; after the stop, no live process carries it.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/campaign/FindingStore.h"
+#include "model/Sequence.h"
+#include "tests/harness/TestSupport.h"
+
+extern char** environ;
+
+namespace gpufuzz {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Live (not zombie) processes whose environment holds `marker`.
+std::vector<pid_t> processesMarked(const std::string& marker) {
+  std::vector<pid_t> found;
+  DIR* proc = ::opendir("/proc");
+  while (const dirent* entry = proc ? ::readdir(proc) : nullptr) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    const std::string environ = readFile("/proc/" + std::string(entry->d_name) + "/environ");
+    if (environ.find(marker) == std::string::npos) continue;
+    const std::string stat = readFile("/proc/" + std::string(entry->d_name) + "/stat");
+    const auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;
+    found.push_back(pid);
+  }
+  if (proc) ::closedir(proc);
+  return found;
+}
+
+/// Waits up to `limit` for no live process to carry `marker`; those left.
+std::vector<pid_t> waitUntilNoneMarked(const std::string& marker, std::chrono::seconds limit) {
+  const auto giveUp = Clock::now() + limit;
+  std::vector<pid_t> left = processesMarked(marker);
+  while (!left.empty() && Clock::now() < giveUp) {
+    std::this_thread::sleep_for(20ms);
+    left = processesMarked(marker);
+  }
+  return left;
+}
+
+/// A campaign started in the background, its output in a file.
+struct BackgroundCampaign {
+  pid_t pid = -1;
+  std::string marker;
+  fs::path out, log;
+
+  BackgroundCampaign(const fs::path& dir, const std::string& extra) {
+    marker = "GPUFUZZ_STOP_TEST=" + std::to_string(::getpid()) + "-" + dir.filename().string();
+    out = dir / "findings";
+    log = dir / "campaign.log";
+    const std::string command = "exec " + (testing::binDir() / "gpufuzz").string() +
+                                " fuzz --backend sim --policy context-first --faults max-26.5.0 "
+                                "--deadline 150 --confirmations 2 --no-explain --jobs 2 "
+                                "--time 120s --seed 7 --out " +
+                                out.string() + " " + extra + " > " + log.string() + " 2>&1";
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e)
+      env.emplace_back(*e);
+    env.push_back(marker);
+    std::vector<char*> envp;
+    for (std::string& e : env)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    if (::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), envp.data()) !=
+        0) {
+      pid = -1;
+    }
+  }
+  ~BackgroundCampaign() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+  /// Waits (up to 60 s) for the first finding's folder to be complete.
+  bool waitForFinding() const {
+    const auto giveUp = Clock::now() + 60s;
+    while (Clock::now() < giveUp) {
+      if (fs::exists(out)) {
+        for (const auto& entry : fs::directory_iterator(out)) {
+          if (fs::exists(entry.path() / "finding.json")) return true;
+        }
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  /// Sends `sig`, then waits (up to 30 s) for the exit; the waitpid status, or -1.
+  int stop(int sig) {
+    ::kill(pid, sig);
+    const auto giveUp = Clock::now() + 30s;
+    int status = 0;
+    while (Clock::now() < giveUp) {
+      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      if (done == pid) {
+        pid = -1;
+        return status;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+};
+
+/// Every finding folder is complete: its minimal sequence parses with its expectation, its
+/// finding.json is whole. Returns how many there are.
+std::size_t checkFindings(const fs::path& out) {
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (!entry.is_directory()) continue;
+    EXPECT_FALSE(entry.path().filename().string().starts_with("."))
+        << "a finding folder was left half-written: " << entry.path();
+    ++count;
+    const fs::path minimal = entry.path() / "minimal.seq";
+    EXPECT_TRUE(fs::exists(minimal)) << entry.path();
+    if (!fs::exists(minimal)) continue;
+    const Sequence seq = loadSequence(minimal.string());
+    EXPECT_TRUE(seq.directives.expect.has_value()) << minimal;
+    const std::string json = readFile(entry.path() / "finding.json");
+    EXPECT_FALSE(json.empty()) << entry.path();
+    EXPECT_EQ(json.find_last_not_of(" \n"), json.rfind('}')) << "truncated: " << json;
+  }
+  return count;
+}
+
+void expectStoppedCleanly(int sig) {
+  testing::ScratchDir dir;
+  BackgroundCampaign campaign(dir.path(), "");
+  ASSERT_GT(campaign.pid, 0);
+  ASSERT_TRUE(campaign.waitForFinding()) << readFile(campaign.log);
+  ASSERT_FALSE(processesMarked(campaign.marker).empty()) << "the marker does not reach children";
+  const int status = campaign.stop(sig);
+  ASSERT_NE(status, -1) << "the campaign did not stop within 30 s:\n" << readFile(campaign.log);
+  const std::string log = readFile(campaign.log);
+  EXPECT_TRUE(WIFEXITED(status)) << log;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "a finding was reported:\n" << log;
+  EXPECT_NE(log.find("stopped: "), std::string::npos) << log;
+  EXPECT_NE(log.find("unique finding(s) this run"), std::string::npos) << log;
+  EXPECT_EQ(waitUntilNoneMarked(campaign.marker, 5s), std::vector<pid_t>{}) << log;
+  EXPECT_GE(checkFindings(campaign.out), 1u);
+}
+
+TEST(CampaignStop, CtrlCKillsEveryChildPrintsASummaryAndKeepsTheFindings) {
+  expectStoppedCleanly(SIGINT);
+}
+
+TEST(CampaignStop, SigtermStopsLikeCtrlC) {
+  expectStoppedCleanly(SIGTERM);
+}
+
+TEST(CampaignStop, KillDashNineLeavesNoChildAndLosesNoReportedFinding) {
+  testing::ScratchDir dir;
+  std::size_t reported = 0;
+  {
+    BackgroundCampaign campaign(dir.path(), "");
+    ASSERT_GT(campaign.pid, 0);
+    ASSERT_TRUE(campaign.waitForFinding()) << readFile(campaign.log);
+    std::this_thread::sleep_for(500ms);  // children running, maybe a shrink in flight
+    ASSERT_NE(campaign.stop(SIGKILL), -1);
+    EXPECT_EQ(waitUntilNoneMarked(campaign.marker, 5s), std::vector<pid_t>{})
+        << readFile(campaign.log);
+    reported = checkFindings(campaign.out);
+    EXPECT_GE(reported, 1u);
+  }
+  // A campaign on the same folder knows them all.
+  const auto again = testing::gpufuzz(
+      "fuzz --backend sim --policy context-first --faults max-26.5.0 --quiet --no-explain "
+      "--runs 1 --seed 8 --out " +
+      (dir.path() / "findings").string());
+  EXPECT_NE(again.output.find("(" + std::to_string(reported) + " known)"), std::string::npos)
+      << again.output;
+}
+
+}  // namespace
+}  // namespace gpufuzz
