@@ -1,6 +1,7 @@
 """teardown_results.py: reads the JSON of gpufuzz-bench-teardown (Google Benchmark) into results
 keyed by backend, subject (a policy, `bare` or `seam`) and parameter point. Shared by
-tools/plot-bench and tools/bench-summary; standard library only."""
+tools/plot-bench and tools/bench-summary; standard library only. A file that is not the benchmark's
+JSON raises ValueError saying what is wrong."""
 
 import json
 import os
@@ -40,6 +41,8 @@ class Run:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
+        if not isinstance(data, dict) or not isinstance(data.get("benchmarks", []), list):
+            raise ValueError("not Google Benchmark JSON (an object with a list `benchmarks`)")
         self.path = path
         base = os.path.basename(path)
         self.tag = re.sub(r"^teardown-", "", re.sub(r"\.json$", "", base))
@@ -48,7 +51,9 @@ class Run:
         self.order = []
         self.repetitions = 1
         rows = {}
-        for b in data.get("benchmarks", []):
+        for n, b in enumerate(data.get("benchmarks", [])):
+            if not isinstance(b, dict):
+                raise ValueError(f"benchmarks[{n}] is not an object")
             # Repetitions (--benchmark_repetitions) give one row each; their aggregates are
             # recomputed below from those rows.
             if b.get("run_type", "iteration") != "iteration":
@@ -58,9 +63,16 @@ class Run:
                 continue
             backend, subject = m.group(1), m.group(2)
             point = Point(int(m.group(3)), int(m.group(4)), int(m.group(5)))
+            for field in ("p50_us", "p99_us", "mean_us", "iterations"):
+                v = b.get(field)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise ValueError(f"benchmarks[{n}] ({b.get('name')}): {field} is not a number")
             rows.setdefault((backend, subject, point), []).append(b)
             if backend not in self.order:
                 self.order.append(backend)
+        if not rows:
+            raise ValueError("no teardown/BACKEND/SUBJECT/textures:N/size:N/draws:N benchmarks "
+                             "(is it gpufuzz-bench-teardown's output?)")
         for key, reps in rows.items():
             self.repetitions = max(self.repetitions, len(reps))
             errors = [b.get("error_message", "") for b in reps if b.get("error_occurred")]
