@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check-campaign.py: what a sharded campaign left must add up. Used by slurm-array-test.
 
-  check-campaign.py shards SHARDS_DIR SEED COUNT [--resumed I:SNAPSHOT]
-      every shard folder 0..COUNT-1 ran its residue of seed SEED's stream: its stats name the
+  check-campaign.py shards SHARDS_DIR SEED COUNT [--only I] [--resumed I:SNAPSHOT]
+      every shard folder 0..COUNT-1 (or only I) ran its residue of seed SEED's stream: its stats name the
       seed and shard, its sequences are the first next_sequence of the residue, each run once,
       and every finding's sequence seed is one of them. With --resumed, shard I was stopped
       once (SNAPSHOT: its stats.json and findings as they stood then) and run again: the second
@@ -62,8 +62,8 @@ def counts(stats):
     return c
 
 
-def check_shards(shards, seed, count, resumed):
-    for i in range(count):
+def check_shards(shards, seed, count, only, resumed):
+    for i in only if only else range(count):
         folder = os.path.join(shards, str(i))
         s = load(os.path.join(folder, "stats.json"))
         name = f"shard {i}/{count}"
@@ -78,8 +78,9 @@ def check_shards(shards, seed, count, resumed):
             at = snap["next_sequence"]
             check(f"{name}: two campaigns in its folder (stopped, then requeued)",
                   cum["campaigns"] == 2, str(cum["campaigns"]))
-            check(f"{name}: stopped mid-run, with sequences run (next_sequence {at})",
-                  at >= 1 and snap["pid"] != s["pid"], f"{at}, pids {snap['pid']} {s['pid']}")
+            check(f"{name}: stopped mid-run, {snap['sequences']} sequence(s) run (next_sequence {at})",
+                  snap["sequences"] >= 1 and snap["pid"] != s["pid"],
+                  f"pids {snap['pid']} {s['pid']}")
             check(f"{name}: the requeued campaign went on from {at} to {nxt}, each sequence once",
                   nxt > at and s["sequences"] + s["harness_errors"] == nxt - at,
                   f"{s['sequences']} sequences, {s['harness_errors']} harness errors")
@@ -143,15 +144,18 @@ def check_merged(shards, count, merged):
 
 def main(argv):
     if len(argv) >= 4 and argv[0] == "shards":
-        resumed = {}
+        resumed, only = {}, []
         rest = argv[4:]
         while rest:
-            if rest[0] != "--resumed" or len(rest) < 2 or ":" not in rest[1]:
+            if rest[0] == "--only" and len(rest) >= 2:
+                only.append(int(rest[1]))
+            elif rest[0] == "--resumed" and len(rest) >= 2 and ":" in rest[1]:
+                i, snap = rest[1].split(":", 1)
+                resumed[int(i)] = snap
+            else:
                 return usage()
-            i, snap = rest[1].split(":", 1)
-            resumed[int(i)] = snap
             rest = rest[2:]
-        check_shards(argv[1], int(argv[2]), int(argv[3]), resumed)
+        check_shards(argv[1], int(argv[2]), int(argv[3]), only, resumed)
     elif len(argv) == 4 and argv[0] == "merged":
         check_merged(argv[1], int(argv[2]), argv[3])
     else:
