@@ -2,9 +2,9 @@
 """check-campaign.py: what a sharded campaign left must add up. Used by slurm-array-test.
 
   check-campaign.py shards SHARDS_DIR SEED COUNT [--only I] [--resumed I:SNAPSHOT]
-      every shard folder 0..COUNT-1 (or only I) ran its residue of seed SEED's stream: its stats name the
-      seed and shard, its sequences are the first next_sequence of the residue, each run once,
-      and every finding's sequence seed is one of them. With --resumed, shard I was stopped
+      every shard folder 0..COUNT-1 (or only I) ran its residue of seed SEED's stream: its
+      stats name the seed and shard, its sequences are the first next_sequence of the residue,
+      each run once, and every finding's sequence seed is one of them. With --resumed, shard I was stopped
       once (SNAPSHOT: its stats.json and findings as they stood then) and run again: the second
       campaign went on at the snapshot's next_sequence and no finding of the snapshot was lost.
   check-campaign.py merged SHARDS_DIR COUNT MERGED_DIR
@@ -78,7 +78,8 @@ def check_shards(shards, seed, count, only, resumed):
             at = snap["next_sequence"]
             check(f"{name}: two campaigns in its folder (stopped, then requeued)",
                   cum["campaigns"] == 2, str(cum["campaigns"]))
-            check(f"{name}: stopped mid-run, {snap['sequences']} sequence(s) run (next_sequence {at})",
+            check(f"{name}: stopped mid-run, {snap['sequences']} sequence(s) run"
+                  f" (next_sequence {at})",
                   snap["sequences"] >= 1 and snap["pid"] != s["pid"],
                   f"pids {snap['pid']} {s['pid']}")
             check(f"{name}: the requeued campaign went on from {at} to {nxt}, each sequence once",
