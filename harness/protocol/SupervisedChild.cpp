@@ -23,6 +23,14 @@ int becomeSupervisedChild(pid_t parent, pid_t tracer) {
   byDefault.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig)
     ::sigaction(sig, &byDefault, nullptr);
+  // A stop meant for the whole job (Slurm signals every process of it on cancel, requeue or time
+  // limit, at times a child before the harness) is the harness's to act on: it kills its
+  // children itself (SIGKILL) and keeps what they found. A child ended by the job's SIGTERM
+  // first would read as a crash of its own, or as a failure under shrink that did not reproduce.
+  struct sigaction ignored {};
+  ignored.sa_handler = SIG_IGN;
+  ::sigaction(SIGTERM, &ignored, nullptr);
+  ::sigaction(SIGINT, &ignored, nullptr);
   return 0;
 }
 

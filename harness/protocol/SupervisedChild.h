@@ -13,7 +13,8 @@ inline constexpr int kChildEventsFd = 3;
 
 /// Leads a new process group, is killed (SIGKILL) when `parent` dies (exits with status 127 at
 /// once if it already has), lets `tracer` attach (gdb under Yama ptrace_scope 1), and has the
-/// default disposition for every signal and an empty signal mask. 0, or the errno of the step
+/// default disposition for every signal but SIGTERM and SIGINT, which it ignores (a stop of the
+/// whole job is the harness's to act on), and an empty signal mask. 0, or the errno of the step
 /// that failed.
 int becomeSupervisedChild(pid_t parent, pid_t tracer);
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "harness/campaign/FindingStore.h"
+#include "harness/campaign/StatsFile.h"
 #include "model/Sequence.h"
 #include "tests/harness/TestSupport.h"
 
@@ -201,6 +202,44 @@ TEST(CampaignStop, KillDashNineLeavesNoChildAndLosesNoReportedFinding) {
       (dir.path() / "findings").string());
   EXPECT_NE(again.output.find("(" + std::to_string(reported) + " known)"), std::string::npos)
       << again.output;
+}
+
+// Slurm signals every process of a job it cancels or requeues, at times a child before the
+// campaign. The finding under shrink then is kept (marked as cut short), not taken for a failure
+// that did not reproduce, and its sequence is where a resumed campaign goes on.
+TEST(CampaignStop, AJobStopThatReachesTheChildrenFirstKeepsTheFindingUnderShrink) {
+  testing::ScratchDir dir;
+  BackgroundCampaign campaign(dir.path(), "--jobs 1 --confirmations 1");
+  ASSERT_GT(campaign.pid, 0);
+  const fs::path statsFile = campaign.out / "stats.json";
+  const auto giveUp = Clock::now() + 60s;
+  while (readFile(statsFile).find("\"shrinking\": \"shrinking") == std::string::npos) {
+    ASSERT_LT(Clock::now(), giveUp) << "no shrink began:\n" << readFile(campaign.log);
+    std::this_thread::sleep_for(20ms);
+  }
+  // The job's stop reaches every child started in the next half second before the campaign.
+  for (const auto until = Clock::now() + 500ms; Clock::now() < until;) {
+    for (const pid_t child : processesMarked(campaign.marker)) {
+      if (child != campaign.pid) ::kill(child, SIGTERM);
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  const int status = campaign.stop(SIGTERM);
+  ASSERT_NE(status, -1) << "the campaign did not stop within 30 s:\n" << readFile(campaign.log);
+  const std::string log = readFile(campaign.log);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "a finding was reported:\n" << log;
+  EXPECT_GE(checkFindings(campaign.out), 1u) << log;
+  const std::optional<CampaignStats> stats = readStats(statsFile);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->run.unconfirmed, 0u) << log;
+  EXPECT_EQ(stats->run.byClass[static_cast<std::size_t>(OutcomeClass::Crash)], 0u)
+      << "a child ended by the job's SIGTERM is no crash:\n"
+      << log;
+  EXPECT_GE(stats->uniqueFindings, 1u) << log;
+  ASSERT_TRUE(stats->nextSequence.has_value());
+  EXPECT_EQ(*stats->nextSequence + 1, stats->run.sequences)
+      << "the sequence under shrink runs again when the campaign resumes";
+  EXPECT_EQ(waitUntilNoneMarked(campaign.marker, 5s), std::vector<pid_t>{}) << log;
 }
 
 }  // namespace
