@@ -8,8 +8,9 @@
 //   is its pid, with stdin from /dev/null, stdout and stderr into one capture pipe, optionally
 //   the write end of an events pipe as fd kEventsFd, and no other descriptor of this process.
 //   Signal mask and dispositions are reset to the defaults, but SIGTERM and SIGINT are ignored
-//   (a stop of the whole job, as Slurm sends it, is the harness's to act on). It is killed (SIGKILL) if the
-//   thread that started it exits, so a harness that dies takes its children along.
+//   (a stop of the whole job, as Slurm sends it, is the harness's to act on). It is killed
+//   (SIGKILL) if the thread that started it exits, so a harness that dies takes its children
+//   along.
 // - run() returns once the child has exited and been reaped. Whatever way it ends, the whole
 //   process group is killed before the leader is reaped, so no grandchild outlives it.
 // - A ChildProcess destroyed without run() completing kills its group and reaps the child.
