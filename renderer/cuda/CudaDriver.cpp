@@ -59,6 +59,7 @@ LoadResult load() {
   resolve(library, "cuStreamCreate", d.streamCreate, missing);
   resolve(library, "cuStreamDestroy_v2", d.streamDestroy, missing);
   resolve(library, "cuStreamSynchronize", d.streamSynchronize, missing);
+  resolve(library, "cuStreamQuery", d.streamQuery, missing);
   resolve(library, "cuMemAlloc_v2", d.memAlloc, missing);
   resolve(library, "cuMemFree_v2", d.memFree, missing);
   resolve(library, "cuMemGetInfo_v2", d.memGetInfo, missing);
