@@ -18,27 +18,31 @@ namespace {
 struct Gate {
   static inline const OpenClApi* real = nullptr;
   static inline cl_event held = nullptr;  // a user event every gated write waits for
+  static inline bool early = true;        // false: the stand-in passes every call through
 };
 
 cl_int CL_API_CALL gatedWrite(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
                               size_t size, const void* ptr, cl_uint, const cl_event*,
                               cl_event* event) {
-  return Gate::real->enqueueWriteBuffer(queue, mem, blocking, offset, size, ptr, 1, &Gate::held,
+  return Gate::real->enqueueWriteBuffer(queue, mem, blocking, offset, size, ptr,
+                                        Gate::early ? 1 : 0, Gate::early ? &Gate::held : nullptr,
                                         event);
 }
-cl_int CL_API_CALL earlyFinish(cl_command_queue) {
-  return CL_SUCCESS;
+cl_int CL_API_CALL earlyFinish(cl_command_queue queue) {
+  return Gate::early ? CL_SUCCESS : Gate::real->finish(queue);
 }
-cl_int CL_API_CALL earlyRead(cl_command_queue queue, cl_mem mem, cl_bool, size_t offset,
+cl_int CL_API_CALL earlyRead(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
                              size_t size, void* ptr, cl_uint count, const cl_event* list,
                              cl_event* event) {
-  return Gate::real->enqueueReadBuffer(queue, mem, CL_FALSE, offset, size, ptr, count, list, event);
+  return Gate::real->enqueueReadBuffer(queue, mem, Gate::early ? CL_FALSE : blocking, offset, size,
+                                       ptr, count, list, event);
 }
 
 class OpenClWaitCheck : public ::testing::Test {
  protected:
   void SetUp() override {
     Gate::real = &openClApi();
+    Gate::early = true;
     OpenClApi standIn = openClApi();
     standIn.enqueueWriteBuffer = gatedWrite;
     standIn.finish = earlyFinish;
@@ -60,8 +64,9 @@ class OpenClWaitCheck : public ::testing::Test {
     Gate::real->releaseEvent(Gate::held);
     Gate::held = nullptr;
   }
-  /// Lets the held commands run and really waits for them.
+  /// Lets the held commands run, really waits for them, and makes the stand-in's waits real.
   void openGate() {
+    Gate::early = false;
     Gate::real->setUserEventStatus(Gate::held, CL_COMPLETE);
     if (const cl_command_queue queue = cl_->queueHandle(ctx_); queue != nullptr) {
       Gate::real->finish(queue);
@@ -122,6 +127,7 @@ TEST_F(OpenClWaitCheck, TheWaitInAReleaseIsChecked) {
   Gate::real->retainCommandQueue(queue);  // to drain it here once the gate opens
   const std::string error = errorAt(CallPoint::CtxDestroy, [&] { device_->destroyContext(ctx_); });
   expectHeldWrite(error, "clFinish");
+  Gate::early = false;
   Gate::real->setUserEventStatus(Gate::held, CL_COMPLETE);
   Gate::real->finish(queue);
   Gate::real->releaseCommandQueue(queue);
