@@ -22,7 +22,8 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
                            const std::string& sequenceFile) {
   RunConfig config;
   config.backend = overrides.backend.value_or(directives.backend.value_or("auto"));
-  if (config.backend != "sim" && config.backend != "cuda" && config.backend != "auto") {
+  if (config.backend != "sim" && config.backend != "cuda" && config.backend != "opencl" &&
+      config.backend != "auto") {
     throw InputError("unknown backend '" + config.backend + "' (expected sim, cuda or auto)");
   }
   const std::string policy = overrides.policy.value_or(directives.policy.value_or("shipped"));

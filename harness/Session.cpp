@@ -63,10 +63,13 @@ Session::~Session() {
 }
 
 std::string Session::resolveBackend(const std::string& requested) {
-  if (requested != "sim" && requested != "cuda" && requested != "auto") {
+  if (requested != "sim" && requested != "cuda" && requested != "opencl" &&
+      requested != "auto") {
     throw InputError("unknown backend '" + requested + "' (expected sim, cuda or auto)");
   }
   if (requested == "sim") return "sim";
+  // Never loaded here: a process that forks children must not call OpenCL (platform.md).
+  if (requested == "opencl") return "opencl";
   auto it = resolved_.find(requested);
   if (it != resolved_.end()) return it->second;
   if (!cuda_) {

@@ -4,6 +4,11 @@
 #include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/sim/SimBackend.h"
+#if GPUFUZZ_HAVE_OPENCL
+#include <cstdlib>
+
+#include "renderer/opencl/OpenClBackend.h"
+#endif
 #if GPUFUZZ_HAVE_CUDA
 #include "renderer/cuda/CudaBackend.h"
 #include "renderer/cuda/CudaDriver.h"
@@ -29,6 +34,12 @@ int cudaDeviceCount() {
 
 std::unique_ptr<Backend> makeBackend(std::string_view name) {
   if (name == "sim") return makeSimBackend();
+#if GPUFUZZ_HAVE_OPENCL
+  if (name == "opencl") {
+    const char* device = std::getenv("GPUFUZZ_OPENCL_DEVICE");
+    return makeOpenClBackend(device != nullptr ? device : "");
+  }
+#endif
   if (name == "cuda" || name == "auto") {
 #if GPUFUZZ_HAVE_CUDA
     try {

@@ -1,11 +1,15 @@
 // RasterProgram.h: the raster kernel as an OpenCL program: its source (RasterKernel.cl with the
 // shared raster arithmetic inlined at build time), its argument layout, and building it.
 //
-// Building is the expensive step (pocl: ~450 ms cold, ~20 ms with its kernel cache warm). A
-// cl_program belongs to one context, so each context needs its own; the first build per device
-// in a process compiles the source and keeps the binary (CL_PROGRAM_BINARIES), and every later
-// context builds from that binary, skipping the compiler's front end. Costs are counted so the
-// throughput benchmark can say where a child's time goes.
+// Building is the expensive step (pocl: ~450 ms cold, 100-150 ms from source even with its
+// kernel cache warm, measured by gpufuzz-opencl-costs), and the harness starts a fresh process
+// per sequence. A cl_program belongs to one context, so each context needs its own: the first
+// build per device compiles the source and keeps the binary (CL_PROGRAM_BINARIES), in the process
+// for later contexts and on disk for later processes (GPUFUZZ_OPENCL_CACHE=DIR, default
+// $XDG_CACHE_HOME/gpufuzz/opencl or ~/.cache/gpufuzz/opencl; `off` disables it), keyed by the
+// source and the device's name, version and driver version. Every other build is from that
+// binary (~2 ms on pocl); a kept binary the runtime refuses is rebuilt from source. Costs are
+// counted so the throughput benchmark can say where a child's time goes.
 #pragma once
 
 #include <cstdint>
