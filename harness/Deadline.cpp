@@ -25,7 +25,7 @@ DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
     // disk: RasterProgram.h), more on a loaded machine.
     s.floor = Millis{2'000};
     s.start = Millis{10'000};
-    s.confirmFloor = Millis{10'000};
+    s.confirmFloor = Millis{5'000};
   }
   return s;
 }
