@@ -48,6 +48,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  /// What runs underneath, for reports, status lines and findings: platform, device and driver
+  /// version where the runtime tells them ("pocl 3.1 / cpu-haswell / driver 3.1").
+  virtual std::string description() const { return std::string(name()); }
 
   virtual ContextId createContext() = 0;
   /// Valid while the context's buffers live; what happens to them is the backend's business.

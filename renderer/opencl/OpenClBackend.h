@@ -47,6 +47,8 @@ class OpenClBackend final : public Backend {
   OpenClBackend& operator=(const OpenClBackend&) = delete;
 
   std::string_view name() const override { return "opencl"; }
+  /// "Portable Computing Language / pthread-haswell-AMD EPYC / driver 3.1+debian"
+  std::string description() const override { return device_.identity(); }
   ContextId createContext() override;
   void destroyContext(ContextId ctx) override;
   BufferId allocBuffer(ContextId ctx, uint64_t bytes) override;

@@ -32,9 +32,9 @@ Captured run(const std::string& command) {
 }
 
 std::string replay(const std::string& options) {
-  return "GPUFUZZ_OPENCL_DEVICE=" + testing::openClTestDevice() + " " GPUFUZZ_BIN_DIR
-         "/gpufuzz replay --backend opencl --deadline 3000 --no-stacks " +
-         options + " " GPUFUZZ_SOURCE_DIR "/corpus/seed-table/*.seq";
+  return GPUFUZZ_BIN_DIR "/gpufuzz replay --backend opencl --device " +
+         testing::openClTestDevice() + " --deadline 3000 --no-stacks " + options +
+         " " GPUFUZZ_SOURCE_DIR "/corpus/seed-table/*.seq";
 }
 
 size_t count(const std::string& text, const std::string& what) {
