@@ -44,6 +44,13 @@ int main(int argc, char** argv) {
   cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
   cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
   cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 16, NULL, &err);
+  const char* source = "__kernel void touch(__global uint* p) { p[get_global_id(0)] += 1u; }";
+  cl_program program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  clBuildProgram(program, 1, &device, "", NULL, NULL);
+  cl_kernel kernel = clCreateKernel(program, "touch", &err);
+  clSetKernelArg(kernel, 0, sizeof buf, &buf);
+  const size_t global = 64;
+  int afterKernel[4] = {0};
   static unsigned char host[1 << 16], back[1 << 16];
   int afterFinish[4] = {0}, afterRead[4] = {0}, readStatus[4] = {0}, afterBoth[4] = {0}, wrongData = 0;
   for (int i = 0; i < rounds; ++i) {
@@ -55,6 +62,16 @@ int main(int argc, char** argv) {
     clGetEventInfo(write, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
     if (s >= 0 && s <= 3) ++afterFinish[s];
     clReleaseEvent(write);
+
+    /* an upload, then a kernel, then clFinish: the renderer's draw and sync */
+    cl_event launched = NULL;
+    clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &write);
+    clEnqueueNDRangeKernel(q, kernel, 1, NULL, &global, NULL, 0, NULL, &launched);
+    clFinish(q);
+    clGetEventInfo(write, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+    if (s >= 0 && s <= 3) ++afterKernel[s];
+    clReleaseEvent(write);
+    clReleaseEvent(launched);
 
     clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &write);
     clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, &read);
@@ -72,6 +89,8 @@ int main(int argc, char** argv) {
   printf("%s / %s / driver %s, %d rounds\n", name, dname, version, rounds);
   printf("  upload's status after clFinish:        COMPLETE %d RUNNING %d SUBMITTED %d QUEUED %d\n",
          afterFinish[0], afterFinish[1], afterFinish[2], afterFinish[3]);
+  printf("  upload's status after a kernel and clFinish: COMPLETE %d RUNNING %d SUBMITTED %d QUEUED %d\n",
+         afterKernel[0], afterKernel[1], afterKernel[2], afterKernel[3]);
   printf("  upload's status after a blocking read: COMPLETE %d RUNNING %d SUBMITTED %d QUEUED %d\n",
          afterRead[0], afterRead[1], afterRead[2], afterRead[3]);
   printf("  the read's own status after it:        COMPLETE %d RUNNING %d SUBMITTED %d QUEUED %d\n",
@@ -79,8 +98,10 @@ int main(int argc, char** argv) {
   printf("  ... and after a clFinish following it: COMPLETE %d RUNNING %d SUBMITTED %d QUEUED %d\n",
          afterBoth[0], afterBoth[1], afterBoth[2], afterBoth[3]);
   printf("  read-backs that differed from the upload: %d\n", wrongData);
+  clReleaseKernel(kernel);
+  clReleaseProgram(program);
   clReleaseMemObject(buf);
   clReleaseCommandQueue(q);
   clReleaseContext(ctx);
-  return wrongData == 0 && afterBoth[0] == rounds && afterFinish[0] == rounds && afterRead[0] == rounds && readStatus[0] == rounds ? 0 : 1;
+  return wrongData == 0 && afterKernel[0] == rounds && afterBoth[0] == rounds && afterFinish[0] == rounds && afterRead[0] == rounds && readStatus[0] == rounds ? 0 : 1;
 }

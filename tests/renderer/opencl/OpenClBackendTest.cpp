@@ -195,7 +195,10 @@ TEST_F(OpenClBackendTest, TheProgramIsCompiledOncePerProcessAndLaterContextsUseI
   const opencl::ProgramBuildCosts costs = opencl::programBuildCosts();
   std::cout << "[ builds   ] " << costs.fromSource << " from source (" << costs.sourceMs << " ms), "
             << costs.fromBinary << " from binary (" << costs.binaryMs << " ms)\n";
-  EXPECT_EQ(costs.fromSource, 1U);  // whichever test of this process launched first
+  // At most the first build of the process compiles (none when the binary kept on disk by an
+  // earlier process was taken); every other one is from the binary.
+  EXPECT_LE(costs.fromSource, 1U);
+  EXPECT_GE(costs.fromBinary, 2U);
   EXPECT_EQ(costs.fromSource - before.fromSource + costs.fromBinary - before.fromBinary, 3U);
 }
 
