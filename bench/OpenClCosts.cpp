@@ -58,9 +58,8 @@ int main(int argc, char** argv) {
     out << "{\"device\": \"" << identity << "\", \"loader_ms\": " << msBetween(t0, t1)
         << ", \"platforms_ms\": " << msBetween(t1, t2) << ", \"context_ms\": " << msBetween(t2, t3)
         << ", \"source_build_ms\": " << builds.sourceMs
-        << ", \"binary_build_ms\": " << builds.binaryMs
-        << ", \"first_renderer_ms\": " << firstDraw << ", \"total_ms\": " << msBetween(t0, t4)
-        << "}\n";
+        << ", \"binary_build_ms\": " << builds.binaryMs << ", \"first_renderer_ms\": " << firstDraw
+        << ", \"total_ms\": " << msBetween(t0, t4) << "}\n";
     return out ? 0 : 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpufuzz-opencl-costs: %s\n", e.what());

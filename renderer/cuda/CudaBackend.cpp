@@ -197,9 +197,9 @@ std::optional<PendingWork> CudaBackend::queryStream(CUstream stream) const {
   const CUresult result = driver_.streamQuery(stream);
   if (result == CUDA_SUCCESS) return std::nullopt;
   const std::string state = result == CUDA_ERROR_NOT_READY ? "not complete" : "in an unknown state";
-  return PendingWork{"cuStreamSynchronize",
-                     "work enqueued before it was " + state + " (cuStreamQuery: " +
-                         driver_.errorName(result) + ")"};
+  return PendingWork{"cuStreamSynchronize", "work enqueued before it was " + state +
+                                                " (cuStreamQuery: " + driver_.errorName(result) +
+                                                ")"};
 }
 
 std::optional<DeviceError> CudaBackend::teardown(Context& context,

@@ -41,8 +41,8 @@ LoadResult load() {
     return result;
   }
   OpenClApi api;
-  api.loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                   .count();
+  api.loadMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string missing;
   resolve(library, "clGetPlatformIDs", api.getPlatformIDs, missing);
   resolve(library, "clGetPlatformInfo", api.getPlatformInfo, missing);

@@ -57,8 +57,7 @@ OpenClBackend::Context& OpenClBackend::liveContext(ContextId ctx, CallPoint poin
 
 const OpenClBackend::Buffer& OpenClBackend::ownedBuffer(BufferId buf, ContextId ctx,
                                                         uint64_t bytesNeeded, CallPoint point,
-                                                        const char* call,
-                                                        const char* role) const {
+                                                        const char* call, const char* role) const {
   const std::string what =
       std::string(call) + ": not called: " + role + " buffer " + std::to_string(buf);
   auto it = buffers_.find(buf);
@@ -91,9 +90,8 @@ std::optional<PendingWork> OpenClBackend::collect(Context& context) {
     const cl_int asked = api_.getEventInfo(command.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
                                            sizeof status, &status, nullptr);
     if (asked != CL_SUCCESS) {
-      pending.push_back(
-          PendingCommand{command.call, "of unknown status (clGetEventInfo: " +
-                                           clErrorName(asked) + ")"});
+      pending.push_back(PendingCommand{
+          command.call, "of unknown status (clGetEventInfo: " + clErrorName(asked) + ")"});
       still.push_back(std::move(command));
       continue;
     }
@@ -138,8 +136,7 @@ ContextId OpenClBackend::createContext() {
       CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device_.platform), 0};
   Context context;
   cl_int status = CL_SUCCESS;
-  context.handle =
-      api_.createContext(properties, 1, &device_.device, nullptr, nullptr, &status);
+  context.handle = api_.createContext(properties, 1, &device_.device, nullptr, nullptr, &status);
   check(status, kPoint, "clCreateContext");
   context.queue = api_.createCommandQueue(context.handle, device_.device, 0, &status);
   if (status != CL_SUCCESS) {
@@ -266,7 +263,8 @@ void OpenClBackend::launch(ContextId ctx, const RasterLaunch& launch) {
   arg(opencl::kArgTriangles, sizeof(cl_mem), &vertices);
   for (uint32_t i = 0; i < raster::kMaxTextures; ++i) {
     // Unused slots are NULL buffers, which the spec allows for a __global pointer argument.
-    arg(opencl::kArgFirstTexture + i, sizeof(cl_mem), i < launch.textureCount ? &textures[i] : nullptr);
+    arg(opencl::kArgFirstTexture + i, sizeof(cl_mem),
+        i < launch.textureCount ? &textures[i] : nullptr);
   }
   arg(opencl::kArgTextureCount, sizeof(cl_uint), &launch.textureCount);
   arg(opencl::kArgTextureSize, sizeof(cl_uint), &launch.textureSize);

@@ -16,7 +16,8 @@ std::string infoString(Query query, Handle handle, Info param) {
   if (query(handle, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::string text(size, '\0');
   if (query(handle, param, size, text.data(), nullptr) != CL_SUCCESS) return {};
-  while (!text.empty() && (text.back() == '\0' || text.back() == ' ')) text.pop_back();
+  while (!text.empty() && (text.back() == '\0' || text.back() == ' '))
+    text.pop_back();
   return text;
 }
 

@@ -46,7 +46,8 @@ std::string buildLog(const OpenClApi& api, cl_program program, cl_device_id devi
   }
   std::string log(size, '\0');
   api.getProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+    log.pop_back();
   return log;
 }
 
@@ -60,8 +61,7 @@ std::vector<unsigned char> binaryOf(const OpenClApi& api, cl_program program) {
   }
   std::vector<unsigned char> binary(size);
   unsigned char* data = binary.data();
-  if (api.getProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) !=
-      CL_SUCCESS) {
+  if (api.getProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) != CL_SUCCESS) {
     return {};
   }
   return binary;

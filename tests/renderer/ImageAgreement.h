@@ -44,8 +44,8 @@ class ScenarioStream {
 };
 
 /// The first differing pixel and how many differ, or empty when the images agree.
-inline std::string imageDifference(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want,
-                            uint32_t width) {
+inline std::string imageDifference(const std::vector<uint32_t>& got,
+                                   const std::vector<uint32_t>& want, uint32_t width) {
   if (got.size() != want.size()) {
     return std::to_string(got.size()) + " pixels, expected " + std::to_string(want.size());
   }
@@ -116,7 +116,8 @@ class RendererTwins {
     }
     failed_ = true;
     ADD_FAILURE() << name_ << " (" << real_.width() << "x" << real_.height() << ") after " << draws_
-                  << " draws:\n  " << backendName_ << " vs model: " << (onReal.empty() ? "same" : onReal)
+                  << " draws:\n  " << backendName_
+                  << " vs model: " << (onReal.empty() ? "same" : onReal)
                   << "\n  sim vs model:  " << (onSim.empty() ? "same" : onSim)
                   << "\nreplay (--backend " << backendName_ << " or sim, --faults none):\n"
                   << steps_;
@@ -235,6 +236,5 @@ inline void expectImagesAgreeWithSimAndModel(Device& real) {
   EXPECT_EQ(real.memoryInUse(), MemoryInUse{});
   EXPECT_EQ(sim.memoryInUse(), MemoryInUse{});
 }
-
 
 }  // namespace gpufuzz::testing

@@ -110,7 +110,8 @@ TEST_F(OpenClWaitCheck, AFinishThatReturnsEarlyIsAnError) {
 
 TEST_F(OpenClWaitCheck, ABlockingReadThatReturnsEarlyIsAnError) {
   std::vector<std::byte> out(256);
-  const std::string error = errorAt(CallPoint::CopyToHost, [&] { device_->copyToHost(ctx_, buf_, out); });
+  const std::string error =
+      errorAt(CallPoint::CopyToHost, [&] { device_->copyToHost(ctx_, buf_, out); });
   EXPECT_EQ(error.rfind("clEnqueueReadBuffer (blocking) returned while 2 commands enqueued before "
                         "it were not complete: clEnqueueWriteBuffer CL_",
                         0),
