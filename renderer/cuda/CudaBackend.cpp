@@ -13,6 +13,7 @@
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/HandleChecks.h"
 
 namespace gpufuzz {
 
@@ -118,7 +119,7 @@ class CudaBackend final : public Backend {
   std::map<ContextId, Context> contexts_;
   std::map<BufferId, Buffer> buffers_;
   /// What each destroyed context's stream held after the wait in its teardown, until asked.
-  std::map<ContextId, PendingWork> pendingAtRelease_;
+  ReleasedWaits releasedWaits_;
   ContextId nextContext_ = 1;
   BufferId nextBuffer_ = 1;
   uint64_t bytesInUse_ = 0;
@@ -148,32 +149,16 @@ void CudaBackend::check(CUresult result, CallPoint point, const char* call) cons
 }
 
 CudaBackend::Context& CudaBackend::liveContext(ContextId ctx, CallPoint point, const char* call) {
-  auto it = contexts_.find(ctx);
-  if (it != contexts_.end()) return it->second;
-  const bool destroyed = ctx > 0 && ctx < nextContext_;
-  fail(point, std::string(call) + ": context " + std::to_string(ctx) +
-                  (destroyed ? " was destroyed" : " is unknown"));
+  return findHandle(contexts_, ctx, nextContext_, point,
+                    std::string(call) + ": context " + std::to_string(ctx), "destroyed");
 }
 
 const CudaBackend::Buffer& CudaBackend::ownedBuffer(BufferId buf, ContextId ctx,
                                                     uint64_t bytesNeeded, CallPoint point,
                                                     const char* call, const char* role) const {
   const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
-  auto it = buffers_.find(buf);
-  if (it == buffers_.end()) {
-    const bool freed = buf > 0 && buf < nextBuffer_;
-    fail(point, what + (freed ? " was freed" : " is unknown"));
-  }
-  const Buffer& b = it->second;
-  if (b.owner != ctx) {
-    fail(point,
-         what + " belongs to context " + std::to_string(b.owner) + ", not " + std::to_string(ctx));
-  }
-  if (b.bytes < bytesNeeded) {
-    fail(point, what + " holds " + std::to_string(b.bytes) + " bytes, " +
-                    std::to_string(bytesNeeded) + " needed");
-  }
-  return b;
+  return checkBufferServes(findHandle(buffers_, buf, nextBuffer_, point, what, "freed"), ctx,
+                           bytesNeeded, point, what);
 }
 
 void CudaBackend::makeCurrent(const Context& context, CallPoint point) const {
@@ -256,7 +241,7 @@ void CudaBackend::destroyContext(ContextId ctx) {
   std::optional<PendingWork> pending;
   const std::optional<DeviceError> failure = teardown(context, &pending);
   contexts_.erase(ctx);
-  if (pending) pendingAtRelease_[ctx] = *pending;
+  releasedWaits_.record(ctx, pending);
   if (failure) throw *failure;
 }
 
@@ -382,12 +367,7 @@ void CudaBackend::synchronize(ContextId ctx) {
 }
 
 std::optional<PendingWork> CudaBackend::pendingAfterWait(ContextId ctx) {
-  auto released = pendingAtRelease_.find(ctx);
-  if (released != pendingAtRelease_.end()) {
-    PendingWork pending = released->second;
-    pendingAtRelease_.erase(released);
-    return pending;
-  }
+  if (std::optional<PendingWork> released = releasedWaits_.take(ctx)) return released;
   auto it = contexts_.find(ctx);
   if (it == contexts_.end()) return std::nullopt;
   return queryStream(it->second.stream);

@@ -1,13 +1,9 @@
 // OpenClApi.cpp: loading the ICD loader once per process, and OpenCL's names for its codes.
 #include "renderer/opencl/OpenClApi.h"
 
-#include <dlfcn.h>
-
 #include <chrono>
-#include <mutex>
-#include <optional>
 
-#include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeLibrary.h"
 
 namespace gpufuzz {
 
@@ -15,18 +11,7 @@ namespace {
 
 constexpr const char* kLibrary = "libOpenCL.so.1";
 
-template <typename Fn>
-void resolve(void* library, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (fn != nullptr) return;
-  if (!missing.empty()) missing += ", ";
-  missing += name;
-}
-
-struct LoadResult {
-  std::optional<OpenClApi> api;
-  std::string failure;
-};
+using LoadResult = RuntimeLoad<OpenClApi>;
 
 LoadResult load() {
   LoadResult result;
@@ -44,38 +29,38 @@ LoadResult load() {
   api.loadMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string missing;
-  resolve(library, "clGetPlatformIDs", api.getPlatformIDs, missing);
-  resolve(library, "clGetPlatformInfo", api.getPlatformInfo, missing);
-  resolve(library, "clGetDeviceIDs", api.getDeviceIDs, missing);
-  resolve(library, "clGetDeviceInfo", api.getDeviceInfo, missing);
-  resolve(library, "clCreateContext", api.createContext, missing);
-  resolve(library, "clReleaseContext", api.releaseContext, missing);
-  resolve(library, "clGetContextInfo", api.getContextInfo, missing);
-  resolve(library, "clCreateCommandQueue", api.createCommandQueue, missing);
-  resolve(library, "clRetainCommandQueue", api.retainCommandQueue, missing);
-  resolve(library, "clReleaseCommandQueue", api.releaseCommandQueue, missing);
-  resolve(library, "clCreateBuffer", api.createBuffer, missing);
-  resolve(library, "clReleaseMemObject", api.releaseMemObject, missing);
-  resolve(library, "clGetMemObjectInfo", api.getMemObjectInfo, missing);
-  resolve(library, "clEnqueueWriteBuffer", api.enqueueWriteBuffer, missing);
-  resolve(library, "clEnqueueReadBuffer", api.enqueueReadBuffer, missing);
-  resolve(library, "clCreateProgramWithSource", api.createProgramWithSource, missing);
-  resolve(library, "clCreateProgramWithBinary", api.createProgramWithBinary, missing);
-  resolve(library, "clBuildProgram", api.buildProgram, missing);
-  resolve(library, "clGetProgramBuildInfo", api.getProgramBuildInfo, missing);
-  resolve(library, "clGetProgramInfo", api.getProgramInfo, missing);
-  resolve(library, "clReleaseProgram", api.releaseProgram, missing);
-  resolve(library, "clCreateKernel", api.createKernel, missing);
-  resolve(library, "clReleaseKernel", api.releaseKernel, missing);
-  resolve(library, "clSetKernelArg", api.setKernelArg, missing);
-  resolve(library, "clEnqueueNDRangeKernel", api.enqueueNDRangeKernel, missing);
-  resolve(library, "clFlush", api.flush, missing);
-  resolve(library, "clFinish", api.finish, missing);
-  resolve(library, "clGetEventInfo", api.getEventInfo, missing);
-  resolve(library, "clReleaseEvent", api.releaseEvent, missing);
-  resolve(library, "clWaitForEvents", api.waitForEvents, missing);
-  resolve(library, "clCreateUserEvent", api.createUserEvent, missing);
-  resolve(library, "clSetUserEventStatus", api.setUserEventStatus, missing);
+  resolveSymbol(library, "clGetPlatformIDs", api.getPlatformIDs, missing);
+  resolveSymbol(library, "clGetPlatformInfo", api.getPlatformInfo, missing);
+  resolveSymbol(library, "clGetDeviceIDs", api.getDeviceIDs, missing);
+  resolveSymbol(library, "clGetDeviceInfo", api.getDeviceInfo, missing);
+  resolveSymbol(library, "clCreateContext", api.createContext, missing);
+  resolveSymbol(library, "clReleaseContext", api.releaseContext, missing);
+  resolveSymbol(library, "clGetContextInfo", api.getContextInfo, missing);
+  resolveSymbol(library, "clCreateCommandQueue", api.createCommandQueue, missing);
+  resolveSymbol(library, "clRetainCommandQueue", api.retainCommandQueue, missing);
+  resolveSymbol(library, "clReleaseCommandQueue", api.releaseCommandQueue, missing);
+  resolveSymbol(library, "clCreateBuffer", api.createBuffer, missing);
+  resolveSymbol(library, "clReleaseMemObject", api.releaseMemObject, missing);
+  resolveSymbol(library, "clGetMemObjectInfo", api.getMemObjectInfo, missing);
+  resolveSymbol(library, "clEnqueueWriteBuffer", api.enqueueWriteBuffer, missing);
+  resolveSymbol(library, "clEnqueueReadBuffer", api.enqueueReadBuffer, missing);
+  resolveSymbol(library, "clCreateProgramWithSource", api.createProgramWithSource, missing);
+  resolveSymbol(library, "clCreateProgramWithBinary", api.createProgramWithBinary, missing);
+  resolveSymbol(library, "clBuildProgram", api.buildProgram, missing);
+  resolveSymbol(library, "clGetProgramBuildInfo", api.getProgramBuildInfo, missing);
+  resolveSymbol(library, "clGetProgramInfo", api.getProgramInfo, missing);
+  resolveSymbol(library, "clReleaseProgram", api.releaseProgram, missing);
+  resolveSymbol(library, "clCreateKernel", api.createKernel, missing);
+  resolveSymbol(library, "clReleaseKernel", api.releaseKernel, missing);
+  resolveSymbol(library, "clSetKernelArg", api.setKernelArg, missing);
+  resolveSymbol(library, "clEnqueueNDRangeKernel", api.enqueueNDRangeKernel, missing);
+  resolveSymbol(library, "clFlush", api.flush, missing);
+  resolveSymbol(library, "clFinish", api.finish, missing);
+  resolveSymbol(library, "clGetEventInfo", api.getEventInfo, missing);
+  resolveSymbol(library, "clReleaseEvent", api.releaseEvent, missing);
+  resolveSymbol(library, "clWaitForEvents", api.waitForEvents, missing);
+  resolveSymbol(library, "clCreateUserEvent", api.createUserEvent, missing);
+  resolveSymbol(library, "clSetUserEventStatus", api.setUserEventStatus, missing);
   if (!missing.empty()) {
     result.failure = std::string("OpenCL loader too old: ") + kLibrary + " lacks " + missing;
     return result;
@@ -87,11 +72,7 @@ LoadResult load() {
 }  // namespace
 
 const OpenClApi& openClApi() {
-  static std::once_flag once;
-  static LoadResult loaded;
-  std::call_once(once, [] { loaded = load(); });
-  if (!loaded.api) throw DeviceUnavailable(loaded.failure);
-  return *loaded.api;
+  return loadOnce<OpenClApi>([] { return load(); });
 }
 
 std::string clErrorName(cl_int code) {

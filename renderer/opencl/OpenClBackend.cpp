@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "renderer/device/HandleChecks.h"
 #include "renderer/opencl/RasterProgram.h"
 
 namespace gpufuzz {
@@ -48,11 +49,9 @@ cl_mem OpenClBackend::bufferHandle(BufferId buf) const {
 
 OpenClBackend::Context& OpenClBackend::liveContext(ContextId ctx, CallPoint point,
                                                    const char* call) {
-  auto it = contexts_.find(ctx);
-  if (it != contexts_.end()) return it->second;
-  const bool destroyed = ctx > 0 && ctx < nextContext_;
-  fail(point, std::string(call) + ": not called: context " + std::to_string(ctx) +
-                  (destroyed ? " was destroyed" : " is unknown"));
+  return findHandle(contexts_, ctx, nextContext_, point,
+                    std::string(call) + ": not called: context " + std::to_string(ctx),
+                    "destroyed");
 }
 
 const OpenClBackend::Buffer& OpenClBackend::ownedBuffer(BufferId buf, ContextId ctx,
@@ -60,21 +59,8 @@ const OpenClBackend::Buffer& OpenClBackend::ownedBuffer(BufferId buf, ContextId 
                                                         const char* call, const char* role) const {
   const std::string what =
       std::string(call) + ": not called: " + role + " buffer " + std::to_string(buf);
-  auto it = buffers_.find(buf);
-  if (it == buffers_.end()) {
-    const bool freed = buf > 0 && buf < nextBuffer_;
-    fail(point, what + (freed ? " was freed" : " is unknown"));
-  }
-  const Buffer& b = it->second;
-  if (b.owner != ctx) {
-    fail(point,
-         what + " belongs to context " + std::to_string(b.owner) + ", not " + std::to_string(ctx));
-  }
-  if (b.bytes < bytesNeeded) {
-    fail(point, what + " holds " + std::to_string(b.bytes) + " bytes, " +
-                    std::to_string(bytesNeeded) + " needed");
-  }
-  return b;
+  return checkBufferServes(findHandle(buffers_, buf, nextBuffer_, point, what, "freed"), ctx,
+                           bytesNeeded, point, what);
 }
 
 void OpenClBackend::enqueued(Context& context, cl_event event, const char* call,
@@ -158,7 +144,7 @@ void OpenClBackend::destroyContext(ContextId ctx) {
   if (finished == CL_SUCCESS) pending = collect(context);
   std::optional<DeviceError> failure = release(context, kPoint);
   contexts_.erase(ctx);
-  if (pending) pendingAtRelease_[ctx] = *pending;
+  releasedWaits_.record(ctx, pending);
   check(finished, kPoint, "clFinish");
   if (failure) throw *failure;
 }
@@ -287,12 +273,7 @@ void OpenClBackend::synchronize(ContextId ctx) {
 }
 
 std::optional<PendingWork> OpenClBackend::pendingAfterWait(ContextId ctx) {
-  auto released = pendingAtRelease_.find(ctx);
-  if (released != pendingAtRelease_.end()) {
-    PendingWork pending = released->second;
-    pendingAtRelease_.erase(released);
-    return pending;
-  }
+  if (std::optional<PendingWork> released = releasedWaits_.take(ctx)) return released;
   auto it = contexts_.find(ctx);
   if (it == contexts_.end()) return std::nullopt;
   return collect(it->second);

@@ -104,7 +104,7 @@ class OpenClBackend final : public Backend {
   OpenClDevice device_;
   std::map<ContextId, Context> contexts_;
   std::map<BufferId, Buffer> buffers_;
-  std::map<ContextId, PendingWork> pendingAtRelease_;
+  ReleasedWaits releasedWaits_;
   std::vector<std::vector<std::byte>> abandonedStaging_;
   ContextId nextContext_ = 1;
   BufferId nextBuffer_ = 1;
