@@ -233,6 +233,8 @@ class Campaign {
       return store_.knows(candidate.signature());
     });
     f.executionsToFind = trials_.executions();
+    f.minimal.directives.notes.push_back("found on " +
+                                         session_.backendDescription(trials_.setup().backend));
     if (Session::stopRequested()) {
       // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
       f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
@@ -424,6 +426,7 @@ Report Campaign::reportUnlocked() const {
   r.backend = trials_.setup().backend;
   r.policy = std::string(policyName(trials_.setup().policy));
   r.faults = trials_.setup().faults;
+  r.extra.emplace_back("device", JsonWriter().value(session_.backendDescription(r.backend)).str());
   r.executions = trials_.executions();
   r.elapsedSeconds = secondsSince(started_);
   r.findings = findings_;
@@ -525,10 +528,12 @@ int runFuzz(Session& session) {
     budget += ", shard " + shardText(shard) +
               (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
   }
-  std::printf("gpufuzz fuzz: seed %llu, backend %s, policy %s, faults %s, ops %s, jobs %u, %s\n",
-              static_cast<unsigned long long>(seed), backend.c_str(),
-              std::string(policyName(config.policy)).c_str(), faults.c_str(),
-              cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
+  std::printf(
+      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, ops %s, jobs %u, %s\n",
+      static_cast<unsigned long long>(seed), backend.c_str(),
+      session.backendDescription(backend).c_str(), std::string(policyName(config.policy)).c_str(),
+      faults.c_str(), cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
+      budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(
