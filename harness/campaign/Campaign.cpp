@@ -231,6 +231,7 @@ class Campaign {
       return store_.knows(candidate.signature());
     });
     f.executionsToFind = trials_.executions();
+    f.minimal.directives.notes.push_back("found on " + plan_.deviceDescription);
     if (stopRequested()) {
       // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
       f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
@@ -424,6 +425,7 @@ Report Campaign::reportUnlocked() const {
   r.backend = trials_.setup().backend;
   r.policy = std::string(policyName(trials_.setup().policy));
   r.faults = trials_.setup().faults;
+  r.extra.emplace_back("device", jsonString(plan_.deviceDescription));
   r.executions = trials_.executions();
   r.elapsedSeconds = secondsSince(started_);
   r.findings = findings_;

@@ -30,6 +30,8 @@ struct CampaignPlan {
   /// The budget: a number of sequences of the stream, a time, or both (the first spent ends it).
   std::optional<uint64_t> runs;
   std::optional<std::chrono::seconds> time;
+  /// What the backend runs on (platform, device, driver), for the report and each finding.
+  std::string deviceDescription;
   uint32_t confirmations = 5;             // replays of each new minimal sequence
   bool explain = true;                    // explanation.md for each new finding
   std::optional<std::string> reportFile;  // --report: refreshed as findings arrive

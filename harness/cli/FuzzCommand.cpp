@@ -68,10 +68,12 @@ int runFuzz(Session& session) {
     budget += ", shard " + shardText(shard) +
               (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
   }
-  std::printf("gpufuzz fuzz: seed %llu, backend %s, policy %s, faults %s, ops %s, jobs %u, %s\n",
-              static_cast<unsigned long long>(seed), backend.c_str(),
-              std::string(policyName(config.policy)).c_str(), faults.c_str(),
-              cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
+  std::printf(
+      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, ops %s, jobs %u, %s\n",
+      static_cast<unsigned long long>(seed), backend.c_str(),
+      session.backendDescription(backend).c_str(), std::string(policyName(config.policy)).c_str(),
+      faults.c_str(), cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
+      budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(
@@ -89,6 +91,7 @@ int runFuzz(Session& session) {
   plan.shard = shard;
   plan.runs = runs;
   plan.time = time;
+  plan.deviceDescription = session.backendDescription(backend);
   plan.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   plan.explain = !cl.has(Option::NoExplain);
   plan.reportFile = cl.get(Option::Report);
