@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -19,6 +21,7 @@
 #include "renderer/device/DeviceError.h"
 #include "renderer/vulkan/RasterShader.h"
 #include "renderer/vulkan/VulkanApi.h"
+#include "renderer/vulkan/VulkanPreload.h"
 
 namespace gpufuzz {
 
@@ -61,16 +64,30 @@ class Messages {
                                                  VkDebugUtilsMessageTypeFlagsEXT types,
                                                  const VkDebugUtilsMessengerCallbackDataEXT* data,
                                                  void* self) {
+    auto& messages = *static_cast<Messages*>(self);
+    if (messages.log_) {
+      std::fprintf(stderr, "vulkan validation [%s]: %s\n",
+                   data->pMessageIdName != nullptr ? data->pMessageIdName : "",
+                   data->pMessage != nullptr ? data->pMessage : "");
+    }
     if ((severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) == 0) return VK_FALSE;
     if ((types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) == 0) return VK_FALSE;
-    auto& messages = *static_cast<Messages*>(self);
     const std::lock_guard lock(messages.mutex_);
     if (!messages.first_) {
       messages.first_ = Error{data->pMessageIdName != nullptr ? data->pMessageIdName : "",
-                              data->pMessage != nullptr ? data->pMessage : ""};
+                              essence(data->pMessage != nullptr ? data->pMessage : "")};
     }
     // Asks the layer to skip the call, where it can: the run stops before the call does harm.
     return VK_TRUE;
+  }
+
+  /// The layer's text without its header (object handles, message id) and the spec's quote.
+  static std::string essence(std::string message) {
+    const std::size_t bar = message.rfind(" | ");
+    if (bar != std::string::npos) message.erase(0, bar + 3);
+    const std::size_t spec = message.find(" The Vulkan spec states:");
+    if (spec != std::string::npos) message.erase(spec);
+    return message;
   }
 
   std::optional<Error> take() {
@@ -81,6 +98,8 @@ class Messages {
   }
 
  private:
+  /// GPUFUZZ_VULKAN_LOG set: every message the layer sends goes to stderr, warnings included.
+  const bool log_ = std::getenv("GPUFUZZ_VULKAN_LOG") != nullptr;
   std::mutex mutex_;
   std::optional<Error> first_;
 };
@@ -197,7 +216,7 @@ std::optional<VkLayerProperties> findValidationLayer(const vk::Loader& loader) {
   return {};
 }
 
-VulkanBackend::VulkanBackend(const VulkanOptions& options) : loader_(vk::loader()) {
+VulkanBackend::VulkanBackend(const VulkanOptions& options) : loader_((preloadVulkanLibraries(), vk::loader())) {
   const std::optional<VkLayerProperties> layer = findValidationLayer(loader_);
   validation_ = options.validation.value_or(layer.has_value());
   if (validation_ && !layer) {
@@ -214,8 +233,11 @@ VulkanBackend::VulkanBackend(const VulkanOptions& options) : loader_(vk::loader(
 
   VkDebugUtilsMessengerCreateInfoEXT messenger{};
   messenger.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
-  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+  messenger.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
   messenger.pfnUserCallback = &Messages::callback;
   messenger.pUserData = &messages_;
 
