@@ -406,7 +406,7 @@ class Campaign {
   std::atomic<bool> broken_{false};
   std::atomic<uint64_t> failures_{0};
   std::atomic<uint64_t> unconfirmed_{0};
-  std::array<std::atomic<uint64_t>, 8> byClass_{};
+  std::array<std::atomic<uint64_t>, kOutcomeClassCount> byClass_{};
   mutable std::mutex mutex_;
   std::mutex shrinkMutex_;
   std::map<std::string, uint64_t> kindHits_;
@@ -488,8 +488,10 @@ std::vector<std::string> Campaign::statusBlock() const {
 int runFuzz(Session& session) {
   const CommandLine& cl = session.commandLine();
   const std::string backend = session.resolveBackend(cl.get(Option::Backend).value_or("auto"));
-  const RunConfig config = resolveRunConfig(
-      RunOverrides{backend, cl.get(Option::Policy), cl.get(Option::Faults)}, Directives{}, "");
+  const RunConfig config =
+      resolveRunConfig(RunOverrides{backend, cl.get(Option::Policy), cl.get(Option::Faults),
+                                    session.backendOptions()},
+                       Directives{}, "");
   const std::string faults = faultsFor(config, backend);
   loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
   GeneratorConfig gen;

@@ -19,6 +19,7 @@
 #include "harness/Minimize.h"
 #include "harness/RunConfig.h"
 #include "renderer/InputError.h"
+#include "renderer/device/DeviceError.h"
 #include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {
@@ -91,9 +92,18 @@ int runPromote(Session& session) {
   // Every backend that can run here is measured; the finding's own must still fail as found.
   std::map<std::string, Expectation> expected;
   std::vector<std::string> measured;
-  const bool cudaHere = session.resolveBackend("auto") == "cuda";
-  for (const std::string backend : {"sim", "cuda"}) {
-    if (backend == "cuda" && !cudaHere) continue;
+  std::vector<std::string> unusable;  // "opencl (why)"
+  for (const BackendInfo& info : backendRegistry()) {
+    const std::string backend(info.name);
+    if (backend != "sim") {
+      if (!info.built) continue;
+      try {
+        session.resolveBackend(backend);
+      } catch (const DeviceUnavailable&) {
+        unusable.push_back(backend);
+        continue;
+      }
+    }
     TrialRunner& trials = session.trials(backend, config.policy, faultsFor(config, backend));
     const TrialResult t = trials.run(minimal, TrialMode::Confirmed);
     if (t.harnessError) {
@@ -119,10 +129,9 @@ int runPromote(Session& session) {
   d.backend.reset();
   d.faults = faultsFrom(config, target);
   d.expect = expected.at("sim");
-  d.expectSim.reset();
-  d.expectCuda.reset();
-  if (expected.count("cuda") && !(expected.at("cuda") == expected.at("sim"))) {
-    d.expectCuda = expected.at("cuda");
+  d.expectOn.clear();
+  for (const auto& [backend, e] : expected) {
+    if (backend != "sim" && !(e == expected.at("sim"))) d.expectOn[backend] = e;
   }
   const std::string today = utcTimeText(unixNow());
   d.notes.push_back("promoted " + today + " from finding " + finding.id + " (" +
@@ -135,18 +144,23 @@ int runPromote(Session& session) {
   std::string on;
   for (const std::string& b : measured)
     on += (on.empty() ? "" : " and ") + b;
-  if (!cudaHere) {
-    on += foundOn == "cuda" ? "; cuda's as found (no usable CUDA device here)"
-                            : "; cuda not measured (no usable CUDA device here): its corpus run "
-                              "tells whether it needs expect.cuda";
+  for (const std::string& b : unusable) {
+    on += foundOn == b ? "; " + b + "'s as found (not usable here)"
+                       : "; " + b +
+                             " not measured (not usable here): its corpus run tells "
+                             "whether it needs expect." +
+                             b;
   }
   d.notes.push_back("expectations measured on " + on);
   writeFileAtomically(target, printSequence(promoted));
 
+  std::string perBackend;
+  for (const auto& [backend, e] : d.expectOn) {
+    perBackend += "\n  expect." + backend + ": " + expectationText(e);
+  }
   std::printf("promoted %s to %s\n  expect: %s%s\n  replay: gpufuzz replay %s\n",
               finding.id.c_str(), target.c_str(), expectationText(*d.expect).c_str(),
-              d.expectCuda ? ("\n  expect.cuda: " + expectationText(*d.expectCuda)).c_str() : "",
-              target.c_str());
+              perBackend.c_str(), target.c_str());
   return 0;
 }
 

@@ -22,9 +22,8 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
                            const std::string& sequenceFile) {
   RunConfig config;
   config.backend = overrides.backend.value_or(directives.backend.value_or("auto"));
-  if (config.backend != "sim" && config.backend != "cuda" && config.backend != "auto") {
-    throw InputError("unknown backend '" + config.backend + "' (expected sim, cuda or auto)");
-  }
+  if (config.backend != "auto") backendInfo(config.backend);  // InputError for an unknown name
+  config.backendOptions = overrides.backendOptions;
   const std::string policy = overrides.policy.value_or(directives.policy.value_or("shipped"));
   const auto parsed = parsePolicy(policy);
   if (!parsed) {
@@ -44,6 +43,34 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
     }
   }
   return config;
+}
+
+bool parseValidationOption(const std::string& text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw InputError("--validation: '" + text + "' is neither 'on' nor 'off'");
+}
+
+std::vector<std::string> backendOptionArgs(const BackendOptions& options) {
+  std::vector<std::string> args;
+  if (!options.device.empty()) args.insert(args.end(), {"--device", options.device});
+  if (options.validation)
+    args.insert(args.end(), {"--validation", *options.validation ? "on" : "off"});
+  return args;
+}
+
+bool readBackendOptionArg(std::string_view arg, const std::function<std::string()>& value,
+                          BackendOptions& options) {
+  if (arg == "--device") {
+    options.device = value();
+    if (options.device.empty()) throw InputError("--device needs a non-empty TEXT");
+    return true;
+  }
+  if (arg == "--validation") {
+    options.validation = parseValidationOption(value());
+    return true;
+  }
+  return false;
 }
 
 std::string faultsFor(const RunConfig& config, std::string_view backend) {

@@ -1,12 +1,16 @@
 // RunConfig.h: what a sequence runs under (backend, policy, fault plan), from the command line
 // first, then the file's directives, then the defaults of the contract (cli.md): backend auto;
-// policy shipped; faults max-26.5.0 on sim and none on cuda.
+// policy shipped; faults max-26.5.0 on sim and none on every real backend.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "model/Sequence.h"
+#include "renderer/Backends.h"
 #include "renderer/TeardownPolicy.h"
 
 namespace gpufuzz {
@@ -16,20 +20,34 @@ struct RunOverrides {
   std::optional<std::string> backend;
   std::optional<std::string> policy;
   std::optional<std::string> faults;
+  /// --device and --validation: the command line only (no directive names a device).
+  BackendOptions backendOptions;
 };
 
 struct RunConfig {
-  std::string backend;  // sim | cuda | auto
+  std::string backend;  // a backend name of the registry (Backends.h), or auto
   TeardownPolicy policy = TeardownPolicy::Shipped;
   /// The plan as --faults takes it (a built-in name or a path), or empty for the backend's
   /// default. A relative path from a file's `faults` directive is resolved against the file's
   /// directory, so a sequence replays from anywhere.
   std::string faults;
+  BackendOptions backendOptions;
 };
 
 /// Throws InputError for an unknown policy or backend name.
 RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& directives,
                            const std::string& sequenceFile);
+
+/// --validation's value: "on" or "off"; InputError otherwise.
+bool parseValidationOption(const std::string& text);
+
+/// The runner's arguments that carry `options` (`--device TEXT`, `--validation on|off`), and
+/// their reading back: the one place both sides of that command line are written.
+std::vector<std::string> backendOptionArgs(const BackendOptions& options);
+/// Reads `arg` (with `value()` giving the next argument) into `options`; false when `arg` is
+/// not one of backendOptionArgs' options.
+bool readBackendOptionArg(std::string_view arg, const std::function<std::string()>& value,
+                          BackendOptions& options);
 
 /// The plan a run uses once its backend is known.
 std::string faultsFor(const RunConfig& config, std::string_view backend);

@@ -2,13 +2,16 @@
 // under one policy and fault plan, reporting progress as it goes: events on --events-fd for a
 // supervisor, readable lines on stdout for a person.
 //
-//   gpufuzz-runner [--backend sim|cuda|auto] [--policy NAME] [--faults NAME|PATH]
-//                  [--events-fd N] [--quiet] FILE
+//   gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off] [--policy NAME]
+//                  [--faults NAME|PATH] [--events-fd N] [--quiet] FILE
+//   gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]
+//                                    (makes the backend, prints what it runs on, exits: how the
+//                                     harness checks a backend it must not load itself)
 //   gpufuzz-runner --fork-server     (socket at fd 3: runs each request in a fork; see
 //                                     harness/ForkServerProtocol.h)
 //
-// Exit status: 0 pass, 1 the sequence failed (error, mismatch, leak), 2 bad usage or input (or
-// no usable device), 3 the runner itself failed.
+// Exit status: 0 pass, 1 the sequence failed (error, invalid, mismatch, leak), 2 bad usage or
+// input (or no usable device), 3 the runner itself failed.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -33,13 +36,15 @@ namespace gpufuzz {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: gpufuzz-runner [--backend sim|cuda|auto] [--policy NAME] [--faults NAME|PATH]\n"
-    "                      [--events-fd N] [--quiet] FILE\n";
+    "usage: gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off]\n"
+    "                      [--policy NAME] [--faults NAME|PATH] [--events-fd N] [--quiet] FILE\n"
+    "       gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]\n";
 
 struct RunnerArgs {
   RunOverrides overrides;
   int eventsFd = -1;
   bool quiet = false;
+  bool probe = false;
   std::string file;
 };
 
@@ -66,8 +71,11 @@ RunnerArgs parseArgs(const std::vector<std::string>& argv) {
         throw InputError("--events-fd: '" + fd + "' is not a file descriptor number");
       }
       args.eventsFd = static_cast<int>(n);
+    } else if (readBackendOptionArg(arg, value, args.overrides.backendOptions)) {
     } else if (arg == "--quiet") {
       args.quiet = true;
+    } else if (arg == "--probe") {
+      args.probe = true;
     } else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       std::exit(0);
@@ -80,7 +88,10 @@ RunnerArgs parseArgs(const std::vector<std::string>& argv) {
                        std::string(arg) + "')");
     }
   }
-  if (args.file.empty()) throw InputError("no sequence file given\n" + std::string(kUsage));
+  if (args.probe && !args.file.empty()) throw InputError("--probe takes no sequence file");
+  if (args.file.empty() && !args.probe) {
+    throw InputError("no sequence file given\n" + std::string(kUsage));
+  }
   return args;
 }
 
@@ -111,10 +122,19 @@ class RunnerProgress final : public ProgressListener {
   bool quiet_;
 };
 
+/// --probe: the backend made as a run would make it, and one line saying what it runs on.
+int probe(const RunnerArgs& args) {
+  const RunConfig config = resolveRunConfig(args.overrides, Directives{}, "");
+  const std::unique_ptr<Backend> backend = makeBackend(config.backend, config.backendOptions);
+  std::printf("%s\t%s\n", std::string(backend->name()).c_str(), backend->description().c_str());
+  return 0;
+}
+
 int run(const RunnerArgs& args) {
+  if (args.probe) return probe(args);
   const Sequence seq = loadSequence(args.file);
   const RunConfig config = resolveRunConfig(args.overrides, seq.directives, args.file);
-  auto device = std::make_unique<Device>(makeBackend(config.backend));
+  auto device = std::make_unique<Device>(makeBackend(config.backend, config.backendOptions));
   const std::string backend(device->backendName());
   const FaultPlan plan = loadFaultPlan(faultsFor(config, backend));
   device->addInterceptor(std::make_shared<FaultInjector>(plan));
@@ -122,9 +142,9 @@ int run(const RunnerArgs& args) {
   const EventWriter events(args.eventsFd);
   events.write(Event{Event::Kind::Start, static_cast<uint32_t>(seq.ops.size()), {}, {}, {}});
   if (!args.quiet) {
-    std::printf("gpufuzz-runner: %s: backend %s, policy %s, faults %s, %zu operations\n",
-                args.file.c_str(), backend.c_str(), std::string(policyName(config.policy)).c_str(),
-                plan.name.c_str(), seq.ops.size());
+    std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
+                args.file.c_str(), backend.c_str(), device->backendDescription().c_str(),
+                std::string(policyName(config.policy)).c_str(), plan.name.c_str(), seq.ops.size());
     std::fflush(stdout);
   }
   RunnerProgress progress(seq, events, args.quiet);

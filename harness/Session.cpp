@@ -3,9 +3,11 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -46,6 +48,13 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   jobs_ = static_cast<unsigned>(cl.number(Option::Jobs, cores, 1, 1024));
   if (cl.has(Option::Deadline)) parseDeadlineOption(*cl.get(Option::Deadline));  // validate early
+  if (cl.has(Option::Device)) {
+    readBackendOptionArg(
+        "--device", [&] { return *cl.get(Option::Device); }, backendOptions_);
+  }
+  if (cl.has(Option::Validation)) {
+    backendOptions_.validation = parseValidationOption(*cl.get(Option::Validation));
+  }
   runner_ = (executableDir() / "gpufuzz-runner").string();
   if (::access(runner_.c_str(), X_OK) != 0) {
     throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
@@ -62,18 +71,59 @@ Session::~Session() {
   std::filesystem::remove_all(workDir_, ignored);
 }
 
-std::string Session::resolveBackend(const std::string& requested) {
-  if (requested != "sim" && requested != "cuda" && requested != "auto") {
-    throw InputError("unknown backend '" + requested + "' (expected sim, cuda or auto)");
+std::string Session::backendDescription(const std::string& backend) const {
+  const auto it = descriptions_.find(backend);
+  return it == descriptions_.end() ? backend : it->second;
+}
+
+std::string Session::probeInChild(const std::string& backend) {
+  ChildCommand probe{runner_, {"--probe", "--backend", backend}};
+  for (std::string& arg : backendOptionArgs(backendOptions_))
+    probe.args.push_back(std::move(arg));
+  constexpr std::chrono::seconds kProbeLimit{120};
+  const CapturedRun r = runCaptured(probe, kProbeLimit, 64 * 1024);
+  std::string output = r.output;
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+    output.pop_back();
+  if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) {
+    const size_t tab = output.find('\t');
+    return tab == std::string::npos ? backend : output.substr(tab + 1);
   }
+  if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) {
+    constexpr std::string_view kPrefix = "gpufuzz-runner: error: ";
+    if (output.starts_with(kPrefix)) output.erase(0, kPrefix.size());
+    throw DeviceUnavailable(output);
+  }
+  throw std::runtime_error(
+      "checking the " + backend + " backend in a runner failed (" +
+      (r.timedOut ? std::string("no answer in 120 s") : "wait status " + std::to_string(r.status)) +
+      "): " + output);
+}
+
+std::string Session::resolveBackend(const std::string& requested) {
+  if (requested != "auto") backendInfo(requested);  // InputError for an unknown name
   if (requested == "sim") return "sim";
   auto it = resolved_.find(requested);
   if (it != resolved_.end()) return it->second;
+  if (requested != "auto" && requested != "cuda") {
+    const BackendInfo& info = backendInfo(requested);
+    if (info.built && info.probeInChild) {
+      descriptions_[requested] = probeInChild(requested);
+    } else {
+      std::unique_ptr<Backend> backend = makeBackend(requested, backendOptions_);
+      descriptions_[requested] = backend->description();
+      held_.push_back(std::move(backend));
+    }
+    resolved_[requested] = requested;
+    return requested;
+  }
   if (!cuda_) {
-    std::unique_ptr<Backend> probe = makeBackend(requested);  // DeviceUnavailable for cuda
+    // DeviceUnavailable for cuda
+    std::unique_ptr<Backend> probe = makeBackend(requested, backendOptions_);
     if (probe->name() == "cuda") cuda_ = std::move(probe);
   }
   const std::string name = cuda_ ? "cuda" : "sim";
+  if (cuda_) descriptions_["cuda"] = cuda_->description();
   resolved_[requested] = name;
   if (cuda_ && !devices_) {
     const int count = cudaDeviceCount();
@@ -92,9 +142,9 @@ std::string Session::resolveBackend(const std::string& requested) {
 
 Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) {
   FileRun run;
-  run.config = resolveRunConfig(
-      RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy), cl_.get(Option::Faults)},
-      seq.directives, file);
+  run.config = resolveRunConfig(RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy),
+                                             cl_.get(Option::Faults), backendOptions_},
+                                seq.directives, file);
   run.backend = resolveBackend(run.config.backend);
   run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend));
   return run;
@@ -114,6 +164,7 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   TrialSetup setup;
   setup.runner = runner_;
   setup.backend = backend;
+  setup.backendOptions = backendOptions_;
   setup.policy = policy;
   setup.faults = faults;
   setup.workDir = workDir_;

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "harness/Cli.h"
 #include "harness/Deadline.h"
@@ -32,8 +33,15 @@ class Session {
   unsigned jobs() const { return jobs_; }
   bool quiet() const { return cl_.has(Option::Quiet); }
 
-  /// "sim" or "cuda" for a requested "sim", "cuda" or "auto".
+  /// The backend that runs for a requested name: "auto" becomes cuda or sim; any other name of
+  /// the registry stays itself once it is known to be usable (DeviceUnavailable otherwise). A
+  /// backend that must not be loaded in a process that forks (OpenCL, Vulkan) is checked by a
+  /// runner started for that (`gpufuzz-runner --probe`).
   std::string resolveBackend(const std::string& requested);
+  /// What a resolved backend runs on (platform, device, driver), as its probe reported it.
+  std::string backendDescription(const std::string& backend) const;
+  /// --device and --validation.
+  const BackendOptions& backendOptions() const { return backendOptions_; }
 
   /// A trial runner for one configuration; runners are kept and shared (one calibrator per
   /// backend), so asking twice for the same configuration gives the same runner.
@@ -52,14 +60,19 @@ class Session {
   static bool stopRequested();
 
  private:
+  std::string probeInChild(const std::string& backend);
+
   const CommandLine& cl_;
   unsigned jobs_;
   std::filesystem::path workDir_;
   std::string runner_;
+  BackendOptions backendOptions_;
   std::shared_ptr<ChildSlots> slots_;
   std::shared_ptr<DeviceSpread> devices_;  // the GPUs cuda children are spread over
   std::unique_ptr<Backend> cuda_;          // held for the session: keeps the driver initialised
   std::map<std::string, std::string> resolved_;
+  std::map<std::string, std::string> descriptions_;
+  std::vector<std::unique_ptr<Backend>> held_;  // other in-process backends, kept as cuda_ is
   std::map<std::string, std::unique_ptr<DeadlineCalibrator>> calibrators_;
   std::map<std::string, std::unique_ptr<TrialRunner>> runners_;
 };

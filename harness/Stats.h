@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/SeedStream.h"
+#include "model/Outcome.h"
 
 namespace gpufuzz {
 
@@ -29,9 +30,9 @@ struct CampaignCounts {
   uint64_t campaigns = 0;  // campaign runs counted
   uint64_t executions = 0;
   uint64_t sequences = 0;
-  std::array<uint64_t, 8> byClass{};  // by OutcomeClass
-  uint64_t failures = 0;              // failures that stand (noise left out)
-  uint64_t unconfirmed = 0;           // failures whose minimal sequence never reproduced
+  std::array<uint64_t, kOutcomeClassCount> byClass{};  // by OutcomeClass
+  uint64_t failures = 0;                               // failures that stand (noise left out)
+  uint64_t unconfirmed = 0;  // failures whose minimal sequence never reproduced
   uint64_t harnessErrors = 0;
   double runTimeSeconds = 0;
 

@@ -72,7 +72,11 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
   ChildCommand command;
   command.executable = setup_.runner;
   command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
-                  "--faults",  setup_.faults,  "--quiet",  file.string()};
+                  "--faults",  setup_.faults,  "--quiet"};
+  for (std::string& arg : backendOptionArgs(setup_.backendOptions)) {
+    command.args.push_back(std::move(arg));
+  }
+  command.args.push_back(file.string());
   SupervisionLimits limits;
   limits.progressDeadline = deadline;
   limits.opDeadlines = std::move(kindDeadlines);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/Deadline.h"
+#include "harness/RunConfig.h"
 #include "harness/RunOutcome.h"
 #include "harness/Supervisor.h"
 #include "model/Sequence.h"
@@ -57,8 +58,9 @@ class DeviceSpread {
 };
 
 struct TrialSetup {
-  std::string runner;   // the gpufuzz-runner executable
-  std::string backend;  // sim | cuda (resolved, not auto)
+  std::string runner;             // the gpufuzz-runner executable
+  std::string backend;            // a backend of the registry (resolved, not auto)
+  BackendOptions backendOptions;  // --device, --validation: passed on to the runner
   TeardownPolicy policy = TeardownPolicy::Shipped;
   std::string faults;             // a built-in plan name or a path
   std::filesystem::path workDir;  // where sequence files for children are written

@@ -7,8 +7,8 @@ namespace gpufuzz {
 namespace {
 
 // In OutcomeClass order.
-constexpr std::array<std::string_view, 8> kClassNames = {"pass",  "hang",  "spin",     "slow",
-                                                         "crash", "error", "mismatch", "leak"};
+constexpr std::array<std::string_view, kOutcomeClassCount> kClassNames = {
+    "pass", "hang", "spin", "slow", "crash", "error", "mismatch", "leak", "invalid"};
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // what a file expects.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,7 +10,22 @@
 
 namespace gpufuzz {
 
-enum class OutcomeClass : uint8_t { Pass, Hang, Spin, Slow, Crash, Error, Mismatch, Leak };
+enum class OutcomeClass : uint8_t {
+  Pass,
+  Hang,
+  Spin,
+  Slow,
+  Crash,
+  Error,
+  Mismatch,
+  Leak,
+  /// The runtime's own checker (a validation layer, compute-sanitizer) reported a broken rule.
+  Invalid,
+};
+
+/// How many classes there are: arrays indexed by OutcomeClass have this size.
+inline constexpr std::size_t kOutcomeClassCount =
+    static_cast<std::size_t>(OutcomeClass::Invalid) + 1;
 
 std::string_view outcomeClassName(OutcomeClass c);
 std::optional<OutcomeClass> parseOutcomeClass(std::string_view name);

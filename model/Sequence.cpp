@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -115,8 +116,7 @@ Problem readExpectation(std::string_view value, std::optional<Expectation>& out)
 }
 
 Problem readChoice(std::string_view value, std::string_view what,
-                   std::initializer_list<std::string_view> choices,
-                   std::optional<std::string>& out) {
+                   const std::vector<std::string_view>& choices, std::optional<std::string>& out) {
   for (std::string_view c : choices) {
     if (c == value) {
       out = std::string(value);
@@ -145,9 +145,9 @@ std::vector<std::string> shown(const std::vector<std::string>& v) {
 
 /// One directive: how its (trimmed, non-empty) value is read into Directives, and printed back.
 struct DirectiveSpec {
-  std::string_view key;
-  Problem (*read)(std::string_view value, Directives& d);
-  std::vector<std::string> (*values)(const Directives& d);
+  std::string key;
+  std::function<Problem(std::string_view value, Directives& d)> read;
+  std::function<std::vector<std::string>(const Directives& d)> values;
   bool repeats = false;
 };
 
@@ -156,65 +156,89 @@ std::vector<std::string> values(const Directives& d) {
   return shown(d.*Field);
 }
 
+std::string expectKey(std::string_view backend) {
+  return "expect." + std::string(backend);
+}
+
 // In printing order, notes last.
-const std::array<DirectiveSpec, 9> kDirectives = {{
-    {"backend",
-     [](std::string_view v, Directives& d) {
-       return readChoice(v, "backend", {"sim", "cuda", "auto"}, d.backend);
-     },
-     values<&Directives::backend>},
-    {"policy",
-     [](std::string_view v, Directives& d) {
-       return readChoice(v, "policy",
-                         {"shipped", "context-first", "no-destroy-sync", "no-texture-wait"},
-                         d.policy);
-     },
-     values<&Directives::policy>},
-    {"faults",
-     [](std::string_view v, Directives& d) {
-       if (v.find_first_of(kBlank) != std::string_view::npos) {
-         return Problem{"faults takes one plan name or path, without spaces"};
-       }
-       d.faults = std::string(v);
-       return Problem{};
-     },
-     values<&Directives::faults>},
-    {"expect", [](std::string_view v, Directives& d) { return readExpectation(v, d.expect); },
-     values<&Directives::expect>},
-    {"expect.sim",
-     [](std::string_view v, Directives& d) { return readExpectation(v, d.expectSim); },
-     values<&Directives::expectSim>},
-    {"expect.cuda",
-     [](std::string_view v, Directives& d) { return readExpectation(v, d.expectCuda); },
-     values<&Directives::expectCuda>},
-    {"seed",
-     [](std::string_view v, Directives& d) {
-       uint64_t n = 0;
-       const uint64_t max = std::numeric_limits<uint64_t>::max();
-       if (std::string why = readInteger(v, 0, max, n); !why.empty()) {
-         return Problem{"seed " + inQuotes(v) + " " + why + ": seed takes an integer in " +
-                        range(0, max)};
-       }
-       d.seed = n;
-       return Problem{};
-     },
-     values<&Directives::seed>},
-    {"found",
-     [](std::string_view v, Directives& d) {
-       d.found = std::string(v);
-       return Problem{};
-     },
-     values<&Directives::found>},
-    {"note",
-     [](std::string_view v, Directives& d) {
-       d.notes.emplace_back(v);
-       return Problem{};
-     },
-     values<&Directives::notes>, true},
-}};
+const std::vector<DirectiveSpec>& directiveSpecs() {
+  static const std::vector<DirectiveSpec> specs = [] {
+    std::vector<DirectiveSpec> list;
+    list.push_back({"backend",
+                    [](std::string_view v, Directives& d) {
+                      std::vector<std::string_view> choices(kBackendNames.begin(),
+                                                            kBackendNames.end());
+                      choices.emplace_back("auto");
+                      return readChoice(v, "backend", choices, d.backend);
+                    },
+                    values<&Directives::backend>});
+    list.push_back({"policy",
+                    [](std::string_view v, Directives& d) {
+                      return readChoice(
+                          v, "policy",
+                          {"shipped", "context-first", "no-destroy-sync", "no-texture-wait"},
+                          d.policy);
+                    },
+                    values<&Directives::policy>});
+    list.push_back({"faults",
+                    [](std::string_view v, Directives& d) {
+                      if (v.find_first_of(kBlank) != std::string_view::npos) {
+                        return Problem{"faults takes one plan name or path, without spaces"};
+                      }
+                      d.faults = std::string(v);
+                      return Problem{};
+                    },
+                    values<&Directives::faults>});
+    list.push_back({"expect",
+                    [](std::string_view v, Directives& d) { return readExpectation(v, d.expect); },
+                    values<&Directives::expect>});
+    for (std::string_view backend : kBackendNames) {
+      const std::string name(backend);
+      list.push_back({expectKey(backend),
+                      [name](std::string_view v, Directives& d) {
+                        std::optional<Expectation> e;
+                        Problem p = readExpectation(v, e);
+                        if (e) d.expectOn[name] = *e;
+                        return p;
+                      },
+                      [name](const Directives& d) {
+                        const auto it = d.expectOn.find(name);
+                        return it == d.expectOn.end()
+                                   ? std::vector<std::string>{}
+                                   : std::vector<std::string>{expectationText(it->second)};
+                      }});
+    }
+    list.push_back({"seed",
+                    [](std::string_view v, Directives& d) {
+                      uint64_t n = 0;
+                      const uint64_t max = std::numeric_limits<uint64_t>::max();
+                      if (std::string why = readInteger(v, 0, max, n); !why.empty()) {
+                        return Problem{"seed " + inQuotes(v) + " " + why +
+                                       ": seed takes an integer in " + range(0, max)};
+                      }
+                      d.seed = n;
+                      return Problem{};
+                    },
+                    values<&Directives::seed>});
+    list.push_back({"found",
+                    [](std::string_view v, Directives& d) {
+                      d.found = std::string(v);
+                      return Problem{};
+                    },
+                    values<&Directives::found>});
+    list.push_back({"note",
+                    [](std::string_view v, Directives& d) {
+                      d.notes.emplace_back(v);
+                      return Problem{};
+                    },
+                    values<&Directives::notes>, true});
+    return list;
+  }();
+  return specs;
+}
 
 const DirectiveSpec* directiveSpec(std::string_view key) {
-  for (const DirectiveSpec& d : kDirectives) {
+  for (const DirectiveSpec& d : directiveSpecs()) {
     if (d.key == key) return &d;
   }
   return nullptr;
@@ -251,7 +275,8 @@ class Parser {
   bool parseDirective(std::string_view line) {
     const auto keyStart = [](char c) { return c >= 'a' && c <= 'z'; };
     const auto keyChar = [&](char c) {
-      return keyStart(c) || (c >= '0' && c <= '9') || c == '_' || c == '.';
+      // '-' too: the contract's keys include expect.cuda-async.
+      return keyStart(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     };
     size_t i = line.find_first_not_of(kBlank);
     if (i == std::string_view::npos || line[i] != '#') return false;
@@ -268,7 +293,7 @@ class Parser {
     const DirectiveSpec* spec = directiveSpec(key);
     if (!spec) {
       std::vector<std::string> keys;
-      for (const DirectiveSpec& d : kDirectives) {
+      for (const DirectiveSpec& d : directiveSpecs()) {
         keys.emplace_back(d.key);
       }
       fail(keyColumn, "unknown directive " + inQuotes(key) + ": expected one of " + joined(keys) +
@@ -356,14 +381,16 @@ class Parser {
   /// An expectation's `at N` must name one of the sequence's operations.
   void checkPlaces() {
     const Directives& d = seq_.directives;
-    for (const auto& [key, e] :
-         {std::pair{"expect", d.expect}, std::pair{"expect.sim", d.expectSim},
-          std::pair{"expect.cuda", d.expectCuda}}) {
-      if (!e || !e->at || e->at->isEnd() || e->at->ordinal <= seq_.ops.size()) continue;
+    std::vector<std::pair<std::string, Expectation>> expectations;
+    if (d.expect) expectations.emplace_back("expect", *d.expect);
+    for (const auto& [backend, e] : d.expectOn)
+      expectations.emplace_back(expectKey(backend), e);
+    for (const auto& [key, e] : expectations) {
+      if (!e.at || e.at->isEnd() || e.at->ordinal <= seq_.ops.size()) continue;
       line_ = directiveLines_.at(key);
-      fail(valueColumns_.at(key), std::string(key) + " names operation " +
-                                      std::to_string(e->at->ordinal) + ", but the sequence has " +
-                                      std::to_string(seq_.ops.size()) + " operations");
+      fail(valueColumns_.at(key), key + " names operation " + std::to_string(e.at->ordinal) +
+                                      ", but the sequence has " + std::to_string(seq_.ops.size()) +
+                                      " operations");
     }
   }
 
@@ -378,8 +405,10 @@ class Parser {
 }  // namespace
 
 Expectation Sequence::expectationFor(std::string_view backend) const {
-  if (backend == "sim" && directives.expectSim) return *directives.expectSim;
-  if (backend == "cuda" && directives.expectCuda) return *directives.expectCuda;
+  if (const auto it = directives.expectOn.find(std::string(backend));
+      it != directives.expectOn.end()) {
+    return it->second;
+  }
   return directives.expect.value_or(Expectation{});
 }
 
@@ -414,7 +443,7 @@ void validateSequence(const Sequence& seq, const std::string& file) {
 
 std::string printSequence(const Sequence& seq) {
   std::string text = "# gpufuzz sequence\n";
-  for (const DirectiveSpec& d : kDirectives) {
+  for (const DirectiveSpec& d : directiveSpecs()) {
     for (const std::string& v : d.values(seq.directives)) {
       text += "# " + std::string(d.key) + ": " + v + "\n";
     }

@@ -7,7 +7,9 @@
 // expectation `at N` beyond the last operation. A parsed Sequence is valid.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,14 +20,19 @@
 
 namespace gpufuzz {
 
+/// The backends a sequence can name (sequences.md), in the contract's order. `auto` is not one:
+/// it is resolved to one of these before anything runs.
+inline constexpr std::array<std::string_view, 5> kBackendNames = {"sim", "cuda", "cuda-async",
+                                                                  "opencl", "vulkan"};
+
 /// The `# key: value` lines before the first operation. Command-line options override them.
 struct Directives {
-  std::optional<std::string> backend;  // sim | cuda | auto
+  std::optional<std::string> backend;  // one of kBackendNames, or auto
   std::optional<std::string> policy;   // a teardown policy name
   std::optional<std::string> faults;   // a built-in plan name or a path
   std::optional<Expectation> expect;
-  std::optional<Expectation> expectSim;
-  std::optional<Expectation> expectCuda;
+  /// `expect.BACKEND`, by backend name (one of kBackendNames).
+  std::map<std::string, Expectation> expectOn;
   std::optional<uint64_t> seed;
   std::optional<std::string> found;
   std::vector<std::string> notes;
@@ -36,7 +43,7 @@ struct Sequence {
   Directives directives;
   std::vector<Operation> ops;
 
-  /// What this sequence expects on `backend` ("sim" or "cuda"): expect.<backend>, else expect,
+  /// What this sequence expects on `backend` (one of kBackendNames): expect.<backend>, else expect,
   /// else pass.
   Expectation expectationFor(std::string_view backend) const;
 };

@@ -1,5 +1,7 @@
-// Backends.cpp: the backend factory.
+// Backends.cpp: the registry of backends and the factory.
 #include "renderer/Backends.h"
+
+#include <array>
 
 #include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
@@ -10,6 +12,65 @@
 #endif
 
 namespace gpufuzz {
+
+namespace {
+
+constexpr std::string_view kNoCudaToolkit =
+    "this gpufuzz was built without the CUDA backends (no CUDA toolkit at configure time); "
+    "rebuild where nvcc is installed";
+
+std::unique_ptr<Backend> makeSim(const BackendOptions&) {
+  return makeSimBackend();
+}
+
+#if GPUFUZZ_HAVE_CUDA
+std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
+  return makeCudaBackend();
+}
+#endif
+
+/// A backend of this build; `probeInChild` for runtimes a forking process must not load.
+constexpr BackendInfo builtBackend(std::string_view name,
+                                   std::unique_ptr<Backend> (*make)(const BackendOptions&),
+                                   bool probeInChild = false) {
+  return BackendInfo{name, true, probeInChild, make, {}};
+}
+constexpr BackendInfo missingBackend(std::string_view name, std::string_view why) {
+  return BackendInfo{name, false, false, nullptr, why};
+}
+
+const std::array kRegistry = {
+    builtBackend("sim", makeSim),
+#if GPUFUZZ_HAVE_CUDA
+    builtBackend("cuda", makeCuda),
+#else
+    missingBackend("cuda", kNoCudaToolkit),
+#endif
+    missingBackend("cuda-async", "this version of gpufuzz has no cuda-async backend"),
+    missingBackend("opencl", "this version of gpufuzz has no opencl backend"),
+    missingBackend("vulkan", "this version of gpufuzz has no vulkan backend"),
+};
+
+}  // namespace
+
+std::span<const BackendInfo> backendRegistry() {
+  return kRegistry;
+}
+
+std::string backendNamesText() {
+  std::string names;
+  for (const BackendInfo& b : kRegistry)
+    names += std::string(b.name) + ", ";
+  return names + "auto";
+}
+
+const BackendInfo& backendInfo(std::string_view name) {
+  for (const BackendInfo& b : kRegistry) {
+    if (b.name == name) return b;
+  }
+  throw InputError("unknown backend '" + std::string(name) + "' (expected " + backendNamesText() +
+                   ")");
+}
 
 bool cudaBackendBuilt() {
   return GPUFUZZ_HAVE_CUDA != 0;
@@ -27,26 +88,20 @@ int cudaDeviceCount() {
 #endif
 }
 
-std::unique_ptr<Backend> makeBackend(std::string_view name) {
-  if (name == "sim") return makeSimBackend();
-  if (name == "cuda" || name == "auto") {
-#if GPUFUZZ_HAVE_CUDA
+std::unique_ptr<Backend> makeBackend(std::string_view name, const BackendOptions& options) {
+  if (name == "auto") {
     try {
-      return makeCudaBackend();
+      return makeBackend("cuda", options);
     } catch (const DeviceUnavailable&) {
-      if (name == "cuda") throw;
       return makeSimBackend();
     }
-#else
-    if (name == "cuda") {
-      throw DeviceUnavailable(
-          "this gpufuzz was built without the cuda backend (no CUDA toolkit "
-          "at configure time); rebuild where nvcc is installed");
-    }
-    return makeSimBackend();
-#endif
   }
-  throw InputError("unknown backend '" + std::string(name) + "' (expected sim, cuda or auto)");
+  const BackendInfo& info = backendInfo(name);
+  if (!info.built) {
+    throw DeviceUnavailable("the " + std::string(name) +
+                            " backend is not part of this build: " + std::string(info.notBuilt));
+  }
+  return info.make(options);
 }
 
 }  // namespace gpufuzz

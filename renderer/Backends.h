@@ -1,14 +1,51 @@
-// Backends.h: picks a device backend by name. `auto` means cuda when a CUDA device is usable in
-// this process, else sim.
+// Backends.h: the backends of this build, by name, and the factory that makes one. `auto` means
+// cuda when a CUDA device is usable in this process, else sim.
+//
+// Each backend is one entry of the registry (Backends.cpp): its name (sequences.md), whether this
+// build contains it, whether a process that uses it may still fork children, and its factory.
+// A backend that is not built, or whose runtime is missing, throws DeviceUnavailable with the
+// reason and the next step; an unknown name is an InputError.
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "renderer/device/Backend.h"
 
 namespace gpufuzz {
+
+/// What selects and configures a backend beyond its name (cli.md).
+struct BackendOptions {
+  /// --device TEXT: the first device whose platform name, platform vendor or device name
+  /// contains TEXT, ignoring case; for CUDA an ordinal. Empty: the backend's default.
+  std::string device;
+  /// --validation on|off (vulkan); unset: on where the layer is installed.
+  std::optional<bool> validation;
+  bool operator==(const BackendOptions&) const = default;
+};
+
+struct BackendInfo {
+  std::string_view name;
+  /// Compiled into this build (its runtime is still loaded at run time).
+  bool built = false;
+  /// A process that used this backend's runtime cannot safely fork children that use it too
+  /// (OpenCL, Vulkan: platform.md). The harness then checks usability in a child process.
+  bool probeInChild = false;
+  /// Makes the backend; throws DeviceUnavailable when its runtime or device is not usable.
+  std::unique_ptr<Backend> (*make)(const BackendOptions& options) = nullptr;
+  /// Why it is not built, and what to do about it (when !built).
+  std::string_view notBuilt;
+};
+
+/// Every backend this build knows, built or not, in the contract's order.
+std::span<const BackendInfo> backendRegistry();
+/// The registry entry for `name`; InputError (listing the names) for an unknown one.
+const BackendInfo& backendInfo(std::string_view name);
+/// "sim, cuda, ..." for messages.
+std::string backendNamesText();
 
 /// Whether this build contains the cuda backend (the driver is still loaded at run time).
 bool cudaBackendBuilt();
@@ -17,8 +54,8 @@ bool cudaBackendBuilt();
 /// backend is not built or the driver is unusable. Initialises the driver.
 int cudaDeviceCount();
 
-/// "sim", "cuda" or "auto". Throws DeviceUnavailable when cuda is asked for and cannot be used,
-/// and InputError for an unknown name.
-std::unique_ptr<Backend> makeBackend(std::string_view name);
+/// A backend by name, or "auto". Throws DeviceUnavailable when it is asked for and cannot be
+/// used, and InputError for an unknown name.
+std::unique_ptr<Backend> makeBackend(std::string_view name, const BackendOptions& options = {});
 
 }  // namespace gpufuzz

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "renderer/Raster.h"
@@ -45,6 +46,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  /// What runs underneath, for reports, status lines and findings: platform, device and driver
+  /// version where the runtime tells them ("pocl 3.1 / cpu-haswell / driver 3.1").
+  virtual std::string description() const { return std::string(name()); }
 
   virtual ContextId createContext() = 0;
   /// Valid while the context's buffers live; what happens to them is the backend's business.

@@ -56,6 +56,7 @@ class Device {
 
   MemoryInUse memoryInUse() const { return backend_->memoryInUse(); }
   std::string_view backendName() const { return backend_->name(); }
+  std::string backendDescription() const { return backend_->description(); }
   const LifecycleTracker& tracker() const { return tracker_; }
 
  private:

@@ -11,6 +11,7 @@
 #include "harness/Deadline.h"
 #include "harness/Findings.h"
 #include "harness/Report.h"
+#include "harness/RunConfig.h"
 #include "model/Generator.h"
 #include "model/SequenceEdits.h"
 #include "renderer/InputError.h"
@@ -56,6 +57,28 @@ TEST(Cli, Durations) {
   EXPECT_THROW(parseDuration("5y"), InputError);
   EXPECT_THROW(parseDuration(""), InputError);
   EXPECT_THROW(parseDuration("0s"), InputError);
+}
+
+TEST(RunConfig, BackendOptionsReachTheRunnerAsTheyWereGiven) {
+  for (const BackendOptions& given :
+       {BackendOptions{}, BackendOptions{"pocl", std::nullopt}, BackendOptions{"", false},
+        BackendOptions{"NVIDIA CUDA", true}}) {
+    const std::vector<std::string> args = backendOptionArgs(given);
+    BackendOptions read;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      ASSERT_TRUE(readBackendOptionArg(
+          args[i], [&] { return args.at(++i); }, read))
+          << args[i];
+    }
+    EXPECT_EQ(read, given);
+  }
+  BackendOptions ignored;
+  EXPECT_FALSE(readBackendOptionArg(
+      "--policy", [] { return std::string("x"); }, ignored));
+  EXPECT_THROW(parseValidationOption("yes"), InputError);
+  EXPECT_THROW(resolveRunConfig(RunOverrides{"metal", {}, {}, {}}, Directives{}, ""), InputError);
+  EXPECT_EQ(resolveRunConfig(RunOverrides{"opencl", {}, {}, {}}, Directives{}, "").backend,
+            "opencl");
 }
 
 TEST(Deadline, CalibratesFromThe99thPercentileAboveAFloor) {

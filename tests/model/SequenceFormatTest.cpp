@@ -16,8 +16,8 @@ TEST(SequencePrint, HeaderDirectivesInAFixedOrderNotesLastThenOperations) {
   s.directives.notes = {"why it matters", "second"};
   s.directives.found = "gpufuzz fuzz --seed 9";
   s.directives.seed = 42;
-  s.directives.expectCuda = Expectation{OutcomeClass::Error, At{2}};
-  s.directives.expectSim = Expectation{OutcomeClass::Hang, At{At::kEnd}};
+  s.directives.expectOn["cuda"] = Expectation{OutcomeClass::Error, At{2}};
+  s.directives.expectOn["sim"] = Expectation{OutcomeClass::Hang, At{At::kEnd}};
   s.directives.expect = Expectation{OutcomeClass::Leak, std::nullopt};
   s.directives.faults = "max-26.5.0";
   s.directives.policy = "context-first";
@@ -101,14 +101,18 @@ TEST(SequenceExpectation, BackendSpecificThenGeneralThenPass) {
   EXPECT_EQ(s.expectationFor("sim"), hang);
   EXPECT_EQ(s.expectationFor("cuda"), hang);
 
-  s.directives.expectCuda = error;
+  s.directives.expectOn["cuda"] = error;
   EXPECT_EQ(s.expectationFor("sim"), hang);
   EXPECT_EQ(s.expectationFor("cuda"), error);
 
-  s.directives.expectSim = leak;
+  s.directives.expectOn["sim"] = leak;
   s.directives.expect.reset();
   EXPECT_EQ(s.expectationFor("sim"), leak);
   EXPECT_EQ(s.expectationFor("cuda"), error);
+  EXPECT_EQ(s.expectationFor("opencl"), Expectation{});
+
+  s.directives.expectOn["vulkan"] = Expectation{OutcomeClass::Invalid, At{2}};
+  EXPECT_EQ(s.expectationFor("vulkan"), (Expectation{OutcomeClass::Invalid, At{2}}));
   EXPECT_EQ(s.expectationFor("auto"), Expectation{}) << "only a resolved backend has its own";
 }
 

@@ -116,8 +116,9 @@ TEST(SequenceParse, DirectivesAndWhatIsOnlyAComment) {
   EXPECT_EQ(d.seed, 18446744073709551615ULL);
   EXPECT_EQ(d.notes, (std::vector<std::string>{"first", "second, with: colons"}));
   EXPECT_EQ(d.found, "gpufuzz fuzz --seed 7, run 3 # and a hash");
-  EXPECT_EQ(d.expectSim, (Expectation{OutcomeClass::Hang, At{2}}));
-  EXPECT_EQ(d.expectCuda, (Expectation{OutcomeClass::Error, At{At::kEnd}}));
+  EXPECT_EQ(d.expectOn.at("sim"), (Expectation{OutcomeClass::Hang, At{2}}));
+  EXPECT_EQ(d.expectOn.at("cuda"), (Expectation{OutcomeClass::Error, At{At::kEnd}}));
+  EXPECT_EQ(d.expectOn.size(), 2u);
   EXPECT_EQ(d.expect, (Expectation{OutcomeClass::Leak, std::nullopt}));
   EXPECT_EQ(d.policy, "no-texture-wait");
   EXPECT_EQ(d.faults, "plans/my-plan.json");
@@ -134,6 +135,7 @@ TEST(SequenceParse, EveryExpectationForm) {
       {"error at 2", {OutcomeClass::Error, At{2}}},
       {"mismatch at 2", {OutcomeClass::Mismatch, At{2}}},
       {"leak", {OutcomeClass::Leak, std::nullopt}},
+      {"invalid at 1", {OutcomeClass::Invalid, At{1}}},
   };
   for (const auto& [text, e] : cases) {
     EXPECT_EQ(parse("# expect: " + text + "\ncreate r0\nread_back r0\n").directives.expect, e)
@@ -142,7 +144,7 @@ TEST(SequenceParse, EveryExpectationForm) {
 }
 
 TEST(SequenceParse, EveryBackendAndPolicy) {
-  for (std::string_view b : {"sim", "cuda", "auto"}) {
+  for (std::string_view b : {"sim", "cuda", "cuda-async", "opencl", "vulkan", "auto"}) {
     EXPECT_EQ(parse("# backend: " + std::string(b)).directives.backend, b);
   }
   for (std::string_view p : {"shipped", "context-first", "no-destroy-sync", "no-texture-wait"}) {
@@ -231,7 +233,11 @@ const std::vector<ErrorCase> kErrors = {
     {"# found: x\n# found: x", 2, 3, "duplicate directive 'found'"},
     {"# backend:", 1, 11, "directive 'backend' needs a value"},
     {"# note:   \t", 1, 12, "directive 'note' needs a value"},
-    {"# backend: opencl", 1, 12, "unknown backend 'opencl': expected sim, cuda, auto"},
+    {"# backend: metal", 1, 12,
+     "unknown backend 'metal': expected sim, cuda, cuda-async, opencl, vulkan, auto"},
+    {"# expect.metal: pass", 1, 3, "unknown directive 'expect.metal'"},
+    {"# expect.cuda-async: error at 1", 1, 22,
+     "expect.cuda-async names operation 1, but the sequence has 0"},
     {"# backend: sim cuda", 1, 12, "unknown backend 'sim cuda'"},
     {"# policy: fast", 1, 11,
      "unknown policy 'fast': expected shipped, context-first, no-destroy-sync, no-texture-wait"},

@@ -55,7 +55,7 @@ std::optional<std::string> genLiveName(const ReferenceModel& model, NameKind kin
 
 std::optional<Expectation> genExpectation(size_t opCount) {
   if (!*rc::gen::arbitrary<bool>()) return std::nullopt;
-  const auto cls = static_cast<OutcomeClass>(*rc::gen::inRange(0, 8));
+  const auto cls = static_cast<OutcomeClass>(*rc::gen::inRange<std::size_t>(0, kOutcomeClassCount));
   Expectation e{cls, std::nullopt};
   if (cls != OutcomeClass::Pass && cls != OutcomeClass::Leak && *rc::gen::arbitrary<bool>()) {
     e.at = At{opCount == 0 ? At::kEnd : *rc::gen::inRange<uint32_t>(0, uint32_t(opCount) + 1)};
@@ -91,13 +91,15 @@ rc::Gen<Sequence> genSequence() {
       s.ops.push_back(std::move(op));
     }
     Directives& d = s.directives;
-    d.backend = maybe(std::string(*rc::gen::element("sim", "cuda", "auto")));
+    d.backend = maybe(
+        std::string(*rc::gen::element("sim", "cuda", "cuda-async", "opencl", "vulkan", "auto")));
     d.policy = maybe(std::string(
         *rc::gen::element("shipped", "context-first", "no-destroy-sync", "no-texture-wait")));
     d.faults = maybe(std::string(*rc::gen::element("none", "max-26.5.0", "plans/a-b.json")));
     d.expect = genExpectation(s.ops.size());
-    d.expectSim = genExpectation(s.ops.size());
-    d.expectCuda = genExpectation(s.ops.size());
+    for (std::string_view backend : kBackendNames) {
+      if (auto e = genExpectation(s.ops.size())) d.expectOn[std::string(backend)] = *e;
+    }
     d.seed = maybe(*rc::gen::arbitrary<uint64_t>());
     d.found = maybe(genText());
     const int notes = *rc::gen::inRange(0, 3);
