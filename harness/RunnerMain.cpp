@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && args[0] == gpufuzz::kForkServerFlag) {
     constexpr int kServerSocket = 3;
+    gpufuzz::preloadRuntimes();  // mapped once here, not loaded again by every forked child
     return gpufuzz::serveForks(kServerSocket, gpufuzz::runnerMain);
   }
   return gpufuzz::runnerMain(args);

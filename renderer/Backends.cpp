@@ -10,6 +10,10 @@
 #include "renderer/cuda/CudaBackend.h"
 #include "renderer/cuda/CudaDriver.h"
 #endif
+#if GPUFUZZ_HAVE_VULKAN
+#include "renderer/vulkan/VulkanBackend.h"
+#include "renderer/vulkan/VulkanPreload.h"
+#endif
 
 namespace gpufuzz {
 
@@ -32,8 +36,8 @@ std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
 /// A backend of this build; `probeInChild` for runtimes a forking process must not load.
 constexpr BackendInfo builtBackend(std::string_view name,
                                    std::unique_ptr<Backend> (*make)(const BackendOptions&),
-                                   bool probeInChild = false) {
-  return BackendInfo{name, true, probeInChild, make, {}};
+                                   bool probeInChild = false, void (*preload)() = nullptr) {
+  return BackendInfo{name, true, probeInChild, make, {}, preload};
 }
 constexpr BackendInfo missingBackend(std::string_view name, std::string_view why) {
   return BackendInfo{name, false, false, nullptr, why};
@@ -48,7 +52,14 @@ const std::array kRegistry = {
 #endif
     missingBackend("cuda-async", "this version of gpufuzz has no cuda-async backend"),
     missingBackend("opencl", "this version of gpufuzz has no opencl backend"),
-    missingBackend("vulkan", "this version of gpufuzz has no vulkan backend"),
+#if GPUFUZZ_HAVE_VULKAN
+    builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true, preloadVulkanLibraries),
+#else
+    missingBackend("vulkan",
+                   "this gpufuzz was built without the vulkan backend (no glslc or Vulkan headers "
+                   "at configure time); install glslc and libvulkan-dev (tools/install-deps) and "
+                   "rebuild"),
+#endif
 };
 
 }  // namespace
@@ -70,6 +81,12 @@ const BackendInfo& backendInfo(std::string_view name) {
   }
   throw InputError("unknown backend '" + std::string(name) + "' (expected " + backendNamesText() +
                    ")");
+}
+
+void preloadRuntimes() {
+  for (const BackendInfo& b : kRegistry) {
+    if (b.built && b.preload != nullptr) b.preload();
+  }
 }
 
 bool cudaBackendBuilt() {

@@ -24,39 +24,18 @@
 #pragma once
 
 #include <memory>
-#include <optional>
-#include <string>
 
-#include "renderer/device/Backend.h"
+#include "renderer/Backends.h"
 
 namespace gpufuzz {
 
-struct VulkanOptions {
-  /// The physical device whose name or driver name contains this, ignoring case; empty: the first
-  /// GPU, else the first device (lavapipe).
-  std::string device;
-  /// Run under the validation layer; nullopt: where the layer is installed.
-  std::optional<bool> validation;
-};
-
-/// Throws DeviceUnavailable when the loader, a usable device (compute queue, shaderInt64, dynamic
-/// indexing of storage buffer arrays) or the validation layer asked for is missing. Calls Vulkan:
-/// never in a process that forks children afterwards (use probeVulkan there).
-std::unique_ptr<Backend> makeVulkanBackend(const VulkanOptions& options);
-
-/// What a vulkan backend runs on: device, driver, Vulkan version and the validation layer's
-/// version (or "validation off"). Empty for other backends.
-std::string vulkanDescription(const Backend& backend);
-
-struct VulkanProbe {
-  bool usable = false;
-  /// vulkanDescription() of the backend the options make, or why none can be made.
-  std::string text;
-};
-
-/// Whether makeVulkanBackend(options) would succeed, found out in a child process so that the
-/// caller never calls Vulkan itself (a process that called Vulkan must not fork children that use
-/// it). Blocks until the child answers (at most about 60 s).
-VulkanProbe probeVulkan(const VulkanOptions& options);
+/// --device TEXT picks the physical device whose name or driver name contains TEXT, ignoring case
+/// (default: the first GPU, else the first device, lavapipe); --validation on|off (default: on
+/// where the layer is installed). Throws DeviceUnavailable when the loader, a usable device
+/// (compute queue, shaderInt64, dynamic indexing of storage buffer arrays) or the validation layer
+/// asked for is missing. Calls Vulkan: never in a process that forks children afterwards (the
+/// registry marks it probeInChild). description() names device, driver, Vulkan version and the
+/// layer's version (or "validation off").
+std::unique_ptr<Backend> makeVulkanBackend(const BackendOptions& options);
 
 }  // namespace gpufuzz
