@@ -12,7 +12,10 @@
 //   per sequence.
 // The cuda cases run only where `--backend cuda` can start (see `gpufuzz fuzz --backend cuda`).
 //
-//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [google benchmark flags]
+// - Campaign/vulkan-validation-<on|off>/...: the same on the vulkan backend, under the validation
+//   layer and without it (where `gpufuzz-runner --probe --backend vulkan` succeeds).
+//
+//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--vulkan-runs N] [benchmark flags]
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -40,6 +43,7 @@ namespace fs = std::filesystem;
 
 int simRuns = 2000;
 int cudaRuns = 40;
+int vulkanRuns = 300;
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
@@ -104,7 +108,8 @@ std::optional<double> reportNumber(const std::string& json, const std::string& k
   return std::strtod(json.c_str() + pos + key.size() + 3, nullptr);
 }
 
-void Campaign(benchmark::State& state, const std::string& backend, bool forkServer) {
+void Campaign(benchmark::State& state, const std::string& backend, bool forkServer,
+              const std::vector<std::string>& backendArgs = {}) {
   const auto maxOps = state.range(0);
   const auto jobs = static_cast<unsigned>(state.range(1));
   const fs::path dir =
@@ -113,8 +118,11 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   double executions = 0, seconds = 0;
   for (auto _ : state) {
     fs::remove_all(dir);
-    const std::string runs = std::to_string(backend == "cuda" ? cudaRuns : simRuns);
+    const std::string runs = std::to_string(backend == "cuda"     ? cudaRuns
+                                            : backend == "vulkan" ? vulkanRuns
+                                                                  : simRuns);
     std::vector<std::string> args{"fuzz", "--backend", backend, "--faults", "none", "--seed", "1"};
+    args.insert(args.end(), backendArgs.begin(), backendArgs.end());
     args.insert(args.end(), {"--runs", runs, "--jobs", std::to_string(jobs), "--max-ops",
                              std::to_string(maxOps), "--quiet"});
     args.insert(args.end(),
@@ -147,6 +155,12 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   state.counters["max_ops"] = static_cast<double>(maxOps);
 }
 
+/// Whether `gpufuzz-runner --probe --backend vulkan` can make the backend (in its own process).
+bool vulkanUsable() {
+  return runQuietly((binDir() / "gpufuzz-runner").string(), {"--probe", "--backend", "vulkan"}) ==
+         0;
+}
+
 bool cudaUsable() {
   // The runner reports an unusable device with exit status 2 and says why.
   const fs::path seq =
@@ -165,6 +179,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sim-runs") == 0 && i + 1 < argc) {
       simRuns = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--vulkan-runs") == 0 && i + 1 < argc) {
+      vulkanRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--cuda-runs") == 0 && i + 1 < argc) {
       cudaRuns = std::atoi(argv[++i]);
     } else {
@@ -196,6 +212,28 @@ int main(int argc, char** argv) {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
+  }
+  // Vulkan (lavapipe here, NVIDIA's on the GPU machine) with and without the validation layer, in
+  // the same run as sim so that the rates compare.
+  if (vulkanUsable()) {
+    for (const std::string validation : {"on", "off"}) {
+      for (const bool fork : {true, false}) {
+        benchmark::RegisterBenchmark(
+            ("Campaign/vulkan-validation-" + validation + "/" + (fork ? "fork" : "fresh")).c_str(),
+            [validation, fork](benchmark::State& s) {
+              Campaign(s, "vulkan", fork, {"--validation", validation});
+            })
+            ->Args({1, cores})
+            ->Args({kMaxOps, cores})
+            ->ArgNames({"max_ops", "jobs"})
+            ->Iterations(1)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  } else {
+    std::fprintf(stderr,
+                 "gpufuzz-bench-throughput: vulkan backend unusable: vulkan cases skipped\n");
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -13,6 +13,7 @@
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/HandleChecks.h"
 
 namespace gpufuzz {
 
@@ -141,32 +142,13 @@ void CudaBackend::check(CUresult result, CallPoint point, const char* call) cons
 }
 
 CudaBackend::Context& CudaBackend::liveContext(ContextId ctx, CallPoint point, const char* call) {
-  auto it = contexts_.find(ctx);
-  if (it != contexts_.end()) return it->second;
-  const bool destroyed = ctx > 0 && ctx < nextContext_;
-  fail(point, std::string(call) + ": context " + std::to_string(ctx) +
-                  (destroyed ? " was destroyed" : " is unknown"));
+  return checkedContext(contexts_, nextContext_, ctx, point, call);
 }
 
 const CudaBackend::Buffer& CudaBackend::ownedBuffer(BufferId buf, ContextId ctx,
                                                     uint64_t bytesNeeded, CallPoint point,
                                                     const char* call, const char* role) const {
-  const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
-  auto it = buffers_.find(buf);
-  if (it == buffers_.end()) {
-    const bool freed = buf > 0 && buf < nextBuffer_;
-    fail(point, what + (freed ? " was freed" : " is unknown"));
-  }
-  const Buffer& b = it->second;
-  if (b.owner != ctx) {
-    fail(point,
-         what + " belongs to context " + std::to_string(b.owner) + ", not " + std::to_string(ctx));
-  }
-  if (b.bytes < bytesNeeded) {
-    fail(point, what + " holds " + std::to_string(b.bytes) + " bytes, " +
-                    std::to_string(bytesNeeded) + " needed");
-  }
-  return b;
+  return checkedBuffer(buffers_, nextBuffer_, buf, ctx, bytesNeeded, point, call, role);
 }
 
 void CudaBackend::makeCurrent(const Context& context, CallPoint point) const {

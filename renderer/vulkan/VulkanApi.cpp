@@ -33,10 +33,10 @@ Opened open() {
     opened.failure = "libvulkan.so.1 has no vkGetInstanceProcAddr";
     return opened;
   }
-#define GPUFUZZ_VK_RESOLVE(name)                                                              \
-  l.name = reinterpret_cast<PFN_##name>(l.vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));      \
-  if (l.name == nullptr && opened.failure.empty()) {                                          \
-    opened.failure = "the Vulkan loader lacks " #name " (a Vulkan 1.1 loader is needed)";      \
+#define GPUFUZZ_VK_RESOLVE(name)                                                          \
+  l.name = reinterpret_cast<PFN_##name>(l.vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));  \
+  if (l.name == nullptr && opened.failure.empty()) {                                      \
+    opened.failure = "the Vulkan loader lacks " #name " (a Vulkan 1.1 loader is needed)"; \
   }
   GPUFUZZ_VK_GLOBAL(GPUFUZZ_VK_RESOLVE)
 #undef GPUFUZZ_VK_RESOLVE
@@ -58,9 +58,10 @@ InstanceApi loadInstanceApi(const Loader& l, VkInstance instance) {
   GPUFUZZ_VK_INSTANCE(GPUFUZZ_VK_RESOLVE)
 #undef GPUFUZZ_VK_RESOLVE
   // Every core entry point must be there; the debug messenger is an extension's.
-#define GPUFUZZ_VK_REQUIRE(name)                                                              \
-  if (api.name == nullptr && std::strstr(#name, "DebugUtils") == nullptr) {                   \
-    throw DeviceUnavailable("the Vulkan instance lacks " #name " (a Vulkan 1.1 driver is needed)"); \
+#define GPUFUZZ_VK_REQUIRE(name)                                            \
+  if (api.name == nullptr && std::strstr(#name, "DebugUtils") == nullptr) { \
+    throw DeviceUnavailable("the Vulkan instance lacks " #name              \
+                            " (a Vulkan 1.1 driver is needed)");            \
   }
   GPUFUZZ_VK_INSTANCE(GPUFUZZ_VK_REQUIRE)
 #undef GPUFUZZ_VK_REQUIRE

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/HandleChecks.h"
 #include "renderer/vulkan/RasterShader.h"
 #include "renderer/vulkan/VulkanApi.h"
 #include "renderer/vulkan/VulkanPreload.h"
@@ -211,7 +212,8 @@ std::optional<VkLayerProperties> findValidationLayer(const vk::Loader& loader) {
   return {};
 }
 
-VulkanBackend::VulkanBackend(const BackendOptions& options) : loader_((preloadVulkanLibraries(), vk::loader())) {
+VulkanBackend::VulkanBackend(const BackendOptions& options)
+    : loader_((preloadVulkanLibraries(), vk::loader())) {
   const std::optional<VkLayerProperties> layer = findValidationLayer(loader_);
   validation_ = options.validation.value_or(layer.has_value());
   if (validation_ && !layer) {
@@ -228,8 +230,8 @@ VulkanBackend::VulkanBackend(const BackendOptions& options) : loader_((preloadVu
 
   VkDebugUtilsMessengerCreateInfoEXT messenger{};
   messenger.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
-  messenger.messageSeverity =
-      VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                              VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
   messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT |
                           VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
@@ -296,7 +298,8 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
   uint32_t count = 0;
   VkResult result = vk_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
   std::vector<VkPhysicalDevice> devices(count);
-  if (result == VK_SUCCESS) result = vk_.vkEnumeratePhysicalDevices(instance_, &count, devices.data());
+  if (result == VK_SUCCESS)
+    result = vk_.vkEnumeratePhysicalDevices(instance_, &count, devices.data());
   if (result != VK_SUCCESS && result != VK_INCOMPLETE) {
     throw DeviceUnavailable("vkEnumeratePhysicalDevices: " + vk::resultName(result));
   }
@@ -354,14 +357,15 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
                                    gpu});
   }
   if (candidates.empty()) {
-    std::string why = devices.empty() ? "no Vulkan device (install mesa-vulkan-drivers for lavapipe)"
-                      : wanted.empty() ? "no usable Vulkan device among " + seen
-                                       : "no usable Vulkan device matches --device '" + wanted +
-                                             "' (devices: " + seen + ")";
+    std::string why =
+        devices.empty() ? "no Vulkan device (install mesa-vulkan-drivers for lavapipe)"
+        : wanted.empty()
+            ? "no usable Vulkan device among " + seen
+            : "no usable Vulkan device matches --device '" + wanted + "' (devices: " + seen + ")";
     throw DeviceUnavailable(why + unusable);
   }
-  auto chosen = std::find_if(candidates.begin(), candidates.end(),
-                             [](const Candidate& c) { return c.gpu; });
+  auto chosen =
+      std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.gpu; });
   if (chosen == candidates.end()) chosen = candidates.begin();
   physical_ = chosen->device;
   queueFamily_ = chosen->family;
@@ -403,32 +407,13 @@ void VulkanBackend::check(VkResult result, CallPoint point, const char* call) {
 VulkanBackend::Context& VulkanBackend::liveContext(ContextId ctx, CallPoint point,
                                                    const char* call) {
   if (invalid_) fail(point, std::string(call) + ": not called: the run broke Vulkan's rules");
-  auto it = contexts_.find(ctx);
-  if (it != contexts_.end()) return it->second;
-  const bool destroyed = ctx > 0 && ctx < nextContext_;
-  fail(point, std::string(call) + ": device " + std::to_string(ctx) +
-                  (destroyed ? " was destroyed" : " is unknown"));
+  return checkedContext(contexts_, nextContext_, ctx, point, call, "device");
 }
 
 const VulkanBackend::Buffer& VulkanBackend::ownedBuffer(BufferId buf, ContextId ctx,
                                                         uint64_t bytesNeeded, CallPoint point,
                                                         const char* call, const char* role) const {
-  const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
-  auto it = buffers_.find(buf);
-  if (it == buffers_.end()) {
-    const bool freed = buf > 0 && buf < nextBuffer_;
-    fail(point, what + (freed ? " was freed" : " is unknown"));
-  }
-  const Buffer& b = it->second;
-  if (b.owner != ctx) {
-    fail(point,
-         what + " belongs to device " + std::to_string(b.owner) + ", not " + std::to_string(ctx));
-  }
-  if (b.bytes < bytesNeeded) {
-    fail(point, what + " holds " + std::to_string(b.bytes) + " bytes, " +
-                    std::to_string(bytesNeeded) + " needed");
-  }
-  return b;
+  return checkedBuffer(buffers_, nextBuffer_, buf, ctx, bytesNeeded, point, call, role, "device");
 }
 
 uint32_t VulkanBackend::memoryType(uint32_t allowed, VkMemoryPropertyFlags wanted,
@@ -460,11 +445,11 @@ void VulkanBackend::makeBuffer(Context& context, uint64_t bytes, VkBufferUsageFl
     allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     allocate.allocationSize = needs.size;
     allocate.memoryTypeIndex =
-        hostVisible ? memoryType(needs.memoryTypeBits,
-                                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                 0)
-                    : memoryType(needs.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        hostVisible
+            ? memoryType(needs.memoryTypeBits,
+                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                         0)
+            : memoryType(needs.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     check(vk_.vkAllocateMemory(context.device, &allocate, nullptr, memory), point,
           "vkAllocateMemory");
     try {
@@ -540,9 +525,9 @@ ContextId VulkanBackend::createContext() {
     descriptors.maxSets = kMaxPending;
     descriptors.poolSizeCount = 1;
     descriptors.pPoolSizes = &sizes;
-    check(vk_.vkCreateDescriptorPool(context.device, &descriptors, nullptr,
-                                     &context.descriptorPool),
-          kPoint, "vkCreateDescriptorPool");
+    check(
+        vk_.vkCreateDescriptorPool(context.device, &descriptors, nullptr, &context.descriptorPool),
+        kPoint, "vkCreateDescriptorPool");
 
     VkDescriptorSetLayoutBinding bindings[3]{};
     for (uint32_t i = 0; i < 3; ++i) {
@@ -722,7 +707,8 @@ void VulkanBackend::submit(Context& context, Submission submission, CallPoint po
 void VulkanBackend::release(Context& context, Submission& s) {
   const VkDevice d = context.device;
   if (s.fence != VK_NULL_HANDLE) vk_.vkDestroyFence(d, s.fence, nullptr);
-  if (s.commands != VK_NULL_HANDLE) vk_.vkFreeCommandBuffers(d, context.commandPool, 1, &s.commands);
+  if (s.commands != VK_NULL_HANDLE)
+    vk_.vkFreeCommandBuffers(d, context.commandPool, 1, &s.commands);
   if (s.descriptors != VK_NULL_HANDLE) {
     vk_.vkFreeDescriptorSets(d, context.descriptorPool, 1, &s.descriptors);
   }
@@ -809,8 +795,8 @@ void VulkanBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte>
     toHost.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     toHost.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vk_.vkCmdPipelineBarrier(s.commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr, 0, nullptr);
+    vk_.vkCmdPipelineBarrier(s.commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                             0, 1, &toHost, 0, nullptr, 0, nullptr);
     checkValidation(kPoint, "vkCmdCopyBuffer");
     submit(context, s, kPoint);
     waitForQueue(context, kPoint, "vkWaitForFences");
@@ -853,12 +839,13 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
   const uint64_t texelBytes = uint64_t{launch.textureSize} * launch.textureSize * sizeof(uint32_t);
   VkDescriptorBufferInfo buffers[kTextureBinding + raster::kMaxTextures]{};
   buffers[0] = VkDescriptorBufferInfo{framebuffer, 0, pixelBytes};
-  buffers[1] = VkDescriptorBufferInfo{vertices, 0, triangleBytes > 0 ? triangleBytes : VK_WHOLE_SIZE};
+  buffers[1] =
+      VkDescriptorBufferInfo{vertices, 0, triangleBytes > 0 ? triangleBytes : VK_WHOLE_SIZE};
   for (uint32_t i = 0; i < raster::kMaxTextures; ++i) {
     buffers[kTextureBinding + i] =
         i < launch.textureCount
-            ? VkDescriptorBufferInfo{ownedBuffer(launch.textures[i], ctx, texelBytes, kPoint,
-                                                 kCall, "texture")
+            ? VkDescriptorBufferInfo{ownedBuffer(launch.textures[i], ctx, texelBytes, kPoint, kCall,
+                                                 "texture")
                                          .buffer,
                                      0, texelBytes}
             : buffers[1];
@@ -896,8 +883,8 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
                             launch.height,       launch.triangleCount, launch.corruptXor};
   const auto groups = [](uint32_t pixels) { return (pixels + kRasterGroup - 1) / kRasterGroup; };
   vk_.vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, context.pipeline);
-  vk_.vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, context.pipelineLayout,
-                              0, 1, &s.descriptors, 0, nullptr);
+  vk_.vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, context.pipelineLayout, 0,
+                              1, &s.descriptors, 0, nullptr);
   vk_.vkCmdPushConstants(s.commands, context.pipelineLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                          sizeof push, push);
   vk_.vkCmdDispatch(s.commands, groups(launch.width), groups(launch.height), 1);

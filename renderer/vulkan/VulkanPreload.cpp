@@ -72,8 +72,9 @@ void preloadOnce() {
   std::vector<std::string> layers = split(std::getenv("VK_ADD_LAYER_PATH"));
   for (const std::string& place : split(std::getenv("VK_LAYER_PATH")))
     layers.push_back(place);
-  for (const char* place : {"/etc/vulkan/explicit_layer.d", "/usr/local/share/vulkan/explicit_layer.d",
-                            "/usr/share/vulkan/explicit_layer.d"}) {
+  for (const char* place :
+       {"/etc/vulkan/explicit_layer.d", "/usr/local/share/vulkan/explicit_layer.d",
+        "/usr/share/vulkan/explicit_layer.d"}) {
     layers.emplace_back(place);
   }
   std::vector<fs::path> wanted = manifests(drivers);

@@ -63,8 +63,8 @@ TEST(VulkanBackend, DescribesDeviceDriverAndLayer) {
 
 TEST(VulkanBackend, ImagesMatchTheModel) {
   Device device(vulkan());
-  for (auto [w, h] : {std::pair{37U, 23U}, std::pair{1U, 1U}, std::pair{64U, 64U},
-                      std::pair{200U, 9U}}) {
+  for (auto [w, h] :
+       {std::pair{37U, 23U}, std::pair{1U, 1U}, std::pair{64U, 64U}, std::pair{200U, 9U}}) {
     GpuRenderer r(device, w, h, TeardownPolicy::Shipped);
     EXPECT_EQ(r.readBack(), modelImage(w, h, {}));
     r.draw(12, 5);
