@@ -83,9 +83,9 @@ const BackendInfo& backendInfo(std::string_view name) {
                    ")");
 }
 
-void preloadRuntimes() {
+void preloadRuntime(std::string_view name) {
   for (const BackendInfo& b : kRegistry) {
-    if (b.built && b.preload != nullptr) b.preload();
+    if (b.name == name && b.built && b.preload != nullptr) b.preload();
   }
 }
 

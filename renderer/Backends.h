@@ -50,8 +50,9 @@ const BackendInfo& backendInfo(std::string_view name);
 /// "sim, cuda, ..." for messages.
 std::string backendNamesText();
 
-/// Every built backend's preload: for a fork server, before it forks its first child.
-void preloadRuntimes();
+/// The preload of backend `name` when it is built and has one (else nothing): for a fork server,
+/// before it forks a child that will use it.
+void preloadRuntime(std::string_view name);
 
 /// Whether this build contains the cuda backend (the driver is still loaded at run time).
 bool cudaBackendBuilt();
