@@ -17,7 +17,10 @@
 // The cuda cases run only where `--backend cuda` can start (see `gpufuzz fuzz --backend cuda`),
 // the opencl ones where `gpufuzz-runner --probe --backend opencl --device pocl` succeeds.
 //
-//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--opencl-runs N]
+// - Campaign/vulkan-validation-<on|off>/...: the same on the vulkan backend, under the validation
+//   layer and without it (where `gpufuzz-runner --probe --backend vulkan` succeeds).
+//
+//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--opencl-runs N] [--vulkan-runs N]
 //                            [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -49,6 +52,7 @@ int simRuns = 2000;
 int cudaRuns = 40;
 int openclRuns = 200;
 constexpr const char* kOpenClDevice = "pocl";
+int vulkanRuns = 300;
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
@@ -113,7 +117,8 @@ std::optional<double> reportNumber(const std::string& json, const std::string& k
   return std::strtod(json.c_str() + pos + key.size() + 3, nullptr);
 }
 
-void Campaign(benchmark::State& state, const std::string& backend, bool forkServer) {
+void Campaign(benchmark::State& state, const std::string& backend, bool forkServer,
+              const std::vector<std::string>& backendArgs = {}) {
   const auto maxOps = state.range(0);
   const auto jobs = static_cast<unsigned>(state.range(1));
   const fs::path dir =
@@ -122,10 +127,14 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   double executions = 0, seconds = 0;
   for (auto _ : state) {
     fs::remove_all(dir);
-    const int count = backend == "cuda" ? cudaRuns : backend == "opencl" ? openclRuns : simRuns;
+    const int count = backend == "cuda"     ? cudaRuns
+                      : backend == "opencl" ? openclRuns
+                      : backend == "vulkan" ? vulkanRuns
+                                            : simRuns;
     const std::string runs = std::to_string(count);
     std::vector<std::string> args{"fuzz", "--backend", backend, "--faults", "none", "--seed", "1"};
     if (backend == "opencl") args.insert(args.end(), {"--device", kOpenClDevice});
+    args.insert(args.end(), backendArgs.begin(), backendArgs.end());
     args.insert(args.end(), {"--runs", runs, "--jobs", std::to_string(jobs), "--max-ops",
                              std::to_string(maxOps), "--quiet"});
     args.insert(args.end(),
@@ -156,6 +165,12 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   state.counters["ratio_to_raw_spawn"] = rate / rawSpawnsPerSecond();
   state.counters["jobs"] = jobs;
   state.counters["max_ops"] = static_cast<double>(maxOps);
+}
+
+/// Whether `gpufuzz-runner --probe --backend vulkan` can make the backend (in its own process).
+bool vulkanUsable() {
+  return runQuietly((binDir() / "gpufuzz-runner").string(), {"--probe", "--backend", "vulkan"}) ==
+         0;
 }
 
 bool cudaUsable() {
@@ -218,6 +233,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sim-runs") == 0 && i + 1 < argc) {
       simRuns = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--vulkan-runs") == 0 && i + 1 < argc) {
+      vulkanRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--cuda-runs") == 0 && i + 1 < argc) {
       cudaRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--opencl-runs") == 0 && i + 1 < argc) {
@@ -262,6 +279,28 @@ int main(int argc, char** argv) {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
+  }
+  // Vulkan (lavapipe here, NVIDIA's on the GPU machine) with and without the validation layer, in
+  // the same run as sim so that the rates compare.
+  if (vulkanUsable()) {
+    for (const std::string validation : {"on", "off"}) {
+      for (const bool fork : {true, false}) {
+        benchmark::RegisterBenchmark(
+            ("Campaign/vulkan-validation-" + validation + "/" + (fork ? "fork" : "fresh")).c_str(),
+            [validation, fork](benchmark::State& s) {
+              Campaign(s, "vulkan", fork, {"--validation", validation});
+            })
+            ->Args({1, cores})
+            ->Args({kMaxOps, cores})
+            ->ArgNames({"max_ops", "jobs"})
+            ->Iterations(1)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  } else {
+    std::fprintf(stderr,
+                 "gpufuzz-bench-throughput: vulkan backend unusable: vulkan cases skipped\n");
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

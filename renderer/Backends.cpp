@@ -13,6 +13,10 @@
 #if GPUFUZZ_HAVE_OPENCL
 #include "renderer/opencl/OpenClBackend.h"
 #endif
+#if GPUFUZZ_HAVE_VULKAN
+#include "renderer/vulkan/VulkanBackend.h"
+#include "renderer/vulkan/VulkanPreload.h"
+#endif
 
 namespace gpufuzz {
 
@@ -41,8 +45,8 @@ std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
 /// A backend of this build; `probeInChild` for runtimes a forking process must not load.
 constexpr BackendInfo builtBackend(std::string_view name,
                                    std::unique_ptr<Backend> (*make)(const BackendOptions&),
-                                   bool probeInChild = false) {
-  return BackendInfo{name, true, probeInChild, make, {}};
+                                   bool probeInChild = false, void (*preload)() = nullptr) {
+  return BackendInfo{name, true, probeInChild, make, {}, preload};
 }
 constexpr BackendInfo missingBackend(std::string_view name, std::string_view why) {
   return BackendInfo{name, false, false, nullptr, why};
@@ -63,7 +67,14 @@ const std::array kRegistry = {
                    "this gpufuzz was built without the opencl backend (no CL/cl.h at configure "
                    "time); install opencl-headers (tools/install-deps) and rebuild"),
 #endif
-    missingBackend("vulkan", "this version of gpufuzz has no vulkan backend"),
+#if GPUFUZZ_HAVE_VULKAN
+    builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true, preloadVulkanLibraries),
+#else
+    missingBackend("vulkan",
+                   "this gpufuzz was built without the vulkan backend (no glslc or Vulkan headers "
+                   "at configure time); install glslc and libvulkan-dev (tools/install-deps) and "
+                   "rebuild"),
+#endif
 };
 
 }  // namespace
@@ -85,6 +96,12 @@ const BackendInfo& backendInfo(std::string_view name) {
   }
   throw InputError("unknown backend '" + std::string(name) + "' (expected " + backendNamesText() +
                    ")");
+}
+
+void preloadRuntime(std::string_view name) {
+  for (const BackendInfo& b : kRegistry) {
+    if (b.name == name && b.built && b.preload != nullptr) b.preload();
+  }
 }
 
 bool cudaBackendBuilt() {

@@ -38,6 +38,9 @@ struct BackendInfo {
   std::unique_ptr<Backend> (*make)(const BackendOptions& options) = nullptr;
   /// Why it is not built, and what to do about it (when !built).
   std::string_view notBuilt;
+  /// Maps the runtime's libraries into the process without calling it (may be null), so that
+  /// children forked afterwards start without loading them.
+  void (*preload)() = nullptr;
 };
 
 /// Every backend this build knows, built or not, in the contract's order.
@@ -46,6 +49,10 @@ std::span<const BackendInfo> backendRegistry();
 const BackendInfo& backendInfo(std::string_view name);
 /// "sim, cuda, ..." for messages.
 std::string backendNamesText();
+
+/// The preload of backend `name` when it is built and has one (else nothing): for a fork server,
+/// before it forks a child that will use it.
+void preloadRuntime(std::string_view name);
 
 /// Whether this build contains the cuda backend (the driver is still loaded at run time).
 bool cudaBackendBuilt();

@@ -106,7 +106,8 @@ void reap(pid_t pid) {
 
 }  // namespace
 
-int serveForks(int socketFd, const std::function<int(const std::vector<std::string>&)>& run) {
+int serveForks(int socketFd, const std::function<int(const std::vector<std::string>&)>& run,
+               const std::function<void(const std::vector<std::string>&)>& beforeFork) {
   const pid_t server = ::getpid();
   const pid_t harness = ::getppid();
   for (;;) {
@@ -141,6 +142,7 @@ int serveForks(int socketFd, const std::function<int(const std::vector<std::stri
                                        fields.begin() + 2 + static_cast<long>(envCount));
     const std::vector<std::string> args(fields.begin() + 2 + static_cast<long>(envCount),
                                         fields.end());
+    if (beforeFork) beforeFork(args);
     std::fflush(nullptr);
     const pid_t pid = ::fork();
     if (pid == 0) becomeChild(server, harness, socketFd, fds, env, args, run);

@@ -32,7 +32,9 @@ bool readableWithin(int fd, int timeoutMs);
 
 /// The server's side: serves requests on `socketFd` until the harness closes it. `runChild`
 /// runs in each fork with the request's arguments and returns its exit status. Returns the
-/// server's own exit status.
-int serveForks(int socketFd, const std::function<int(const std::vector<std::string>&)>& runChild);
+/// server's own exit status. `beforeFork`, when set, runs in the server with each request's
+/// arguments just before it forks (to map a runtime's libraries once, for every later child).
+int serveForks(int socketFd, const std::function<int(const std::vector<std::string>&)>& runChild,
+               const std::function<void(const std::vector<std::string>&)>& beforeFork = {});
 
 }  // namespace gpufuzz

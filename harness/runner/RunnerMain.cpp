@@ -185,7 +185,13 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && args[0] == gpufuzz::kForkServerFlag) {
     constexpr int kServerSocket = 3;
-    return gpufuzz::serveForks(kServerSocket, gpufuzz::runnerMain);
+    // The backend's runtime is mapped once here, not loaded again by every forked child.
+    return gpufuzz::serveForks(kServerSocket, gpufuzz::runnerMain,
+                               [](const std::vector<std::string>& a) {
+                                 for (std::size_t i = 0; i + 1 < a.size(); ++i) {
+                                   if (a[i] == "--backend") gpufuzz::preloadRuntime(a[i + 1]);
+                                 }
+                               });
   }
   return gpufuzz::runnerMain(args);
 }

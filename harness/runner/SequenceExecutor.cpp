@@ -152,6 +152,8 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
     try {
       const std::string mismatch = world.run(op, model);
       if (!mismatch.empty()) return RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch};
+    } catch (const InvalidUse& e) {
+      return RunOutcome{OutcomeClass::Invalid, at, kind, e.what()};
     } catch (const DeviceError& e) {
       return RunOutcome{OutcomeClass::Error, at, kind, e.what()};
     }
@@ -161,6 +163,8 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
   progress.begin(At{}, "end");
   try {
     world.releaseLeftovers();
+  } catch (const InvalidUse& e) {
+    return RunOutcome{OutcomeClass::Invalid, At{}, "end", e.what()};
   } catch (const DeviceError& e) {
     return RunOutcome{OutcomeClass::Error, At{}, "end", e.what()};
   }

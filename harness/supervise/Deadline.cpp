@@ -27,6 +27,15 @@ DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
     s.start = Millis{10'000};
     s.confirmFloor = Millis{5'000};
   }
+  if (backend == "vulkan") {
+    // lavapipe shades ~25 M pixel-triangles/s on this 2-core VM: a 512 x 512 draw of 1024
+    // triangles takes ~10 s; instance + device under the layer ~15-100 ms (platform.md).
+    s.floor = Millis{2'000};
+    s.ceiling = Millis{120'000};
+    s.start = Millis{20'000};
+    s.confirmFactor = 4;
+    s.confirmFloor = Millis{30'000};
+  }
   return s;
 }
 

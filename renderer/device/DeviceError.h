@@ -19,6 +19,14 @@ class DeviceError : public std::runtime_error {
   CallPoint point_;
 };
 
+/// A call broke the API's rules, as the runtime's own checker (a validation layer) reported it: the
+/// outcome `invalid`, not `error`. The message names the rule (a VUID) and the checker's words. The
+/// backend throws it before the call could do what the checker predicts.
+class InvalidUse : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 /// The requested backend cannot be used at all (no driver, no device). Not a finding: callers
 /// report it as bad usage of the machine.
 class DeviceUnavailable : public std::runtime_error {

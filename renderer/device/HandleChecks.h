@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
+#include "renderer/device/Backend.h"
 #include "renderer/device/DeviceError.h"
 
 namespace gpufuzz {
@@ -27,9 +29,10 @@ auto& findHandle(Map& records, uint64_t id, uint64_t nextId, CallPoint point,
 /// `ctx` and holds at least `needed` bytes.
 template <typename Buffer>
 const Buffer& checkBufferServes(const Buffer& buffer, uint64_t ctx, uint64_t needed,
-                                CallPoint point, const std::string& what) {
+                                CallPoint point, const std::string& what,
+                                const char* noun = "context") {
   if (buffer.owner != ctx) {
-    throw DeviceError(point, what + " belongs to context " + std::to_string(buffer.owner) +
+    throw DeviceError(point, what + " belongs to " + noun + " " + std::to_string(buffer.owner) +
                                  ", not " + std::to_string(ctx));
   }
   if (buffer.bytes < needed) {
@@ -37,6 +40,26 @@ const Buffer& checkBufferServes(const Buffer& buffer, uint64_t ctx, uint64_t nee
                                  std::to_string(needed) + " needed");
   }
   return buffer;
+}
+
+/// findHandle for a context map, with the call and what the runtime calls a context ("context",
+/// "device") in the message: "CALL: device 3 was destroyed".
+template <typename Context>
+Context& checkedContext(std::map<ContextId, Context>& contexts, ContextId next, ContextId ctx,
+                        CallPoint point, const char* call, const char* noun = "context") {
+  return findHandle(contexts, ctx, next, point,
+                    std::string(call) + ": " + noun + " " + std::to_string(ctx), "destroyed");
+}
+
+/// findHandle and checkBufferServes in one: buffer `buf`, owned by `ctx`, holding at least
+/// `bytesNeeded`; `role` says what the call uses it for ("framebuffer", "source").
+template <typename Buffer>
+const Buffer& checkedBuffer(const std::map<BufferId, Buffer>& buffers, BufferId next,
+                            BufferId buf, ContextId ctx, uint64_t bytesNeeded, CallPoint point,
+                            const char* call, const char* role, const char* noun = "context") {
+  const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
+  return checkBufferServes(findHandle(buffers, buf, next, point, what, "freed"), ctx, bytesNeeded,
+                           point, what, noun);
 }
 
 }  // namespace gpufuzz
