@@ -10,15 +10,22 @@
 //   counter ratio_to_raw_spawn is campaign executions/s over raw spawns/s: above 1, the campaign
 //   (generation, supervision, running the sequence, checking it) beats merely spawning a runner
 //   per sequence.
-// The cuda cases run only where `--backend cuda` can start (see `gpufuzz fuzz --backend cuda`).
+// - Campaign/opencl/...: the same on the opencl backend on pocl (`--device pocl`), where a child
+//   pays OpenCL's start-up before its first operation; OpenClStartup/pocl says where that time
+//   goes (medians over fresh processes of gpufuzz-opencl-costs: loader, platform start-up, first
+//   context, program builds from source and from the kept binary, first renderer).
+// The cuda cases run only where `--backend cuda` can start (see `gpufuzz fuzz --backend cuda`),
+// the opencl ones where `gpufuzz-runner --probe --backend opencl --device pocl` succeeds.
 //
-//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [google benchmark flags]
+//   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--opencl-runs N]
+//                            [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +47,8 @@ namespace fs = std::filesystem;
 
 int simRuns = 2000;
 int cudaRuns = 40;
+int openclRuns = 200;
+constexpr const char* kOpenClDevice = "pocl";
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
@@ -113,8 +122,10 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   double executions = 0, seconds = 0;
   for (auto _ : state) {
     fs::remove_all(dir);
-    const std::string runs = std::to_string(backend == "cuda" ? cudaRuns : simRuns);
+    const int count = backend == "cuda" ? cudaRuns : backend == "opencl" ? openclRuns : simRuns;
+    const std::string runs = std::to_string(count);
     std::vector<std::string> args{"fuzz", "--backend", backend, "--faults", "none", "--seed", "1"};
+    if (backend == "opencl") args.insert(args.end(), {"--device", kOpenClDevice});
     args.insert(args.end(), {"--runs", runs, "--jobs", std::to_string(jobs), "--max-ops",
                              std::to_string(maxOps), "--quiet"});
     args.insert(args.end(),
@@ -158,6 +169,48 @@ bool cudaUsable() {
   return status == 0;
 }
 
+bool openClUsable() {
+  return runQuietly((binDir() / "gpufuzz-runner").string(),
+                    {"--probe", "--backend", "opencl", "--device", kOpenClDevice}) == 0;
+}
+
+/// The number after `"key": ` in a flat JSON line.
+double jsonNumber(const std::string& json, const std::string& key) {
+  return reportNumber(json, key).value_or(-1);
+}
+
+void OpenClStartup(benchmark::State& state) {
+  constexpr int kProcesses = 7;
+  const fs::path out =
+      fs::temp_directory_path() / ("gpufuzz-opencl-costs-" + std::to_string(::getpid()) + ".json");
+  const std::vector<std::string> keys = {"loader_ms",       "platforms_ms",    "context_ms",
+                                         "source_build_ms", "binary_build_ms", "first_renderer_ms",
+                                         "total_ms"};
+  std::vector<std::vector<double>> samples(keys.size());
+  for (auto _ : state) {
+    for (int i = 0; i < kProcesses; ++i) {
+      const auto start = Clock::now();
+      if (runQuietly((binDir() / "gpufuzz-opencl-costs").string(), {kOpenClDevice, out.string()}) !=
+          0) {
+        state.SkipWithError("gpufuzz-opencl-costs failed");
+        return;
+      }
+      state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
+      std::ifstream in(out);
+      std::stringstream text;
+      text << in.rdbuf();
+      for (size_t k = 0; k < keys.size(); ++k)
+        samples[k].push_back(jsonNumber(text.str(), keys[k]));
+    }
+  }
+  fs::remove(out);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::vector<double>& v = samples[k];
+    std::sort(v.begin(), v.end());
+    if (!v.empty()) state.counters[keys[k]] = v[v.size() / 2];
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +220,8 @@ int main(int argc, char** argv) {
       simRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--cuda-runs") == 0 && i + 1 < argc) {
       cudaRuns = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--opencl-runs") == 0 && i + 1 < argc) {
+      openclRuns = std::atoi(argv[++i]);
     } else {
       std::fprintf(stderr, "gpufuzz-bench-throughput: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -180,6 +235,15 @@ int main(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "gpufuzz-bench-throughput: no usable CUDA device: cuda cases skipped\n");
   }
+  if (openClUsable()) {
+    backends.push_back("opencl");
+    benchmark::RegisterBenchmark("OpenClStartup/pocl", OpenClStartup)
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  } else {
+    std::fprintf(stderr, "gpufuzz-bench-throughput: no pocl device: opencl cases skipped\n");
+  }
   for (const std::string& backend : backends) {
     for (const bool fork : {true, false}) {
       auto* b = benchmark::RegisterBenchmark(
@@ -187,6 +251,8 @@ int main(int argc, char** argv) {
           [backend, fork](benchmark::State& s) { Campaign(s, backend, fork); });
       if (backend == "cuda") {
         b->Args({kMaxOps, kCudaJobs});
+      } else if (backend == "opencl") {
+        b->Args({1, cores})->Args({kMaxOps, cores});
       } else {
         for (const long ops : {1L, kMaxOps})
           b->Args({ops, 1})->Args({ops, cores});

@@ -10,6 +10,9 @@
 #include "renderer/cuda/CudaBackend.h"
 #include "renderer/cuda/CudaDriver.h"
 #endif
+#if GPUFUZZ_HAVE_OPENCL
+#include "renderer/opencl/OpenClBackend.h"
+#endif
 
 namespace gpufuzz {
 
@@ -22,6 +25,12 @@ constexpr std::string_view kNoCudaToolkit =
 std::unique_ptr<Backend> makeSim(const BackendOptions&) {
   return makeSimBackend();
 }
+
+#if GPUFUZZ_HAVE_OPENCL
+std::unique_ptr<Backend> makeOpenCl(const BackendOptions& options) {
+  return makeOpenClBackend(options.device);
+}
+#endif
 
 #if GPUFUZZ_HAVE_CUDA
 std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
@@ -47,7 +56,13 @@ const std::array kRegistry = {
     missingBackend("cuda", kNoCudaToolkit),
 #endif
     missingBackend("cuda-async", "this version of gpufuzz has no cuda-async backend"),
-    missingBackend("opencl", "this version of gpufuzz has no opencl backend"),
+#if GPUFUZZ_HAVE_OPENCL
+    builtBackend("opencl", makeOpenCl, /*probeInChild=*/true),
+#else
+    missingBackend("opencl",
+                   "this gpufuzz was built without the opencl backend (no CL/cl.h at configure "
+                   "time); install opencl-headers (tools/install-deps) and rebuild"),
+#endif
     missingBackend("vulkan", "this version of gpufuzz has no vulkan backend"),
 };
 

@@ -20,6 +20,13 @@ DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
     s.confirmFactor = 4;
     s.confirmFloor = Millis{20'000};
   }
+  if (backend == "opencl") {
+    // pocl: platform start-up 30-200 ms, a program build from source ~450 ms cold (then kept on
+    // disk: RasterProgram.h), more on a loaded machine.
+    s.floor = Millis{2'000};
+    s.start = Millis{10'000};
+    s.confirmFloor = Millis{5'000};
+  }
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/HandleChecks.h"
 
 namespace gpufuzz {
 
@@ -76,6 +77,7 @@ class CudaBackend final : public Backend {
   void copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) override;
   void launch(ContextId ctx, const RasterLaunch& launch) override;
   void synchronize(ContextId ctx) override;
+  std::optional<PendingWork> pendingAfterWait(ContextId ctx) override;
   MemoryInUse memoryInUse() const override;
 
  private:
@@ -104,14 +106,20 @@ class CudaBackend final : public Backend {
   void waitForQueue(Context& context, CallPoint point) const;
   /// Marks the context's buffers orphaned: from here on their addresses are the driver's again.
   void orphanBuffersOf(ContextId ctx);
+  /// What the stream's own state says of the work enqueued on it (cuStreamQuery), right after a
+  /// wait for it.
+  std::optional<PendingWork> queryStream(CUstream stream) const;
   /// Every teardown step even after one fails (a half-destroyed context must not stay behind),
-  /// and the first failure.
-  std::optional<DeviceError> teardown(Context& context) const;
+  /// and the first failure. `pending`, when given, receives what the stream held after its wait.
+  std::optional<DeviceError> teardown(Context& context,
+                                      std::optional<PendingWork>* pending = nullptr) const;
 
   const CudaDriver& driver_;
   CUdevice device_ = 0;
   std::map<ContextId, Context> contexts_;
   std::map<BufferId, Buffer> buffers_;
+  /// What each destroyed context's stream held after the wait in its teardown, until asked.
+  ReleasedWaits releasedWaits_;
   ContextId nextContext_ = 1;
   BufferId nextBuffer_ = 1;
   uint64_t bytesInUse_ = 0;
@@ -141,32 +149,16 @@ void CudaBackend::check(CUresult result, CallPoint point, const char* call) cons
 }
 
 CudaBackend::Context& CudaBackend::liveContext(ContextId ctx, CallPoint point, const char* call) {
-  auto it = contexts_.find(ctx);
-  if (it != contexts_.end()) return it->second;
-  const bool destroyed = ctx > 0 && ctx < nextContext_;
-  fail(point, std::string(call) + ": context " + std::to_string(ctx) +
-                  (destroyed ? " was destroyed" : " is unknown"));
+  return findHandle(contexts_, ctx, nextContext_, point,
+                    std::string(call) + ": context " + std::to_string(ctx), "destroyed");
 }
 
 const CudaBackend::Buffer& CudaBackend::ownedBuffer(BufferId buf, ContextId ctx,
                                                     uint64_t bytesNeeded, CallPoint point,
                                                     const char* call, const char* role) const {
   const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
-  auto it = buffers_.find(buf);
-  if (it == buffers_.end()) {
-    const bool freed = buf > 0 && buf < nextBuffer_;
-    fail(point, what + (freed ? " was freed" : " is unknown"));
-  }
-  const Buffer& b = it->second;
-  if (b.owner != ctx) {
-    fail(point,
-         what + " belongs to context " + std::to_string(b.owner) + ", not " + std::to_string(ctx));
-  }
-  if (b.bytes < bytesNeeded) {
-    fail(point, what + " holds " + std::to_string(b.bytes) + " bytes, " +
-                    std::to_string(bytesNeeded) + " needed");
-  }
-  return b;
+  return checkBufferServes(findHandle(buffers_, buf, nextBuffer_, point, what, "freed"), ctx,
+                           bytesNeeded, point, what);
 }
 
 void CudaBackend::makeCurrent(const Context& context, CallPoint point) const {
@@ -186,7 +178,17 @@ void CudaBackend::orphanBuffersOf(ContextId ctx) {
   }
 }
 
-std::optional<DeviceError> CudaBackend::teardown(Context& context) const {
+std::optional<PendingWork> CudaBackend::queryStream(CUstream stream) const {
+  const CUresult result = driver_.streamQuery(stream);
+  if (result == CUDA_SUCCESS) return std::nullopt;
+  const std::string state = result == CUDA_ERROR_NOT_READY ? "not complete" : "in an unknown state";
+  return PendingWork{"cuStreamSynchronize", "work enqueued before it was " + state +
+                                                " (cuStreamQuery: " + driver_.errorName(result) +
+                                                ")"};
+}
+
+std::optional<DeviceError> CudaBackend::teardown(Context& context,
+                                                 std::optional<PendingWork>* pending) const {
   std::optional<DeviceError> first;
   const auto step = [&](CUresult result, const char* call) {
     if (result != CUDA_SUCCESS && !first) {
@@ -197,6 +199,7 @@ std::optional<DeviceError> CudaBackend::teardown(Context& context) const {
   step(driver_.ctxSetCurrent(context.handle), "cuCtxSetCurrent");
   if (context.stream != nullptr) {
     step(driver_.streamSynchronize(context.stream), "cuStreamSynchronize");
+    if (pending != nullptr) *pending = queryStream(context.stream);
     step(driver_.streamDestroy(context.stream), "cuStreamDestroy");
   }
   if (context.module != nullptr) step(driver_.moduleUnload(context.module), "cuModuleUnload");
@@ -235,8 +238,10 @@ void CudaBackend::destroyContext(ContextId ctx) {
   // Before the destroy, while the driver still holds the addresses, so that no allocation made
   // after it can be mistaken for one of these.
   orphanBuffersOf(ctx);
-  const std::optional<DeviceError> failure = teardown(context);
+  std::optional<PendingWork> pending;
+  const std::optional<DeviceError> failure = teardown(context, &pending);
   contexts_.erase(ctx);
+  releasedWaits_.record(ctx, pending);
   if (failure) throw *failure;
 }
 
@@ -359,6 +364,13 @@ void CudaBackend::synchronize(ContextId ctx) {
   Context& context = liveContext(ctx, CallPoint::Sync, "cuStreamSynchronize");
   makeCurrent(context, CallPoint::Sync);
   waitForQueue(context, CallPoint::Sync);
+}
+
+std::optional<PendingWork> CudaBackend::pendingAfterWait(ContextId ctx) {
+  if (std::optional<PendingWork> released = releasedWaits_.take(ctx)) return released;
+  auto it = contexts_.find(ctx);
+  if (it == contexts_.end()) return std::nullopt;
+  return queryStream(it->second.stream);
 }
 
 MemoryInUse CudaBackend::memoryInUse() const {

@@ -1,12 +1,7 @@
 // CudaDriver.cpp: loading libcuda.so.1 and initialising the driver once per process.
 #include "renderer/cuda/CudaDriver.h"
 
-#include <dlfcn.h>
-
-#include <mutex>
-#include <optional>
-
-#include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeLibrary.h"
 
 namespace gpufuzz {
 
@@ -14,22 +9,7 @@ namespace {
 
 constexpr const char* kLibrary = "libcuda.so.1";
 
-/// Sets `fn` to the symbol `name` of `library`, or leaves it null and appends the name to
-/// `missing`, so that one message lists everything an old driver lacks.
-template <typename Fn>
-void resolve(void* library, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (fn != nullptr) return;
-  if (!missing.empty()) missing += ", ";
-  missing += name;
-}
-
-/// Loading either succeeds once (the driver) or fails once (the message): cuInit is neither
-/// retried nor repeated, and every caller sees the same answer.
-struct LoadResult {
-  std::optional<CudaDriver> driver;
-  std::string failure;
-};
+using LoadResult = RuntimeLoad<CudaDriver>;
 
 LoadResult load() {
   LoadResult result;
@@ -46,28 +26,29 @@ LoadResult load() {
 
   CudaDriver d;
   std::string missing;
-  resolve(library, "cuInit", d.init, missing);
-  resolve(library, "cuGetErrorName", d.getErrorName, missing);
-  resolve(library, "cuDeviceGetCount", d.deviceGetCount, missing);
-  resolve(library, "cuDeviceGet", d.deviceGet, missing);
+  resolveSymbol(library, "cuInit", d.init, missing);
+  resolveSymbol(library, "cuGetErrorName", d.getErrorName, missing);
+  resolveSymbol(library, "cuDeviceGetCount", d.deviceGetCount, missing);
+  resolveSymbol(library, "cuDeviceGet", d.deviceGet, missing);
   std::string noV4;
-  resolve(library, "cuCtxCreate_v4", d.ctxCreateV4, noV4);
-  if (d.ctxCreateV4 == nullptr) resolve(library, "cuCtxCreate_v2", d.ctxCreateV2, missing);
-  resolve(library, "cuCtxDestroy_v2", d.ctxDestroy, missing);
-  resolve(library, "cuCtxSetCurrent", d.ctxSetCurrent, missing);
-  resolve(library, "cuCtxPopCurrent_v2", d.ctxPopCurrent, missing);
-  resolve(library, "cuStreamCreate", d.streamCreate, missing);
-  resolve(library, "cuStreamDestroy_v2", d.streamDestroy, missing);
-  resolve(library, "cuStreamSynchronize", d.streamSynchronize, missing);
-  resolve(library, "cuMemAlloc_v2", d.memAlloc, missing);
-  resolve(library, "cuMemFree_v2", d.memFree, missing);
-  resolve(library, "cuMemGetInfo_v2", d.memGetInfo, missing);
-  resolve(library, "cuMemcpyHtoDAsync_v2", d.memcpyHtoDAsync, missing);
-  resolve(library, "cuMemcpyDtoHAsync_v2", d.memcpyDtoHAsync, missing);
-  resolve(library, "cuModuleLoadData", d.moduleLoadData, missing);
-  resolve(library, "cuModuleGetFunction", d.moduleGetFunction, missing);
-  resolve(library, "cuModuleUnload", d.moduleUnload, missing);
-  resolve(library, "cuLaunchKernel", d.launchKernel, missing);
+  resolveSymbol(library, "cuCtxCreate_v4", d.ctxCreateV4, noV4);
+  if (d.ctxCreateV4 == nullptr) resolveSymbol(library, "cuCtxCreate_v2", d.ctxCreateV2, missing);
+  resolveSymbol(library, "cuCtxDestroy_v2", d.ctxDestroy, missing);
+  resolveSymbol(library, "cuCtxSetCurrent", d.ctxSetCurrent, missing);
+  resolveSymbol(library, "cuCtxPopCurrent_v2", d.ctxPopCurrent, missing);
+  resolveSymbol(library, "cuStreamCreate", d.streamCreate, missing);
+  resolveSymbol(library, "cuStreamDestroy_v2", d.streamDestroy, missing);
+  resolveSymbol(library, "cuStreamSynchronize", d.streamSynchronize, missing);
+  resolveSymbol(library, "cuStreamQuery", d.streamQuery, missing);
+  resolveSymbol(library, "cuMemAlloc_v2", d.memAlloc, missing);
+  resolveSymbol(library, "cuMemFree_v2", d.memFree, missing);
+  resolveSymbol(library, "cuMemGetInfo_v2", d.memGetInfo, missing);
+  resolveSymbol(library, "cuMemcpyHtoDAsync_v2", d.memcpyHtoDAsync, missing);
+  resolveSymbol(library, "cuMemcpyDtoHAsync_v2", d.memcpyDtoHAsync, missing);
+  resolveSymbol(library, "cuModuleLoadData", d.moduleLoadData, missing);
+  resolveSymbol(library, "cuModuleGetFunction", d.moduleGetFunction, missing);
+  resolveSymbol(library, "cuModuleUnload", d.moduleUnload, missing);
+  resolveSymbol(library, "cuLaunchKernel", d.launchKernel, missing);
   if (!missing.empty()) {
     result.failure = std::string("CUDA driver too old: ") + kLibrary + " lacks " + missing;
     return result;
@@ -91,7 +72,7 @@ LoadResult load() {
     result.failure = "no CUDA device";
     return result;
   }
-  result.driver = d;
+  result.api = d;
   return result;
 }
 
@@ -109,11 +90,7 @@ std::string CudaDriver::errorName(CUresult error) const {
 }
 
 const CudaDriver& cudaDriver() {
-  static std::once_flag once;
-  static LoadResult loaded;
-  std::call_once(once, [] { loaded = load(); });
-  if (!loaded.driver) throw DeviceUnavailable(loaded.failure);
-  return *loaded.driver;
+  return loadOnce<CudaDriver>([] { return load(); });
 }
 
 }  // namespace gpufuzz

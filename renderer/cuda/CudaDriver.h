@@ -36,6 +36,7 @@ struct CudaDriver {
   CUresult (*streamCreate)(CUstream* stream, unsigned int flags) = nullptr;
   CUresult (*streamDestroy)(CUstream stream) = nullptr;
   CUresult (*streamSynchronize)(CUstream stream) = nullptr;
+  CUresult (*streamQuery)(CUstream stream) = nullptr;
 
   CUresult (*memAlloc)(CUdeviceptr* ptr, size_t bytes) = nullptr;
   CUresult (*memFree)(CUdeviceptr ptr) = nullptr;

@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "renderer/Raster.h"
+#include "renderer/device/PendingWork.h"
 
 namespace gpufuzz {
 
@@ -63,6 +65,12 @@ class Backend {
   /// Enqueued.
   virtual void launch(ContextId ctx, const RasterLaunch& launch) = 0;
   virtual void synchronize(ContextId ctx) = 0;
+
+  /// Asked by the seam right after each wait on `ctx` returns (synchronize, copyToHost,
+  /// destroyContext): the work enqueued before that wait that the runtime says has not
+  /// completed, or nullopt when all of it has. After destroyContext the answer is what the
+  /// backend found between its wait and the release, kept until asked.
+  virtual std::optional<PendingWork> pendingAfterWait(ContextId ctx) = 0;
 
   virtual MemoryInUse memoryInUse() const = 0;
 };

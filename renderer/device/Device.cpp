@@ -19,6 +19,12 @@ void Device::addInterceptor(std::shared_ptr<Interceptor> interceptor) {
   interceptors_.push_back(std::move(interceptor));
 }
 
+void Device::checkWait(CallPoint point, ContextId ctx) {
+  const std::optional<PendingWork> pending = backend_->pendingAfterWait(ctx);
+  if (!pending) return;
+  throw DeviceError(point, pending->waitCall + " returned while " + pending->pending);
+}
+
 Alteration Device::intercept(const CallSite& site) {
   const CounterSnapshot snapshot = tracker_.beginCall(site);
   Alteration result;
@@ -42,6 +48,7 @@ void Device::destroyContext(ContextId ctx) {
   tracker_.contextDestroyed(ctx);
   if (a.leak) return;
   backend_->destroyContext(ctx);
+  checkWait(CallPoint::CtxDestroy, ctx);
 }
 
 BufferId Device::allocBuffer(ContextId ctx, uint64_t bytes) {
@@ -73,6 +80,7 @@ void Device::copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte
 void Device::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
   const Alteration a = intercept(CallSite{CallPoint::CopyToHost, ctx, src});
   backend_->copyToHost(ctx, src, dst);
+  checkWait(CallPoint::CopyToHost, ctx);
   tracker_.queueDrained(ctx);
   if (a.corrupt) corruptBytes(dst);
 }
@@ -96,6 +104,7 @@ void Device::launch(ContextId ctx, const RasterLaunch& launch) {
 void Device::synchronize(ContextId ctx) {
   intercept(CallSite{CallPoint::Sync, ctx, std::nullopt});
   backend_->synchronize(ctx);
+  checkWait(CallPoint::Sync, ctx);
   tracker_.queueDrained(ctx);
 }
 

@@ -5,7 +5,10 @@
 // Contract of a call: the seam takes the counter snapshot, offers it to each interceptor in
 // order (an interceptor may block, kill the process, throw DeviceError, delay, or ask for the
 // call's output to be corrupted or its memory leaked), then records the call in the tracker and
-// forwards it to the backend. Not thread-safe: one thread drives a Device.
+// forwards it to the backend. After each wait (sync, copy_to_host, ctx_destroy) it asks the
+// backend whether the runtime still holds work enqueued before the wait, and throws DeviceError
+// ("clFinish returned while 1 command enqueued before it was CL_QUEUED") when it does.
+// Not thread-safe: one thread drives a Device.
 #pragma once
 
 #include <memory>
@@ -61,6 +64,8 @@ class Device {
 
  private:
   Alteration intercept(const CallSite& site);
+  /// Throws DeviceError at `point` when the wait just made on `ctx` returned early.
+  void checkWait(CallPoint point, ContextId ctx);
 
   std::unique_ptr<Backend> backend_;
   std::vector<std::shared_ptr<Interceptor>> interceptors_;

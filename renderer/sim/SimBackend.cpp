@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -109,6 +110,18 @@ class SimBackend final : public Backend {
     drain(CallPoint::Sync, ctx);
   }
 
+  /// The sim's queue is its completion state: a drain leaves it empty, so anything left in it
+  /// after a wait is work that wait did not complete.
+  std::optional<PendingWork> pendingAfterWait(ContextId ctx) override {
+    auto it = contexts_.find(ctx);
+    if (it == contexts_.end() || it->second.queue.empty()) return std::nullopt;
+    std::vector<PendingCommand> commands;
+    for (const Command& command : it->second.queue) {
+      commands.push_back(PendingCommand{commandName(command), "still queued"});
+    }
+    return PendingWork{"the sim queue's drain", describePendingCommands(commands)};
+  }
+
   MemoryInUse memoryInUse() const override {
     MemoryInUse m;
     for (const auto& [id, b] : buffers_) {
@@ -204,6 +217,12 @@ class SimBackend final : public Backend {
       }
     }
     return false;
+  }
+
+  static std::string commandName(const Command& command) {
+    if (std::holds_alternative<Upload>(command)) return "upload";
+    if (std::holds_alternative<Kernel>(command)) return "launch";
+    return "deferred free";
   }
 
   static bool references(const Command& command, BufferId buf) {

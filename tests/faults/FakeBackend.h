@@ -59,6 +59,8 @@ class FakeBackend : public Backend {
     log_.launches.push_back(launch);
   }
   void synchronize(ContextId) override { log_.calls.emplace_back("sync"); }
+  /// Its work completes as it is enqueued: no wait leaves anything pending.
+  std::optional<PendingWork> pendingAfterWait(ContextId) override { return std::nullopt; }
 
   MemoryInUse memoryInUse() const override {
     MemoryInUse use;
