@@ -264,9 +264,7 @@ void CudaAsyncBackend::copyToDevice(ContextId ctx, BufferId dst, std::span<const
                                      "cuMemcpyHtoDAsync", "destination");
   if (src.empty()) return;
   makeCurrent(CallPoint::CopyToDevice);
-  const std::vector<std::byte>& staged = context.staged.emplace_back(src.begin(), src.end());
-  check(driver_.memcpyHtoDAsync(buffer.address, staged.data(), staged.size(), context.stream),
-        CallPoint::CopyToDevice, "cuMemcpyHtoDAsync");
+  cuda::enqueueUpload(driver_, context.stream, context.staged, buffer.address, src);
 }
 
 void CudaAsyncBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
@@ -274,11 +272,7 @@ void CudaAsyncBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::by
   const Buffer& buffer =
       ownedBuffer(src, ctx, dst.size(), CallPoint::CopyToHost, "cuMemcpyDtoHAsync", "source");
   makeCurrent(CallPoint::CopyToHost);
-  if (!dst.empty()) {
-    check(driver_.memcpyDtoHAsync(dst.data(), buffer.address, dst.size(), context.stream),
-          CallPoint::CopyToHost, "cuMemcpyDtoHAsync");
-  }
-  waitForQueue(context, CallPoint::CopyToHost);
+  cuda::downloadAndWait(driver_, context.stream, context.staged, buffer.address, dst);
 }
 
 void CudaAsyncBackend::launch(ContextId ctx, const RasterLaunch& launch) {

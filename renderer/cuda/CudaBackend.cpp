@@ -297,9 +297,7 @@ void CudaBackend::copyToDevice(ContextId ctx, BufferId dst, std::span<const std:
                                      "cuMemcpyHtoDAsync", "destination");
   if (src.empty()) return;
   makeCurrent(context, CallPoint::CopyToDevice);
-  const std::vector<std::byte>& staged = context.staged.emplace_back(src.begin(), src.end());
-  check(driver_.memcpyHtoDAsync(buffer.address, staged.data(), staged.size(), context.stream),
-        CallPoint::CopyToDevice, "cuMemcpyHtoDAsync");
+  cuda::enqueueUpload(driver_, context.stream, context.staged, buffer.address, src);
 }
 
 void CudaBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
@@ -307,11 +305,7 @@ void CudaBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> d
   const Buffer& buffer =
       ownedBuffer(src, ctx, dst.size(), CallPoint::CopyToHost, "cuMemcpyDtoHAsync", "source");
   makeCurrent(context, CallPoint::CopyToHost);
-  if (!dst.empty()) {
-    check(driver_.memcpyDtoHAsync(dst.data(), buffer.address, dst.size(), context.stream),
-          CallPoint::CopyToHost, "cuMemcpyDtoHAsync");
-  }
-  waitForQueue(context, CallPoint::CopyToHost);
+  cuda::downloadAndWait(driver_, context.stream, context.staged, buffer.address, dst);
 }
 
 void CudaBackend::launch(ContextId ctx, const RasterLaunch& launch) {

@@ -24,6 +24,25 @@ std::optional<PendingWork> pendingOnStream(const CudaDriver& driver, CUstream st
                                                 ")"};
 }
 
+void enqueueUpload(const CudaDriver& driver, CUstream stream,
+                   std::vector<std::vector<std::byte>>& staged, CUdeviceptr dst,
+                   std::span<const std::byte> src) {
+  const std::vector<std::byte>& copy = staged.emplace_back(src.begin(), src.end());
+  check(driver, driver.memcpyHtoDAsync(dst, copy.data(), copy.size(), stream),
+        CallPoint::CopyToDevice, "cuMemcpyHtoDAsync");
+}
+
+void downloadAndWait(const CudaDriver& driver, CUstream stream,
+                     std::vector<std::vector<std::byte>>& staged, CUdeviceptr src,
+                     std::span<std::byte> dst) {
+  if (!dst.empty()) {
+    check(driver, driver.memcpyDtoHAsync(dst.data(), src, dst.size(), stream),
+          CallPoint::CopyToHost, "cuMemcpyDtoHAsync");
+  }
+  check(driver, driver.streamSynchronize(stream), CallPoint::CopyToHost, "cuStreamSynchronize");
+  staged.clear();
+}
+
 void enqueueRaster(const CudaDriver& driver, CUfunction kernel, CUstream stream,
                    const RasterLaunch& launch, const LaunchBufferAddress& address,
                    const std::function<void()>& makeCurrent) {

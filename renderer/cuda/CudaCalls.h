@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/device/Backend.h"
@@ -20,6 +22,18 @@ void check(const CudaDriver& driver, CUresult result, CallPoint point, const cha
 /// What the stream's own state says of the work enqueued on it (cuStreamQuery), right after a
 /// wait for it: nothing when it is complete.
 std::optional<PendingWork> pendingOnStream(const CudaDriver& driver, CUstream stream);
+
+/// Enqueues the upload of a copy of `src` (kept in `staged` until the stream is next waited for,
+/// so the caller may reuse its memory at once) to `dst` on `stream`.
+void enqueueUpload(const CudaDriver& driver, CUstream stream,
+                   std::vector<std::vector<std::byte>>& staged, CUdeviceptr dst,
+                   std::span<const std::byte> src);
+
+/// Enqueues the download of `dst.size()` bytes from `src` on `stream` and waits for the stream,
+/// releasing `staged`.
+void downloadAndWait(const CudaDriver& driver, CUstream stream,
+                     std::vector<std::vector<std::byte>>& staged, CUdeviceptr src,
+                     std::span<std::byte> dst);
 
 /// The device address of a buffer serving a launch as `role` ("framebuffer", "vertex",
 /// "texture") with at least `bytes` bytes; throws DeviceError (CallPoint::Launch) otherwise.
