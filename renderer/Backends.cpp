@@ -7,6 +7,7 @@
 #include "renderer/device/DeviceError.h"
 #include "renderer/sim/SimBackend.h"
 #if GPUFUZZ_HAVE_CUDA
+#include "renderer/cuda/CudaAsyncBackend.h"
 #include "renderer/cuda/CudaBackend.h"
 #include "renderer/cuda/CudaDriver.h"
 #endif
@@ -40,6 +41,9 @@ std::unique_ptr<Backend> makeOpenCl(const BackendOptions& options) {
 std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
   return makeCudaBackend();
 }
+std::unique_ptr<Backend> makeCudaAsync(const BackendOptions&) {
+  return makeCudaAsyncBackend();
+}
 #endif
 
 /// A backend of this build; `probeInChild` for runtimes a forking process must not load.
@@ -56,10 +60,11 @@ const std::array kRegistry = {
     builtBackend("sim", makeSim),
 #if GPUFUZZ_HAVE_CUDA
     builtBackend("cuda", makeCuda),
+    builtBackend("cuda-async", makeCudaAsync),
 #else
     missingBackend("cuda", kNoCudaToolkit),
+    missingBackend("cuda-async", kNoCudaToolkit),
 #endif
-    missingBackend("cuda-async", "this version of gpufuzz has no cuda-async backend"),
 #if GPUFUZZ_HAVE_OPENCL
     builtBackend("opencl", makeOpenCl, /*probeInChild=*/true),
 #else

@@ -40,6 +40,26 @@ void installStopHandlers() {
 
 }  // namespace
 
+namespace {
+
+/// The --sanitizer setting, or DeviceUnavailable (exit 2) where compute-sanitizer is missing.
+SanitizerSetup sanitizerFor(const std::string& option) {
+  SanitizerSetup setup;
+  setup.tool = parseSanitizerOption(option);
+  if (setup.tool == SanitizerTool::None) return setup;
+  std::optional<std::string> path = findComputeSanitizer();
+  if (!path) {
+    throw DeviceUnavailable("--sanitizer " + option +
+                            ": compute-sanitizer not found ($GPUFUZZ_COMPUTE_SANITIZER, PATH, "
+                            "$CUDA_HOME/bin, /usr/local/cuda/bin); install the CUDA toolkit's "
+                            "compute-sanitizer or use --sanitizer none");
+  }
+  setup.path = *path;
+  return setup;
+}
+
+}  // namespace
+
 bool Session::stopRequested() {
   return gSignals.load() > 0;
 }
@@ -55,6 +75,7 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   if (cl.has(Option::Validation)) {
     backendOptions_.validation = parseValidationOption(*cl.get(Option::Validation));
   }
+  if (cl.has(Option::Sanitizer)) sanitizer_ = sanitizerFor(*cl.get(Option::Sanitizer));
   runner_ = (executableDir() / "gpufuzz-runner").string();
   if (::access(runner_.c_str(), X_OK) != 0) {
     throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
@@ -165,6 +186,14 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.runner = runner_;
   setup.backend = backend;
   setup.backendOptions = backendOptions_;
+  if (sanitizer_.tool != SanitizerTool::None) {
+    if (backend != "cuda" && backend != "cuda-async") {
+      throw InputError("--sanitizer " + std::string(sanitizerToolName(sanitizer_.tool)) +
+                       ": compute-sanitizer checks CUDA only, not the " + backend +
+                       " backend (use --backend cuda or cuda-async)");
+    }
+    setup.sanitizer = sanitizer_;
+  }
   setup.policy = policy;
   setup.faults = faults;
   setup.workDir = workDir_;

@@ -67,6 +67,7 @@ class Session {
   std::filesystem::path workDir_;
   std::string runner_;
   BackendOptions backendOptions_;
+  SanitizerSetup sanitizer_;
   std::shared_ptr<ChildSlots> slots_;
   std::shared_ptr<DeviceSpread> devices_;  // the GPUs cuda children are spread over
   std::unique_ptr<Backend> cuda_;          // held for the session: keeps the driver initialised

@@ -64,10 +64,27 @@ void DeviceSpread::release(std::size_t index) {
   --running_[index];
 }
 
+namespace {
+
+/// Where leaks compute-sanitizer reports at a context's destroy are placed: the sequence's first
+/// operation that destroys a context (a renderer's or a bare one).
+std::optional<OpPlace> firstContextDestroy(const Sequence& seq) {
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    const OpKind kind = seq.ops[i].kind;
+    if (kind == OpKind::Destroy || kind == OpKind::CtxDestroy) {
+      return OpPlace{At{static_cast<uint32_t>(i + 1)}, std::string(opKindName(kind))};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
     : setup_(std::move(setup)), deadlines_(deadlines) {}
 
-Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadline,
+Supervised TrialRunner::runOnce(const std::filesystem::path& file,
+                                const std::optional<OpPlace>& destroyAt, Millis deadline,
                                 DeadlineCalibrator::ByKind kindDeadlines, bool stacks) {
   ChildCommand command;
   command.executable = setup_.runner;
@@ -112,6 +129,10 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, Millis deadli
     limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", device.spread->device(device.index));
   }
   ++executions_;
+  if (setup_.sanitizer.tool != SanitizerTool::None) {
+    return superviseUnderSanitizer(command, limits, setup_.sanitizer,
+                                   file.string() + ".sanitizer.log", destroyAt);
+  }
   return supervise(command, limits);
 }
 
@@ -127,7 +148,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
   const DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
-  result.evidence = runOnce(file, deadline, kinds, false);
+  result.evidence = runOnce(file, firstContextDestroy(seq), deadline, kinds, false);
   result.executions = 1;
   if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
     result.outcome = result.evidence.outcome;
@@ -135,7 +156,8 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
     const Supervised first = std::move(result.evidence);
     const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
     const Millis longerDefault = deadlines_.confirmationDeadline();
-    result.evidence = runOnce(file, longerDefault, longer, mode == TrialMode::Evidence);
+    result.evidence =
+        runOnce(file, firstContextDestroy(seq), longerDefault, longer, mode == TrialMode::Evidence);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {

@@ -17,6 +17,7 @@
 
 #include "harness/base/RunConfig.h"
 #include "harness/base/RunOutcome.h"
+#include "harness/supervise/ComputeSanitizer.h"
 #include "harness/supervise/Deadline.h"
 #include "harness/supervise/Supervisor.h"
 #include "model/Sequence.h"
@@ -61,6 +62,8 @@ struct TrialSetup {
   std::string runner;             // the gpufuzz-runner executable
   std::string backend;            // a backend of the registry (resolved, not auto)
   BackendOptions backendOptions;  // --device, --validation: passed on to the runner
+  /// --sanitizer: every child under compute-sanitizer, as a fresh process (ComputeSanitizer.h).
+  SanitizerSetup sanitizer;
   TeardownPolicy policy = TeardownPolicy::Shipped;
   std::string faults;             // a built-in plan name or a path
   std::filesystem::path workDir;  // where sequence files for children are written
@@ -109,8 +112,8 @@ class TrialRunner {
   uint64_t executions() const { return executions_.load(); }
 
  private:
-  Supervised runOnce(const std::filesystem::path& file, Millis deadline,
-                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
+  Supervised runOnce(const std::filesystem::path& file, const std::optional<OpPlace>& destroyAt,
+                     Millis deadline, DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
 
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;

@@ -20,6 +20,17 @@ DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
     s.confirmFactor = 4;
     s.confirmFloor = Millis{20'000};
   }
+  if (backend == "cuda-async") {
+    // A context is a stream and a pool: microseconds (cuStreamCreate 0.003 ms, cuMemPoolCreate
+    // 0.02 ms, alloc/free with a wait ~0.05 ms); kernels as on cuda. A fresh process pays cuInit
+    // and the primary context's retain, ~250-350 ms, more with children contending in the driver:
+    // the start deadline covers that, the per-operation floor does not need to.
+    s.floor = Millis{1'000};
+    s.ceiling = Millis{30'000};
+    s.start = Millis{10'000};
+    s.confirmFactor = 4;
+    s.confirmFloor = Millis{10'000};
+  }
   if (backend == "opencl") {
     // pocl: platform start-up 30-200 ms, a program build from source ~450 ms cold (then kept on
     // disk: RasterProgram.h), more on a loaded machine.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "renderer/cuda/CudaCalls.h"
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
@@ -69,6 +70,7 @@ class CudaBackend final : public Backend {
   CudaBackend& operator=(const CudaBackend&) = delete;
 
   std::string_view name() const override { return "cuda"; }
+  std::string description() const override { return driver_.describeDevice(device_); }
   ContextId createContext() override;
   void destroyContext(ContextId ctx) override;
   BufferId allocBuffer(ContextId ctx, uint64_t bytes) override;
@@ -145,7 +147,7 @@ CudaBackend::~CudaBackend() {
 }
 
 void CudaBackend::check(CUresult result, CallPoint point, const char* call) const {
-  if (result != CUDA_SUCCESS) fail(point, std::string(call) + ": " + driver_.errorName(result));
+  cuda::check(driver_, result, point, call);
 }
 
 CudaBackend::Context& CudaBackend::liveContext(ContextId ctx, CallPoint point, const char* call) {
@@ -179,12 +181,7 @@ void CudaBackend::orphanBuffersOf(ContextId ctx) {
 }
 
 std::optional<PendingWork> CudaBackend::queryStream(CUstream stream) const {
-  const CUresult result = driver_.streamQuery(stream);
-  if (result == CUDA_SUCCESS) return std::nullopt;
-  const std::string state = result == CUDA_ERROR_NOT_READY ? "not complete" : "in an unknown state";
-  return PendingWork{"cuStreamSynchronize", "work enqueued before it was " + state +
-                                                " (cuStreamQuery: " + driver_.errorName(result) +
-                                                ")"};
+  return cuda::pendingOnStream(driver_, stream);
 }
 
 std::optional<DeviceError> CudaBackend::teardown(Context& context,
@@ -300,9 +297,7 @@ void CudaBackend::copyToDevice(ContextId ctx, BufferId dst, std::span<const std:
                                      "cuMemcpyHtoDAsync", "destination");
   if (src.empty()) return;
   makeCurrent(context, CallPoint::CopyToDevice);
-  const std::vector<std::byte>& staged = context.staged.emplace_back(src.begin(), src.end());
-  check(driver_.memcpyHtoDAsync(buffer.address, staged.data(), staged.size(), context.stream),
-        CallPoint::CopyToDevice, "cuMemcpyHtoDAsync");
+  cuda::enqueueUpload(driver_, context.stream, context.staged, buffer.address, src);
 }
 
 void CudaBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
@@ -310,54 +305,17 @@ void CudaBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> d
   const Buffer& buffer =
       ownedBuffer(src, ctx, dst.size(), CallPoint::CopyToHost, "cuMemcpyDtoHAsync", "source");
   makeCurrent(context, CallPoint::CopyToHost);
-  if (!dst.empty()) {
-    check(driver_.memcpyDtoHAsync(dst.data(), buffer.address, dst.size(), context.stream),
-          CallPoint::CopyToHost, "cuMemcpyDtoHAsync");
-  }
-  waitForQueue(context, CallPoint::CopyToHost);
+  cuda::downloadAndWait(driver_, context.stream, context.staged, buffer.address, dst);
 }
 
 void CudaBackend::launch(ContextId ctx, const RasterLaunch& launch) {
-  constexpr CallPoint kPoint = CallPoint::Launch;
-  constexpr const char* kCall = "cuLaunchKernel";
-  Context& context = liveContext(ctx, kPoint, kCall);
-  if (launch.textureCount > raster::kMaxTextures) {
-    fail(kPoint, std::string(kCall) + ": " + std::to_string(launch.textureCount) +
-                     " textures, at most " + std::to_string(raster::kMaxTextures));
-  }
-  if (launch.textureCount > 0 && launch.textureSize == 0) {
-    fail(kPoint, std::string(kCall) + ": textures of size 0");
-  }
-
-  cuda::RasterParams params{};
-  const uint64_t pixelBytes = uint64_t{launch.width} * launch.height * sizeof(uint32_t);
-  params.framebuffer =
-      ownedBuffer(launch.framebuffer, ctx, pixelBytes, kPoint, kCall, "framebuffer").address;
-  const uint64_t triangleBytes = uint64_t{launch.triangleCount} * sizeof(raster::Triangle);
-  params.triangles =
-      ownedBuffer(launch.vertices, ctx, triangleBytes, kPoint, kCall, "vertex").address;
-  const uint64_t texelBytes = uint64_t{launch.textureSize} * launch.textureSize * sizeof(uint32_t);
-  for (uint32_t i = 0; i < launch.textureCount; ++i) {
-    params.textures[i] =
-        ownedBuffer(launch.textures[i], ctx, texelBytes, kPoint, kCall, "texture").address;
-  }
-  params.textureCount = launch.textureCount;
-  params.textureSize = launch.textureSize;
-  params.width = launch.width;
-  params.height = launch.height;
-  params.triangleCount = launch.triangleCount;
-  params.corruptXor = launch.corruptXor;
-  if (pixelBytes == 0) return;  // an empty grid is an invalid launch, and there is nothing to do
-
-  makeCurrent(context, kPoint);
-  const auto blocks = [](uint32_t pixels) {
-    return (pixels + cuda::kRasterBlock - 1) / cuda::kRasterBlock;
-  };
-  void* args[] = {&params};
-  check(driver_.launchKernel(context.kernel, blocks(launch.width), blocks(launch.height), 1,
-                             cuda::kRasterBlock, cuda::kRasterBlock, 1, 0, context.stream, args,
-                             nullptr),
-        kPoint, kCall);
+  Context& context = liveContext(ctx, CallPoint::Launch, "cuLaunchKernel");
+  cuda::enqueueRaster(
+      driver_, context.kernel, context.stream, launch,
+      [&](BufferId buf, uint64_t bytes, const char* role) {
+        return ownedBuffer(buf, ctx, bytes, CallPoint::Launch, "cuLaunchKernel", role).address;
+      },
+      [&] { makeCurrent(context, CallPoint::Launch); });
 }
 
 void CudaBackend::synchronize(ContextId ctx) {

@@ -49,6 +49,13 @@ LoadResult load() {
   resolveSymbol(library, "cuModuleGetFunction", d.moduleGetFunction, missing);
   resolveSymbol(library, "cuModuleUnload", d.moduleUnload, missing);
   resolveSymbol(library, "cuLaunchKernel", d.launchKernel, missing);
+  resolveSymbol(library, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain, d.asyncMissing);
+  resolveSymbol(library, "cuMemPoolCreate", d.memPoolCreate, d.asyncMissing);
+  resolveSymbol(library, "cuMemPoolDestroy", d.memPoolDestroy, d.asyncMissing);
+  resolveSymbol(library, "cuMemAllocFromPoolAsync", d.memAllocFromPoolAsync, d.asyncMissing);
+  resolveSymbol(library, "cuMemFreeAsync", d.memFreeAsync, d.asyncMissing);
+  resolveSymbol(library, "cuDeviceGetName", d.deviceGetName, d.asyncMissing);
+  resolveSymbol(library, "cuDriverGetVersion", d.driverGetVersion, d.asyncMissing);
   if (!missing.empty()) {
     result.failure = std::string("CUDA driver too old: ") + kLibrary + " lacks " + missing;
     return result;
@@ -87,6 +94,20 @@ std::string CudaDriver::errorName(CUresult error) const {
   const char* name = nullptr;
   if (getErrorName(error, &name) == CUDA_SUCCESS && name != nullptr) return name;
   return "CUDA error " + std::to_string(static_cast<int>(error));
+}
+
+std::string CudaDriver::describeDevice(CUdevice device) const {
+  std::string text = "CUDA device " + std::to_string(device);
+  char name[256] = {};
+  if (deviceGetName != nullptr && deviceGetName(name, sizeof name - 1, device) == CUDA_SUCCESS) {
+    text = name;
+  }
+  int version = 0;
+  if (driverGetVersion != nullptr && driverGetVersion(&version) == CUDA_SUCCESS) {
+    text +=
+        ", driver " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+  }
+  return text;
 }
 
 const CudaDriver& cudaDriver() {

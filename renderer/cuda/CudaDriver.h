@@ -53,6 +53,20 @@ struct CudaDriver {
                            unsigned int blockZ, unsigned int sharedBytes, CUstream stream,
                            void** params, void** extra) = nullptr;
 
+  /// The stream-ordered allocator and the primary context, which only the cuda-async backend
+  /// uses (driver 11.2 and later); null on an older driver, named by asyncMissing.
+  CUresult (*primaryCtxRetain)(CUcontext* ctx, CUdevice device) = nullptr;
+  CUresult (*memPoolCreate)(CUmemoryPool* pool, const CUmemPoolProps* props) = nullptr;
+  CUresult (*memPoolDestroy)(CUmemoryPool pool) = nullptr;
+  CUresult (*memAllocFromPoolAsync)(CUdeviceptr* ptr, size_t bytes, CUmemoryPool pool,
+                                    CUstream stream) = nullptr;
+  CUresult (*memFreeAsync)(CUdeviceptr ptr, CUstream stream) = nullptr;
+  CUresult (*deviceGetName)(char* name, int length, CUdevice device) = nullptr;
+  CUresult (*driverGetVersion)(int* version) = nullptr;
+  /// The stream-ordered entry points this driver lacks ("cuMemPoolCreate, ..."); empty when all
+  /// are there.
+  std::string asyncMissing;
+
   /// Devices present once cuInit succeeded; at least 1.
   int deviceCount = 0;
 
@@ -60,6 +74,8 @@ struct CudaDriver {
   CUresult ctxCreate(CUcontext* ctx, unsigned int flags, CUdevice device) const;
   /// "CUDA_ERROR_INVALID_VALUE", or "CUDA error 12345" for a code the driver cannot name.
   std::string errorName(CUresult error) const;
+  /// "NVIDIA H200, driver 13.0", or what could not be read of it.
+  std::string describeDevice(CUdevice device) const;
 };
 
 /// The process's driver, loaded and initialised on first use. Throws DeviceUnavailable when

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "renderer/cuda/CudaAsyncBackend.h"
 #include "renderer/cuda/CudaBackend.h"
 #include "renderer/device/DeviceError.h"
 
@@ -23,13 +24,16 @@ std::string driverLoadFailure() {
   return {};
 }
 
-std::string unavailableMessage(int ordinal) {
+using MakeBackend = std::unique_ptr<Backend> (*)(int ordinal);
+
+std::string unavailableMessage(int ordinal, MakeBackend make = makeCudaBackend) {
   try {
-    makeCudaBackend(ordinal);
+    make(ordinal);
   } catch (const DeviceUnavailable& e) {
     return e.what();
   }
-  ADD_FAILURE() << "makeCudaBackend(" << ordinal << ") did not throw DeviceUnavailable";
+  ADD_FAILURE() << "making a CUDA backend on device " << ordinal
+                << " did not throw DeviceUnavailable";
   return {};
 }
 
@@ -58,6 +62,29 @@ TEST(CudaUnavailable, MakeCudaBackendIsUnavailableWithoutTheDriverAndWorksWithIt
   backend->destroyContext(ctx);
   EXPECT_EQ(backend->memoryInUse(), (MemoryInUse{0, 0, 0}));
   EXPECT_EQ(unavailableMessage(-1).rfind("no CUDA device -1", 0), 0U);
+}
+
+TEST(CudaUnavailable, MakeCudaAsyncBackendIsUnavailableWithoutTheDriverAndWorksWithIt) {
+  if (!driverLoadFailure().empty()) {
+    // The same once-per-process answer as the cuda backend's.
+    const std::string message = unavailableMessage(0, makeCudaAsyncBackend);
+    EXPECT_EQ(message.rfind("no CUDA driver: libcuda.so.1 not found (", 0), 0U) << message;
+    EXPECT_EQ(message, unavailableMessage(0));
+    return;
+  }
+  const std::unique_ptr<Backend> backend = makeCudaAsyncBackend();
+  EXPECT_EQ(backend->name(), "cuda-async");
+  const ContextId ctx = backend->createContext();
+  const BufferId buf = backend->allocBuffer(ctx, 16);
+  const std::vector<std::byte> sent(16, std::byte{0x5a});
+  std::vector<std::byte> received(16);
+  backend->copyToDevice(ctx, buf, sent);
+  backend->copyToHost(ctx, buf, received);
+  EXPECT_EQ(received, sent);
+  backend->destroyContext(ctx);
+  backend->freeBuffer(buf);  // valid after the destroy on this backend
+  EXPECT_EQ(backend->memoryInUse(), (MemoryInUse{0, 0, 0}));
+  EXPECT_EQ(unavailableMessage(-1, makeCudaAsyncBackend).rfind("no CUDA device -1", 0), 0U);
 }
 
 }  // namespace

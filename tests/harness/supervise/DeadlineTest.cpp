@@ -59,3 +59,23 @@ TEST(Deadline, EachKindSeenOftenEnoughHasItsOwnDeadline) {
 
 }  // namespace
 }  // namespace gpufuzz
+
+namespace gpufuzz {
+namespace {
+
+TEST(Deadline, CudaAsyncStartsLikeCudaButItsOperationsAreCheaper) {
+  const DeadlineSettings cuda = DeadlineSettings::forBackend("cuda");
+  const DeadlineSettings async = DeadlineSettings::forBackend("cuda-async");
+  // A fresh process pays cuInit and the primary context's retain (~250-350 ms on the H200, more
+  // with children contending): the start allowance must cover many times that.
+  EXPECT_GE(async.start, Millis{5'000});
+  // A context is a stream and a pool (microseconds), not a cuCtxCreate (~120 ms).
+  EXPECT_LT(async.floor, cuda.floor);
+  EXPECT_GE(async.floor, DeadlineSettings::forBackend("sim").floor);
+  EXPECT_LE(async.confirmFloor, cuda.confirmFloor);
+  DeadlineCalibrator calibrator(async);
+  EXPECT_EQ(calibrator.startDeadline(), async.start);
+}
+
+}  // namespace
+}  // namespace gpufuzz
