@@ -17,6 +17,7 @@ int runShrink(Session& session) {
   const auto started = std::chrono::steady_clock::now();
   const std::string file = cl.files.front();
   const Sequence seq = loadSequence(file);
+  const auto confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   const Session::FileRun run = session.forFile(seq, file);
   const RunConfig& config = run.config;
   const std::string& backend = run.backend;
@@ -35,8 +36,7 @@ int runShrink(Session& session) {
   std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(),
               outcomeText(first.outcome).c_str());
   Shrinker shrinker(trials, session.jobs());
-  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file,
-                          static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000))};
+  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file, confirmations};
   Finding f = minimizeFailure(shrinker, trials, request, [&](const std::string& step) {
     if (!session.quiet()) std::printf("  %s\n", step.c_str());
   });
