@@ -26,7 +26,7 @@ int runShrink(Session& session) {
   const TrialResult first = trials.run(seq, TrialMode::Evidence);
   if (first.harnessError) {
     std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
-    return 3;
+    return Session::stopRequested() ? 130 : 3;
   }
   if (!first.outcome.failed()) {
     throw InputError(file + ": the sequence passes on " + backend + " (policy " +
@@ -41,16 +41,19 @@ int runShrink(Session& session) {
     if (!session.quiet()) std::printf("  %s\n", step.c_str());
   });
   f.executionsToFind = first.executions;
+  // A shrink cut short by Ctrl-C keeps its best sequence so far, marked so.
+  if (f.stopped)
+    f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
   const std::string out =
       cl.get(Option::Output)
           .value_or((std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
   writeFileAtomically(out, printSequence(f.minimal));
   std::printf(
-      "%s at %s (%s), %zu operations (from %zu), reproduced %u/%u, %llu executions\n%s"
+      "%s at %s (%s), %zu operations (from %zu), %s, %llu executions\n%s"
       "saved to %s\nreplay: gpufuzz replay %s\n",
       std::string(outcomeClassName(f.outcome.cls)).c_str(),
       f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
-      f.minimal.ops.size(), seq.ops.size(), f.reproduced, f.confirmations,
+      f.minimal.ops.size(), seq.ops.size(), f.reproductionText().c_str(),
       static_cast<unsigned long long>(f.executionsToShrink),
       normalizedOperations(f.minimal).c_str(), out.c_str(), out.c_str());
   if (cl.has(Option::Report)) {
@@ -66,7 +69,7 @@ int runShrink(Session& session) {
     report.findings.push_back({f, out});
     writeReport(*cl.get(Option::Report), report);
   }
-  return 0;
+  return f.stopped ? 130 : 0;
 }
 
 }  // namespace gpufuzz
