@@ -152,6 +152,14 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   const std::string sig = finding.signature();
   const std::string cause = causeKey(finding);
   auto it = known_.find(cause);
+  if (it == known_.end()) it = withoutStacks(cause);
+  if (it != known_.end() && it->first != cause && cause.size() > it->first.size()) {
+    // The first with stacks names the cause from now on: other stacks are other causes.
+    auto node = known_.extract(it);
+    node.key() = cause;
+    writeFileAtomically(root_ / node.mapped().id / "cause", cause);
+    it = known_.insert(std::move(node)).position;
+  }
   if (it != known_.end()) {
     Known& k = it->second;
     k.hits += finding.hits;
@@ -190,6 +198,19 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   known_[cause] = std::move(k);
   knownSignatures_.insert(sig);
   return {true, dir};
+}
+
+std::map<std::string, FindingStore::Known>::iterator FindingStore::withoutStacks(
+    const std::string& cause) {
+  // Stacks are not taken on every run: a cause without frames is the one with them.
+  constexpr std::string_view kFrames = "; frames";
+  const auto base = [&](const std::string& c) { return c.substr(0, c.find(kFrames)); };
+  const bool framed = cause.find(kFrames) != std::string::npos;
+  for (auto it = known_.begin(); it != known_.end(); ++it) {
+    const bool itFramed = it->first.find(kFrames) != std::string::npos;
+    if ((!framed || !itFramed) && base(it->first) == base(cause)) return it;
+  }
+  return known_.end();
 }
 
 void FindingStore::recordVariant(Known& k, const Finding& finding) {

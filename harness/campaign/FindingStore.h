@@ -57,6 +57,9 @@ class FindingStore {
   /// A new variant of a known cause: its file in variants/, and minimal.seq when it is smaller.
   void recordVariant(Known& k, const Finding& finding);
 
+  /// A known cause that differs from `cause` only in that one of them has no stack frames.
+  std::map<std::string, Known>::iterator withoutStacks(const std::string& cause);
+
   std::map<std::string, Known> known_;     // by cause
   std::set<std::string> knownSignatures_;  // minimal sequences and variants
 };

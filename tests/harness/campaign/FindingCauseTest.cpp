@@ -113,6 +113,26 @@ TEST(OneCause, FindingsOfOneCauseAreOneFindingWithItsVariantsTheSmallestMinimal)
   EXPECT_FALSE(resumed.record(six).first);
 }
 
+TEST(OneCause, AFindingWithoutStacksIsTheOneWithThem) {
+  testing::ScratchDir dir;
+  FindingStore store(dir.path());
+  const std::string needs = "spin at draw; needs introduces-context x2 queues-work x3";
+  EXPECT_TRUE(
+      store.record(findingOf("create r0\ndraw r0\ndraw r0\ncreate r1\ndraw r1\n", needs)).first);
+  EXPECT_FALSE(store
+                   .record(findingOf("create r0\ncreate r1\ndraw r1\ndraw r1\ndraw r1\n",
+                                     needs + "; frames gpufuzz::spinForever"))
+                   .first);
+  EXPECT_FALSE(
+      store.record(findingOf("create r0\ncreate r1\ndraw r0\ndraw r1\ndraw r1\n", needs)).first);
+  // Two stacks that differ are two causes.
+  EXPECT_TRUE(store
+                  .record(findingOf("create r0\ncreate r1\ndraw r1\ndraw r0\ndraw r1\n",
+                                    needs + "; frames gpufuzz::hangForever"))
+                  .first);
+  EXPECT_EQ(store.size(), 2U);
+}
+
 TEST(OneCause, TheCauseIsWhatTheFailureNeedsNotWhichNamesOrOrder) {
   // The third launch spins when it comes from a second context: two sequences that differ in
   // which renderer draws and in order need the same (two contexts, three launches).
