@@ -310,6 +310,7 @@ class Parser {
     const Problem p = spec->read(line.substr(valueStart, valueEnd - valueStart), seq_.directives);
     if (!p.message.empty()) fail(valueColumn + p.column - 1, p.message);
     valueColumns_[key] = valueColumn;
+    seq_.directivePlaces[key] = {line_, valueColumn};
     return true;
   }
 

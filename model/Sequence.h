@@ -42,6 +42,10 @@ struct Directives {
 struct Sequence {
   Directives directives;
   std::vector<Operation> ops;
+  /// Where each directive's value was read (key to 1-based line and column), for errors about a
+  /// value found wrong later (a `faults` directive naming a plan that does not parse). Empty for
+  /// sequences that were not parsed from text.
+  std::map<std::string, std::pair<int, int>> directivePlaces = {};
 
   /// What this sequence expects on `backend` (one of kBackendNames): expect.<backend>, else expect,
   /// else pass.

@@ -2,6 +2,7 @@
 #include "model/SequenceEdits.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "model/ReferenceModel.h"
@@ -24,6 +25,20 @@ const ArgSpec* specOf(const Operation& op, const std::string& argument) {
   return opForm(op.kind).arg(argument);
 }
 
+bool releases(OpKind kind) {
+  return kind == OpKind::Destroy || kind == OpKind::CtxDestroy || kind == OpKind::BufDestroy;
+}
+
+/// Each name's rank in order of introduction: the canonical order groups operations by it.
+std::map<std::string, std::size_t> introductionRanks(const Sequence& seq) {
+  std::map<std::string, std::size_t> ranks;
+  for (const Operation& op : seq.ops) {
+    for (const std::string& n : introduced(op))
+      ranks.try_emplace(n, ranks.size());
+  }
+  return ranks;
+}
+
 std::string ordinalText(std::size_t index, const Sequence& seq) {
   return std::to_string(index + 1) + " (" + operationText(seq.ops[index]) + ")";
 }
@@ -39,6 +54,10 @@ std::string Edit::describe(const Sequence& before) const {
     case Kind::Insert:
       return "insert `" + operationText(inserted) + "` " +
              (index < before.ops.size() ? "before " + ordinalText(index, before) : "at the end");
+    case Kind::Merge:
+      return "use " + into + " for " + argument + " (drops " + ordinalText(index, before) + ")";
+    case Kind::Swap:
+      return "swap " + ordinalText(index, before) + " and " + ordinalText(index + 1, before);
   }
   return {};
 }
@@ -126,27 +145,82 @@ std::vector<uint64_t> probeValues(const Operation& op, const std::string& argume
   return out;
 }
 
+std::optional<Sequence> mergeName(const Sequence& seq, std::size_t index, const std::string& name,
+                                  const std::string& into) {
+  Sequence out;
+  out.directives = seq.directives;
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    const Operation& op = seq.ops[i];
+    const bool uses = std::find(op.names.begin(), op.names.end(), name) != op.names.end();
+    if (i == index || (uses && releases(op.kind))) continue;
+    out.ops.push_back(op);
+    for (std::string& n : out.ops.back().names) {
+      if (n == name) n = into;
+    }
+  }
+  if (!isValid(out)) return std::nullopt;
+  return out;
+}
+
 std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
   std::vector<std::pair<Edit, Sequence>> removals;
   std::set<std::string> seen;
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     Sequence candidate = removeOperation(seq, i);
     if (!isValid(candidate) || !seen.insert(normalizedOperations(candidate)).second) continue;
-    removals.emplace_back(Edit{Edit::Kind::Remove, i, {}, 0, {}}, std::move(candidate));
+    removals.emplace_back(Edit{Edit::Kind::Remove, i, {}, 0, {}, {}}, std::move(candidate));
   }
   std::stable_sort(removals.begin(), removals.end(), [](const auto& a, const auto& b) {
     return a.second.ops.size() < b.second.ops.size();
   });
+  std::vector<std::pair<Edit, Sequence>> merges;
+  for (std::size_t j = 0; j < seq.ops.size(); ++j) {
+    const auto slots = opForm(seq.ops[j].kind).names;
+    for (std::size_t s = 0; s < slots.size() && s < seq.ops[j].names.size(); ++s) {
+      if (!slots[s].introduces) continue;
+      const std::string& name = seq.ops[j].names[s];
+      std::set<std::string> earlier;  // introduced before j, of the same kind
+      for (std::size_t i = 0; i < j; ++i) {
+        const auto other = opForm(seq.ops[i].kind).names;
+        for (std::size_t t = 0; t < other.size() && t < seq.ops[i].names.size(); ++t) {
+          if (other[t].introduces && other[t].kind == slots[s].kind)
+            earlier.insert(seq.ops[i].names[t]);
+        }
+      }
+      for (const std::string& into : earlier) {
+        auto candidate = mergeName(seq, j, name, into);
+        if (!candidate || !seen.insert(normalizedOperations(*candidate)).second) continue;
+        merges.emplace_back(Edit{Edit::Kind::Merge, j, name, 0, {}, into}, std::move(*candidate));
+      }
+    }
+  }
+  std::stable_sort(merges.begin(), merges.end(), [](const auto& a, const auto& b) {
+    return a.second.ops.size() < b.second.ops.size();
+  });
+  for (auto& m : merges)
+    removals.push_back(std::move(m));
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     for (const ArgSpec& spec : opForm(seq.ops[i].kind).args) {
       const std::string name(spec.key);
       for (uint64_t simpler : simplerValues(seq.ops[i], name)) {
         Sequence candidate = seq;
         setArgument(candidate.ops[i], name, simpler);
-        removals.emplace_back(Edit{Edit::Kind::Simplify, i, name, simpler, {}},
+        removals.emplace_back(Edit{Edit::Kind::Simplify, i, name, simpler, {}, {}},
                               std::move(candidate));
       }
     }
+  }
+  // Toward the canonical order: a later operation on an earlier-introduced name moves up. Ranks
+  // never change under these swaps (two introductions are never out of order), so each accepted
+  // swap removes an inversion for good.
+  const auto ranks = introductionRanks(seq);
+  const auto rank = [&](const Operation& op) { return ranks.at(op.names.front()); };
+  for (std::size_t i = 0; i + 1 < seq.ops.size(); ++i) {
+    if (rank(seq.ops[i + 1]) >= rank(seq.ops[i])) continue;
+    Sequence candidate = seq;
+    std::swap(candidate.ops[i], candidate.ops[i + 1]);
+    if (!isValid(candidate) || !seen.insert(normalizedOperations(candidate)).second) continue;
+    removals.emplace_back(Edit{Edit::Kind::Swap, i, {}, 0, {}, {}}, std::move(candidate));
   }
   return removals;
 }

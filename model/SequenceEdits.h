@@ -12,16 +12,23 @@
 namespace gpufuzz {
 
 struct Edit {
-  enum class Kind : uint8_t { Remove, Simplify, Insert };
+  /// Merge: every use of one name retargeted to an earlier live name of the same kind, so that its
+  /// introduction (and release) can go; Swap: two neighbouring operations exchanged, toward the
+  /// canonical order (operations grouped by the name they concern, in order of introduction).
+  enum class Kind : uint8_t { Remove, Simplify, Insert, Merge, Swap };
   Kind kind = Kind::Remove;
   /// Remove: the 0-based index of the operation removed; Simplify: of the operation changed;
-  /// Insert: the position the new operation takes.
+  /// Insert: the position the new operation takes; Merge: the introduction removed; Swap: the
+  /// first of the two exchanged.
   std::size_t index = 0;
-  /// Simplify: the argument ("triangles") and its new value; Insert: the inserted operation.
+  /// Simplify: the argument ("triangles") and its new value; Insert: the inserted operation;
+  /// Merge: the name folded (`argument`) and the one it is folded into (`into`).
   std::string argument;
   uint64_t value = 0;
   Operation inserted;
-  /// For people: "remove 3 (destroy r0)", "triangles=1 at 2", "insert sync r0 before 3".
+  std::string into;
+  /// For people: "remove 3 (destroy r0)", "triangles=1 at 2", "insert sync r0 before 3",
+  /// "use r0 for r1 (drops 4 (create r1))", "swap 3 (draw r1) and 4 (draw r0)".
   std::string describe(const Sequence& before) const;
 };
 
@@ -45,8 +52,18 @@ std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argu
 /// A few other values for an argument, to learn whether it matters (explain).
 std::vector<uint64_t> probeValues(const Operation& op, const std::string& argument);
 
-/// Every single removal, largest first, then every single-argument simplification.
+/// Every single removal, largest first; every merge of a name into an earlier one of its kind
+/// (fewest operations first); every single-argument simplification; then every swap of
+/// neighbours out of canonical order. Removals, merges and simplifications make a sequence
+/// smaller or simpler, and each swap removes one inversion of a fixed order, so repeating the
+/// accepted edits ends.
 std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq);
+
+/// The sequence with every use of `name` (introduced by operation `index`) taken by `into`,
+/// an earlier-introduced name of the same kind, and `name`'s introduction and release removed;
+/// nullopt when the result breaks a precondition (`into` released before a use).
+std::optional<Sequence> mergeName(const Sequence& seq, std::size_t index, const std::string& name,
+                                  const std::string& into);
 
 /// `op` inserted at `position` (0..size); nullopt when the result breaks a precondition.
 std::optional<Sequence> insertOperation(const Sequence& seq, std::size_t position,

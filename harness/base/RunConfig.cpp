@@ -34,6 +34,7 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
     config.faults = *overrides.faults;
   } else if (directives.faults) {
     config.faults = *directives.faults;
+    config.faultsFromDirective = true;
     const auto builtins = builtinPlanNames();
     const bool builtin =
         std::find(builtins.begin(), builtins.end(), config.faults) != builtins.end();
@@ -76,6 +77,22 @@ bool readBackendOptionArg(std::string_view arg, const std::function<std::string(
 std::string faultsFor(const RunConfig& config, std::string_view backend) {
   if (!config.faults.empty()) return config.faults;
   return backend == "sim" ? "max-26.5.0" : "none";
+}
+
+void checkFaultPlan(const RunConfig& config, std::string_view backend, const Sequence& seq,
+                    const std::string& file) {
+  const std::string plan = faultsFor(config, backend);
+  try {
+    loadFaultPlan(plan);
+  } catch (const InputError& e) {
+    const auto place = seq.directivePlaces.find("faults");
+    if (!config.faultsFromDirective || place == seq.directivePlaces.end()) throw;
+    const auto [line, column] = place->second;
+    if (e.line() == 0) throw InputError(file, line, column, "faults: " + e.message());
+    throw InputError(
+        e.file(), e.line(), e.column(),
+        e.message() + " (in the plan named by " + file + ":" + std::to_string(line) + ")");
+  }
 }
 
 }  // namespace gpufuzz

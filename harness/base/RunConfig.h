@@ -31,6 +31,8 @@ struct RunConfig {
   /// default. A relative path from a file's `faults` directive is resolved against the file's
   /// directory, so a sequence replays from anywhere.
   std::string faults;
+  /// Whether `faults` came from the file's directive (not from --faults).
+  bool faultsFromDirective = false;
   BackendOptions backendOptions;
 };
 
@@ -51,5 +53,12 @@ bool readBackendOptionArg(std::string_view arg, const std::function<std::string(
 
 /// The plan a run uses once its backend is known.
 std::string faultsFor(const RunConfig& config, std::string_view backend);
+
+/// Reads and parses the plan a run of `seq` (read from `file`) uses on `backend`, so that a
+/// malformed plan or a missing plan file is bad input before any child runs (InputError). A
+/// missing plan named by the file's `faults` directive is placed at that directive
+/// (FILE:LINE:COLUMN); an error inside a plan keeps the plan's place and names the directive.
+void checkFaultPlan(const RunConfig& config, std::string_view backend, const Sequence& seq,
+                    const std::string& file);
 
 }  // namespace gpufuzz

@@ -282,12 +282,12 @@ class Campaign {
   void printFinding(const Finding& f, const std::filesystem::path& dir) {
     const std::string file = (dir / "minimal.seq").string();
     say(stdout,
-        "\nFOUND %s at %s (%s): %s\n%s  reproduced %u/%u; %llu executions to find, %llu to "
+        "\nFOUND %s at %s (%s): %s\n%s  %s; %llu executions to find, %llu to "
         "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
         std::string(outcomeClassName(f.outcome.cls)).c_str(),
         f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
-        f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(), f.reproduced,
-        f.confirmations, static_cast<unsigned long long>(f.executionsToFind),
+        f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(),
+        f.reproductionText().c_str(), static_cast<unsigned long long>(f.executionsToFind),
         static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
   }
 

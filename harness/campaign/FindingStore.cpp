@@ -47,6 +47,7 @@ std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir)
   f.dir = dir;
   f.id = dir.filename().string();
   f.signature = readFile(dir / "signature");
+  f.cause = std::filesystem::is_regular_file(dir / "cause") ? readFile(dir / "cause") : f.signature;
   const boost::json::object o = findingJson(dir);
   f.hits = numberField(o, "hits", 1);
   f.seed = numberField(o, "seed", 0);
@@ -58,6 +59,17 @@ std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir)
       f.mergedHits[std::string(source)] = numberField(merged->get_object(), source, 0);
   }
   return f;
+}
+
+std::string causeKey(const Finding& f) {
+  return f.cause.empty() ? f.signature() : f.cause;
+}
+
+std::filesystem::path variantFile(const std::string& signature) {
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "%08llx.seq",
+                static_cast<unsigned long long>(stableHash(signature) & 0xffffffff));
+  return std::filesystem::path(kVariantsFolder) / hash;
 }
 
 void rewriteFindingCounts(const std::filesystem::path& dir, uint64_t hits,
@@ -108,7 +120,9 @@ FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) 
       k.id = stored->id;
       k.loaded = true;
       k.hits = stored->hits;
-      known_[stored->signature] = k;
+      k.minimalOps = loadSequence((entry.path() / "minimal.seq").string()).ops.size();
+      known_[stored->cause] = k;
+      knownSignatures_.insert(stored->signature);
     } catch (const std::exception&) {
       // A folder half-written by hand or by another tool is not ours to count.
     }
@@ -122,30 +136,40 @@ std::size_t FindingStore::size() const {
 
 bool FindingStore::knows(const std::string& signature) const {
   std::lock_guard lock(mutex_);
-  return known_.count(signature) > 0;
+  return knownSignatures_.count(signature) > 0;
 }
 
-std::map<std::string, std::string> FindingStore::signatures() const {
+std::map<std::string, std::string> FindingStore::causes() const {
   std::lock_guard lock(mutex_);
   std::map<std::string, std::string> out;
-  for (const auto& [sig, k] : known_)
-    out[sig] = k.id;
+  for (const auto& [cause, k] : known_)
+    out[cause] = k.id;
   return out;
 }
 
 std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& finding) {
   std::lock_guard lock(mutex_);
   const std::string sig = finding.signature();
-  auto it = known_.find(sig);
+  const std::string cause = causeKey(finding);
+  auto it = known_.find(cause);
+  if (it == known_.end()) it = withoutStacks(cause);
+  if (it != known_.end() && it->first != cause && cause.size() > it->first.size()) {
+    // The first with stacks names the cause from now on: other stacks are other causes.
+    auto node = known_.extract(it);
+    node.key() = cause;
+    writeFileAtomically(root_ / node.mapped().id / "cause", cause);
+    it = known_.insert(std::move(node)).position;
+  }
   if (it != known_.end()) {
     Known& k = it->second;
     k.hits += finding.hits;
     const auto dir = root_ / k.id;
+    if (knownSignatures_.insert(sig).second) recordVariant(k, finding);
     if (k.loaded) {
       // Found by an earlier campaign: bump the counter in its own record.
       rewriteFindingCounts(dir, k.hits);
     } else {
-      writeFinding(dir, k.finding, k.hits);
+      writeFinding(dir, k.finding, k.hits, dir);
     }
     return {false, dir};
   }
@@ -157,6 +181,7 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
     k.id = finding.id() + "-" + std::to_string(n);
   k.hits = finding.hits;
   k.finding = finding;
+  k.minimalOps = finding.minimal.ops.size();
   if (k.finding.foundAt.empty()) k.finding.foundAt = utcTimeText(unixNow());
   // The whole folder appears at once: written under a hidden name, then renamed, so a campaign
   // killed at any moment leaves either a complete finding or none.
@@ -164,17 +189,50 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
       root_ / (std::string(kStagingPrefix) + k.id + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(staging);
   std::filesystem::create_directories(staging);
-  writeFinding(staging, k.finding, k.hits);
-  writeFileAtomically(staging / "signature", sig);
   const auto dir = root_ / k.id;
+  writeFinding(staging, k.finding, k.hits, dir);
+  writeFileAtomically(staging / "cause", cause);
+  writeFileAtomically(staging / "signature", sig);
   std::filesystem::rename(staging, dir);
   syncDirectory(root_);
-  known_[sig] = std::move(k);
+  known_[cause] = std::move(k);
+  knownSignatures_.insert(sig);
   return {true, dir};
 }
 
-void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding& f,
-                                uint64_t hits) const {
+std::map<std::string, FindingStore::Known>::iterator FindingStore::withoutStacks(
+    const std::string& cause) {
+  // Stacks are not taken on every run: a cause without frames is the one with them.
+  constexpr std::string_view kFrames = "; frames";
+  const auto base = [&](const std::string& c) { return c.substr(0, c.find(kFrames)); };
+  const bool framed = cause.find(kFrames) != std::string::npos;
+  for (auto it = known_.begin(); it != known_.end(); ++it) {
+    const bool itFramed = it->first.find(kFrames) != std::string::npos;
+    if ((!framed || !itFramed) && base(it->first) == base(cause)) return it;
+  }
+  return known_.end();
+}
+
+void FindingStore::recordVariant(Known& k, const Finding& finding) {
+  const auto dir = root_ / k.id;
+  std::filesystem::create_directories(dir / kVariantsFolder);
+  if (k.loaded || finding.minimal.ops.size() >= k.minimalOps) {
+    writeFileAtomically(dir / variantFile(finding.signature()), printSequence(finding.minimal));
+    return;
+  }
+  // The smaller one becomes minimal.seq; the former minimal is kept as a variant. Its record is
+  // rewritten by the caller.
+  writeFileAtomically(dir / variantFile(k.finding.signature()), printSequence(k.finding.minimal));
+  std::filesystem::remove(dir / variantFile(finding.signature()));
+  Finding smaller = finding;
+  smaller.foundAt = k.finding.foundAt;
+  k.finding = std::move(smaller);
+  k.minimalOps = k.finding.minimal.ops.size();
+  writeFileAtomically(dir / "signature", k.finding.signature());
+}
+
+void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits,
+                                const std::filesystem::path& finalDir) const {
   // The minimal sequence first: the one file a finding cannot be without.
   writeFileAtomically(dir / "minimal.seq", printSequence(f.minimal));
   if (!f.original.empty()) writeFileAtomically(dir / "original.seq", f.original);
@@ -182,10 +240,18 @@ void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding&
   if (!f.outputTail.empty()) writeFileAtomically(dir / "output.txt", f.outputTail);
   JsonWriter j;
   j.beginObject();
-  j.key("id").value(f.id());
+  j.key("id").value(finalDir.filename().string());
   Finding counted = f;
   counted.hits = hits;
-  writeFindingFields(j, counted, (dir / "minimal.seq").string());
+  writeFindingFields(j, counted, (finalDir / "minimal.seq").string());
+  j.key("cause").value(causeKey(f));
+  std::size_t variants = 0;
+  if (std::filesystem::is_directory(dir / kVariantsFolder)) {
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator(dir / kVariantsFolder))
+      ++variants;
+  }
+  j.key("variants").value(static_cast<uint64_t>(variants));
   j.key("seed").value(f.seed);
   j.key("found_at").value(f.foundAt);
   j.key("shrink_steps").beginArray();

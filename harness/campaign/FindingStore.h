@@ -1,10 +1,12 @@
-// FindingStore.h: the findings folder of a campaign. Each unique failure (by signature: its class,
-// the kind of operation, and the minimal sequence's normalized text) gets a folder with its
-// minimal `.seq` (replayable with no options), the original sequence, the evidence (stacks of a
-// stuck child, output tail) and finding.json (with `found_at`, the UTC time it was first
-// recorded); later hits only bump its counter. Every file is written atomically, `signature`
-// last: a folder counts as a finding once it has one. Opening an existing folder knows its
-// earlier findings (resume, merge). Thread-safe.
+// FindingStore.h: the findings folder of a campaign. Each cause (search/Cause.h: the class, the
+// kind of operation, what the failure needs, the stuck thread's top frames) gets one folder with
+// its minimal `.seq` (replayable with no options), the original sequence, the evidence (stacks
+// of a stuck child, output tail) and finding.json (with `found_at`, the UTC time it was first
+// recorded); later hits bump its counter, and a later hit whose minimal sequence reads otherwise
+// is kept as a variant (variants/SIGNATURE-HASH.seq), the smallest of them all being minimal.seq.
+// A finding without a cause (recorded before causes were) is its own signature's. Every file is
+// written atomically, `signature` last: a folder counts as a finding once it has one. Opening an
+// existing folder knows its earlier findings (resume, merge). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,18 +27,23 @@ class FindingStore {
   /// Opens (and creates) `root`, reading the signatures and hits of the findings already there.
   explicit FindingStore(std::filesystem::path root);
 
-  /// Records a finding: a new signature gets its folder and true; a known one only has its hit
-  /// counter bumped (false). Returns the folder either way.
+  /// Records a finding: a new cause gets its folder and true; a known one has its hit counter
+  /// bumped and the finding's minimal sequence kept as a variant when it is new (false).
+  /// Returns the folder either way.
   std::pair<bool, std::filesystem::path> record(const Finding& finding);
 
   std::size_t size() const;
+  /// Whether a finding of this signature (a minimal sequence or a variant) is known.
   bool knows(const std::string& signature) const;
   const std::filesystem::path& root() const { return root_; }
-  /// Known signatures with their folder names.
-  std::map<std::string, std::string> signatures() const;
+  /// Known causes with their folder names.
+  std::map<std::string, std::string> causes() const;
 
  private:
-  void writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits) const;
+  /// Writes the finding's files into `dir`; finding.json's `file` names `finalDir`'s minimal.seq
+  /// (the folder `dir` becomes once renamed).
+  void writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits,
+                    const std::filesystem::path& finalDir) const;
 
   std::filesystem::path root_;
   mutable std::mutex mutex_;
@@ -44,8 +52,16 @@ class FindingStore {
     uint64_t hits = 0;
     Finding finding;  // as recorded in this process (empty fields when loaded from disk)
     bool loaded = false;
+    std::size_t minimalOps = 0;  // the operations of minimal.seq
   };
-  std::map<std::string, Known> known_;
+  /// A new variant of a known cause: its file in variants/, and minimal.seq when it is smaller.
+  void recordVariant(Known& k, const Finding& finding);
+
+  /// A known cause that differs from `cause` only in that one of them has no stack frames.
+  std::map<std::string, Known>::iterator withoutStacks(const std::string& cause);
+
+  std::map<std::string, Known> known_;     // by cause
+  std::set<std::string> knownSignatures_;  // minimal sequences and variants
 };
 
 /// What a finding's folder on disk says: its signature and finding.json's counts.
@@ -53,6 +69,7 @@ struct StoredFinding {
   std::filesystem::path dir;
   std::string id;  // the folder's name
   std::string signature;
+  std::string cause;  // the `cause` file, or the signature for a finding recorded without one
   uint64_t hits = 1;
   uint64_t seed = 0;
   uint32_t reproduced = 0;
@@ -62,6 +79,14 @@ struct StoredFinding {
   /// `merged_hits`); the rest of `hits` were counted by campaigns in this folder.
   std::map<std::string, uint64_t> mergedHits;
 };
+
+/// The key that buckets findings: the cause, or the signature when there is none.
+std::string causeKey(const Finding& f);
+
+/// A finding folder's variants/: where other minimal sequences of its cause are kept.
+inline constexpr const char* kVariantsFolder = "variants";
+/// "variants/1a2b3c4d.seq": the file a variant of this signature is kept in.
+std::filesystem::path variantFile(const std::string& signature);
 
 /// The finding in `dir`, or nullopt when `dir` is not a finding's folder (it lacks signature,
 /// minimal.seq or finding.json). InputError naming the file when finding.json is malformed.

@@ -1,7 +1,8 @@
 // MergeCommand.cpp: `gpufuzz merge DIR... [--out OUT]`: merges findings folders (the --out of
-// shards, of machines, of earlier nights) into OUT (default findings/), deduplicated by signature.
-// A signature new to OUT gets its folder copied; a known one has its hits summed and keeps the
-// folder of the earliest find (found_at). Each source's contribution is recorded beside the
+// shards, of machines, of earlier nights) into OUT (default findings/), deduplicated by cause
+// (campaign/FindingStore.h). A cause new to OUT gets its folder copied; a known one has its hits
+// summed, keeps the folder of the earliest find (found_at), and keeps the other's minimal sequence
+// and variants among its variants. Each source's contribution is recorded beside the
 // count it changed (finding.json's `merged_hits`, by source folder), and each source's stats are
 // kept under OUT/merged/, so merging the same folders again changes nothing and merging a folder
 // that went on fuzzing adds only what is new. Every file is written atomically, a new finding's
@@ -95,17 +96,43 @@ bool foundEarlier(const StoredFinding& a, const StoredFinding& b) {
   return !a.foundAt.empty() && (b.foundAt.empty() || a.foundAt < b.foundAt);
 }
 
-/// `source` merged into OUT's folder of the same signature; false when that changed nothing.
+/// Keeps `source`'s minimal sequence and variants among the variants of `dir`'s finding.
+void keepVariants(const std::filesystem::path& dir, const StoredFinding& source,
+                  const StoredFinding& target) {
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> copies;
+  if (source.signature != target.signature) {
+    copies.emplace_back(source.dir / "minimal.seq", dir / variantFile(source.signature));
+  }
+  if (std::filesystem::is_directory(source.dir / kVariantsFolder)) {
+    for (const auto& entry : std::filesystem::directory_iterator(source.dir / kVariantsFolder))
+      copies.emplace_back(entry.path(), dir / kVariantsFolder / entry.path().filename());
+  }
+  for (const auto& [from, to] : copies) {
+    if (std::filesystem::exists(to)) continue;
+    std::filesystem::create_directories(to.parent_path());
+    writeFileAtomically(to, readFile(from));
+  }
+}
+
+/// `source` merged into OUT's folder of the same cause; false when that changed nothing.
 bool mergeInto(const std::filesystem::path& dir, const StoredFinding& source,
                const std::string& sourceKey) {
   const auto target = readStoredFinding(dir);
   if (!target) throw std::runtime_error(dir.string() + ": a finding's folder lost its files");
+  keepVariants(dir, source, *target);
   std::map<std::string, uint64_t> merged = target->mergedHits;
   const uint64_t own = target->hits - std::min(target->hits, total(merged));
   const bool earlier = foundEarlier(source, *target);
+  if (earlier && source.signature != target->signature) {
+    // The earlier find's sequence becomes minimal.seq; OUT's stays a variant.
+    writeFileAtomically(dir / variantFile(target->signature), readFile(dir / "minimal.seq"));
+  }
   if (merged[sourceKey] == source.hits && !earlier) return false;
   merged[sourceKey] = source.hits;
-  if (earlier) copyEvidence(source.dir, dir);
+  if (earlier) {
+    copyEvidence(source.dir, dir);
+    writeFileAtomically(dir / "signature", source.signature);
+  }
   rewriteFindingCounts(dir, own + total(merged), merged, earlier ? source.dir : dir);
   return true;
 }
@@ -120,8 +147,9 @@ void copyFinding(const std::filesystem::path& out, const StoredFinding& source,
   copyEvidence(source.dir, dir);
   rewriteFindingCounts(dir, source.hits, std::map<std::string, uint64_t>{{sourceKey, source.hits}},
                        source.dir);
+  keepVariants(dir, source, source);
   writeFileAtomically(dir / "signature", source.signature);
-  known[source.signature] = id;
+  known[source.cause] = id;
 }
 
 std::string snapshotName(const std::filesystem::path& source) {
@@ -170,11 +198,11 @@ int runMerge(Session& session) {
   const auto sources = readSources(cl, out);
   const auto outStats = readStats(out / kStatsFile);
   FindingStore store(out);
-  std::map<std::string, std::string> known = store.signatures();
+  std::map<std::string, std::string> known = store.causes();
   std::size_t added = 0, counted = 0, unchanged = 0;
   for (const Source& source : sources) {
     for (const StoredFinding& finding : source.findings) {
-      const auto it = known.find(finding.signature);
+      const auto it = known.find(finding.cause);
       if (it == known.end()) {
         copyFinding(out, finding, source.folder.string(), known);
         ++added;

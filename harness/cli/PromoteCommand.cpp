@@ -89,6 +89,7 @@ int runPromote(Session& session) {
   const Expectation observed = minimal.expectationFor(foundOn);
   const auto target = targetFile(cl, finding);
   RunConfig config = resolveRunConfig(RunOverrides{}, minimal.directives, minimalFile);
+  checkFaultPlan(config, foundOn, minimal, minimalFile);  // before any backend runs it
 
   // Every backend that can run here is measured; the finding's own must still fail as found.
   std::map<std::string, Expectation> expected;

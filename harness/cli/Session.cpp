@@ -15,6 +15,7 @@
 #include "renderer/Backends.h"
 #include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {
 
@@ -167,6 +168,7 @@ Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) 
                                              cl_.get(Option::Faults), backendOptions_},
                                 seq.directives, file);
   run.backend = resolveBackend(run.config.backend);
+  checkFaultPlan(run.config, run.backend, seq, file);
   run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend));
   return run;
 }
@@ -176,6 +178,7 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults;
   auto it = runners_.find(key);
   if (it != runners_.end()) return *it->second;
+  loadFaultPlan(faults);  // a bad plan is bad input, found here rather than by a child
   auto& calibrator = calibrators_[backend];
   if (!calibrator) {
     DeadlineSettings settings = DeadlineSettings::forBackend(backend);

@@ -17,6 +17,7 @@ int runShrink(Session& session) {
   const auto started = std::chrono::steady_clock::now();
   const std::string file = cl.files.front();
   const Sequence seq = loadSequence(file);
+  const auto confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   const Session::FileRun run = session.forFile(seq, file);
   const RunConfig& config = run.config;
   const std::string& backend = run.backend;
@@ -25,7 +26,7 @@ int runShrink(Session& session) {
   const TrialResult first = trials.run(seq, TrialMode::Evidence);
   if (first.harnessError) {
     std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
-    return 3;
+    return Session::stopRequested() ? 130 : 3;
   }
   if (!first.outcome.failed()) {
     throw InputError(file + ": the sequence passes on " + backend + " (policy " +
@@ -35,22 +36,24 @@ int runShrink(Session& session) {
   std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(),
               outcomeText(first.outcome).c_str());
   Shrinker shrinker(trials, session.jobs());
-  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file,
-                          static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000))};
+  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file, confirmations};
   Finding f = minimizeFailure(shrinker, trials, request, [&](const std::string& step) {
     if (!session.quiet()) std::printf("  %s\n", step.c_str());
   });
   f.executionsToFind = first.executions;
+  // A shrink cut short by Ctrl-C keeps its best sequence so far, marked so.
+  if (f.stopped)
+    f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
   const std::string out =
       cl.get(Option::Output)
           .value_or((std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
   writeFileAtomically(out, printSequence(f.minimal));
   std::printf(
-      "%s at %s (%s), %zu operations (from %zu), reproduced %u/%u, %llu executions\n%s"
+      "%s at %s (%s), %zu operations (from %zu), %s, %llu executions\n%s"
       "saved to %s\nreplay: gpufuzz replay %s\n",
       std::string(outcomeClassName(f.outcome.cls)).c_str(),
       f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
-      f.minimal.ops.size(), seq.ops.size(), f.reproduced, f.confirmations,
+      f.minimal.ops.size(), seq.ops.size(), f.reproductionText().c_str(),
       static_cast<unsigned long long>(f.executionsToShrink),
       normalizedOperations(f.minimal).c_str(), out.c_str(), out.c_str());
   if (cl.has(Option::Report)) {
@@ -66,7 +69,7 @@ int runShrink(Session& session) {
     report.findings.push_back({f, out});
     writeReport(*cl.get(Option::Report), report);
   }
-  return 0;
+  return f.stopped ? 130 : 0;
 }
 
 }  // namespace gpufuzz

@@ -455,7 +455,7 @@ bool Explanation::Argument::isFree() const {
 }
 
 std::string Explanation::Insertion::describe(const Sequence& minimal) const {
-  return Edit{Edit::Kind::Insert, position, {}, 0, inserted}.describe(minimal);
+  return Edit{Edit::Kind::Insert, position, {}, 0, inserted, {}}.describe(minimal);
 }
 
 std::vector<const Explanation::Insertion*> Explanation::preventing() const {

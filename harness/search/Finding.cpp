@@ -26,6 +26,11 @@ std::string Finding::id() const {
   return std::string(outcomeClassName(outcome.cls)) + "-" + outcome.op + "-" + hash;
 }
 
+std::string Finding::reproductionText() const {
+  if (stopped) return "not confirmed (stopped)";
+  return "reproduced " + std::to_string(reproduced) + "/" + std::to_string(confirmations);
+}
+
 void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file) {
   j.key("class").value(outcomeClassName(f.outcome.cls));
   j.key("at");
@@ -38,6 +43,8 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   j.key("executions_to_shrink").value(f.executionsToShrink);
   j.key("reproduced").value(f.reproduced);
   j.key("confirmations").value(f.confirmations);
+  j.key("confirmation").value(f.reproductionText());
+  if (f.stopped) j.key("stopped").value(true);
   j.key("hits").value(f.hits);
 }
 

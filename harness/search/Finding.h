@@ -24,6 +24,11 @@ struct Finding {
   uint64_t executionsToShrink = 0;
   uint32_t reproduced = 0;
   uint32_t confirmations = 0;
+  /// A stop (Ctrl-C, SIGTERM, a campaign's time and grace spent) cut its shrink or confirmation
+  /// short: `minimal` is the best so far and `reproduced`/`confirmations` count nothing.
+  bool stopped = false;
+  /// What makes findings one bug (search/Cause.h); empty for findings made without it.
+  std::string cause;
   uint64_t hits = 1;
   std::string foundAt;  // UTC (utcTimeText); set when first recorded
   std::string stacks;
@@ -34,6 +39,8 @@ struct Finding {
   std::string signature() const;
   /// "hang-create-1a2b3c": the folder's name.
   std::string id() const;
+  /// "reproduced 4/5", or "not confirmed (stopped)" when a stop came first.
+  std::string reproductionText() const;
 };
 
 /// The fields a finding has in finding.json and in a report's `findings` (inside an object).

@@ -1,6 +1,8 @@
 // Minimize.cpp: shrink, annotate, confirm.
 #include "harness/search/Minimize.h"
 
+#include "harness/search/Cause.h"
+
 namespace gpufuzz {
 
 Expectation expectationOf(const RunOutcome& outcome) {
@@ -10,9 +12,11 @@ Expectation expectationOf(const RunOutcome& outcome) {
   return e;
 }
 
-Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
-                        const std::function<void(const std::string&)>& onStep,
-                        const std::function<bool(const Finding&)>& alreadyKnown) {
+namespace {
+
+Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
+                           const std::function<void(const std::string&)>& onStep,
+                           const std::function<bool(const Finding&)>& alreadyKnown) {
   ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
   Finding f;
   f.outcome = shrunk.outcome;
@@ -31,10 +35,19 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
   f.shrinkSteps = shrunk.steps;
   f.stacks = request.first.evidence.stacks;
   f.outputTail = request.first.evidence.outputTail;
-  if (alreadyKnown && alreadyKnown(f)) return f;
-  f.confirmations = request.confirmations;
+  const auto& stopRequested = trials.setup().stopRequested;
+  const auto stopped = [&] { return stopRequested && stopRequested(); };
+  // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
+  f.stopped = stopped();
+  if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;
   const auto r = shrinker.reproductions(f.minimal, FailureKey{f.outcome.cls, f.outcome.op},
                                         request.confirmations);
+  if (stopped()) {
+    f.stopped = true;
+    f.executionsToShrink += r.executions;
+    return f;
+  }
+  f.confirmations = request.confirmations;
   f.reproduced = r.hits;
   f.executionsToShrink += r.executions;
   if (r.evidence) {
@@ -42,6 +55,16 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
     if (!r.evidence->stacks.empty()) f.stacks = r.evidence->stacks;
     f.outputTail = r.evidence->outputTail;
   }
+  return f;
+}
+
+}  // namespace
+
+Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
+                        const std::function<void(const std::string&)>& onStep,
+                        const std::function<bool(const Finding&)>& alreadyKnown) {
+  Finding f = shrunkAndConfirmed(shrinker, trials, request, onStep, alreadyKnown);
+  f.cause = failureCause(f.outcome, f.minimal, trials.setup().policy, f.stacks);
   return f;
 }
 

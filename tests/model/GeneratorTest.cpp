@@ -23,6 +23,22 @@ TEST(ShrinkCandidates, RemovalTakesDependentsAndEveryCandidateIsValid) {
   }
 }
 
+TEST(ShrinkCandidates, FoldANameIntoAnEarlierOneAndSortTowardOneOrder) {
+  const Sequence seq = parseSequence("create a\ncreate b\ndraw b\ndraw a\ndestroy b\n", "t.seq");
+  std::vector<std::string> merged, swapped;
+  for (const auto& [edit, candidate] : shrinkCandidates(seq)) {
+    if (edit.kind == Edit::Kind::Merge) merged.push_back(normalizedOperations(candidate));
+    if (edit.kind == Edit::Kind::Swap) swapped.push_back(edit.describe(seq));
+  }
+  // b folded into a: its create and destroy go, its draw is a's.
+  EXPECT_EQ(merged, std::vector<std::string>{"create r0\ndraw r0\ndraw r0\n"});
+  // Operations on a (introduced first) move before those on b; nothing else moves.
+  EXPECT_EQ(swapped, (std::vector<std::string>{"swap 3 (draw b) and 4 (draw a)"}));
+  // Merging into a name released before a use is invalid.
+  const Sequence released = parseSequence("create a\ndestroy a\ncreate b\ndraw b\n", "r.seq");
+  EXPECT_FALSE(mergeName(released, 2, "b", "a").has_value());
+}
+
 TEST(Generator, SameSeedSameSequenceAndAlwaysValid) {
   for (Vocabulary v : {Vocabulary::Renderer, Vocabulary::Device, Vocabulary::All}) {
     const GeneratorConfig config{v, 25};

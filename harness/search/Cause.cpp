@@ -1,0 +1,81 @@
+// Cause.cpp: a failure's cause, from its lifecycle roles and its stuck thread's frames.
+#include "harness/search/Cause.h"
+
+#include <map>
+#include <sstream>
+
+#include "harness/search/Explainer.h"
+
+namespace gpufuzz {
+
+namespace {
+
+constexpr std::size_t kCauseFrames = 4;
+
+/// "gpufuzz::Device::allocBuffer" from "#4  0x0000560d in gpufuzz::Device::allocBuffer (this=..."
+/// or from an inlined frame "#2  gpufuzz::FaultInjector::before (this=...".
+std::string frameFunction(const std::string& line) {
+  std::size_t start = line.find_first_of(' ');
+  if (start == std::string::npos) return {};
+  start = line.find_first_not_of(' ', start);
+  if (start == std::string::npos) return {};
+  if (line.compare(start, 2, "0x") == 0) {
+    const std::size_t in = line.find(" in ", start);
+    if (in == std::string::npos) return {};
+    start = in + 4;
+  }
+  const std::size_t end = line.find(" (", start);
+  return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+}  // namespace
+
+std::vector<std::string> topFrames(const std::string& stacks, std::size_t count) {
+  std::vector<std::vector<std::string>> threads;
+  std::istringstream in(stacks);
+  std::string line;
+  bool inThread = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("Thread ")) {
+      threads.emplace_back();
+      inThread = true;
+    } else if (inThread && line.starts_with("#")) {
+      threads.back().push_back(frameFunction(line));
+    } else if (line.empty()) {
+      inThread = false;
+    }
+  }
+  for (const auto& frames : threads) {
+    bool ours = false;
+    for (const std::string& f : frames)
+      ours = ours || f.starts_with("gpufuzz::");
+    if (!ours) continue;
+    return {frames.begin(),
+            frames.begin() + static_cast<std::ptrdiff_t>(std::min(count, frames.size()))};
+  }
+  return {};
+}
+
+std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
+                         const std::string& stacks) {
+  std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op;
+  // Operations after the failing one never ran: they need nothing.
+  std::size_t ran = minimal.ops.size();
+  if (outcome.at && !outcome.at->isEnd()) ran = std::min<std::size_t>(ran, outcome.at->ordinal);
+  const std::vector<StepFacts> facts = lifecycleFacts(minimal, policy);
+  std::map<std::string_view, std::size_t> roles;
+  for (std::size_t i = 0; i < ran && i < facts.size(); ++i)
+    ++roles[stepRoleName(facts[i].role)];
+  cause += "; needs";
+  for (const auto& [role, n] : roles)
+    cause += " " + std::string(role) + " x" + std::to_string(n);
+  const std::vector<std::string> frames = topFrames(stacks, kCauseFrames);
+  if (!frames.empty()) {
+    cause += "; frames";
+    for (const std::string& f : frames)
+      cause += " " + f;
+  }
+  return cause;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,175 @@
+// FindingCauseTest.cpp: a shrink cut short by a stop says so (never "reproduced 0/5" for
+// confirmations that did not run) and is saved under its final folder's name; findings of one
+// cause are one finding, counting its hits and keeping its other minimal sequences as variants,
+// the smallest as minimal.seq; the shrinker reaches one canonical smallest form.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "harness/base/AtomicFile.h"
+#include "harness/campaign/FindingStore.h"
+#include "harness/search/Cause.h"
+#include "harness/search/Minimize.h"
+#include "tests/harness/TestSupport.h"
+
+namespace gpufuzz {
+namespace {
+
+/// Trials on sim under context-first and max-26.5.0 (the seed's hang) that stop on demand.
+struct StoppableTrials {
+  testing::ScratchDir work;
+  std::atomic<bool> stop{false};
+  DeadlineCalibrator deadlines{[] {
+    DeadlineSettings s = DeadlineSettings::forBackend("sim");
+    s.fixed = Millis{150};
+    return s;
+  }()};
+  TrialRunner runner{[this] {
+                       TrialSetup setup = testing::SimTrials::setupFor(TeardownPolicy::ContextFirst,
+                                                                       "max-26.5.0", work.path());
+                       setup.stopRequested = [this] { return stop.load(); };
+                       return setup;
+                     }(),
+                     deadlines};
+};
+
+constexpr const char* kLongHang =
+    "create a\ndraw a\ncreate b\ndraw b\ndestroy a\nsync b\ncreate c\ndraw c\n";
+
+TEST(HonestStops, AShrinkCutShortIsNotConfirmedAndNamesItsFinalFolder) {
+  StoppableTrials trials;
+  const Sequence failing = parseSequence(kLongHang, "long.seq");
+  const TrialResult first = trials.runner.run(failing, TrialMode::Confirmed);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Hang) << outcomeText(first.outcome);
+  Shrinker shrinker(trials.runner, 2);
+  // The stop comes with the first accepted edit: the rest of the shrink and every confirmation
+  // are cut short.
+  const Finding f =
+      minimizeFailure(shrinker, trials.runner, MinimizeRequest{failing, first, 1, "test", 5},
+                      [&](const std::string&) { trials.stop = true; });
+  EXPECT_TRUE(f.stopped);
+  EXPECT_EQ(f.reproductionText(), "not confirmed (stopped)");
+  EXPECT_EQ(f.confirmations, 0U);
+  EXPECT_LT(f.minimal.ops.size(), failing.ops.size());
+
+  testing::ScratchDir dir;
+  FindingStore store(dir.path() / "findings");
+  const auto [isNew, folder] = store.record(f);
+  ASSERT_TRUE(isNew);
+  const std::string json = readFile(folder / "finding.json");
+  EXPECT_NE(json.find("\"confirmation\": \"not confirmed (stopped)\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"stopped\": true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"file\": \"" + (folder / "minimal.seq").string() + "\""), std::string::npos)
+      << json;
+  EXPECT_EQ(json.find(".staging-"), std::string::npos) << json;
+}
+
+TEST(HonestStops, AConfirmedFindingSaysHowOftenItReproduced) {
+  Finding f;
+  f.reproduced = 4;
+  f.confirmations = 5;
+  EXPECT_EQ(f.reproductionText(), "reproduced 4/5");
+}
+
+Finding findingOf(const std::string& text, const std::string& cause) {
+  Finding f;
+  f.minimal = parseSequence(text, "t.seq");
+  f.outcome = RunOutcome{OutcomeClass::Spin, At{static_cast<uint32_t>(f.minimal.ops.size())},
+                         "draw", "detail"};
+  f.cause = cause;
+  return f;
+}
+
+TEST(OneCause, FindingsOfOneCauseAreOneFindingWithItsVariantsTheSmallestMinimal) {
+  testing::ScratchDir dir;
+  const Finding six =
+      findingOf("create r0\ncreate r1\ncreate r2\ndraw r2\ndraw r2\ndraw r1\n", "spin-3rd-launch");
+  const Finding five =
+      findingOf("create r0\ndraw r0\ndraw r0\ncreate r1\ndraw r1\n", "spin-3rd-launch");
+  const Finding other = findingOf("create r0\ndraw r0\n", "another");
+  FindingStore store(dir.path());
+  const auto [firstNew, folder] = store.record(six);
+  EXPECT_TRUE(firstNew);
+  const auto [secondNew, same] = store.record(five);
+  EXPECT_FALSE(secondNew);
+  EXPECT_EQ(same, folder);
+  EXPECT_FALSE(store.record(five).first);
+  EXPECT_TRUE(store.record(other).first);
+  EXPECT_EQ(store.size(), 2U);
+  EXPECT_TRUE(store.knows(six.signature()));
+  EXPECT_TRUE(store.knows(five.signature()));
+  EXPECT_EQ(normalizedOperations(loadSequence((folder / "minimal.seq").string())),
+            normalizedOperations(five.minimal))
+      << "the smallest variant is minimal.seq";
+  EXPECT_TRUE(std::filesystem::exists(folder / variantFile(six.signature())));
+  EXPECT_FALSE(std::filesystem::exists(folder / variantFile(five.signature())));
+  const std::string json = readFile(folder / "finding.json");
+  EXPECT_NE(json.find("\"hits\": 3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"variants\": 1"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"cause\": \"spin-3rd-launch\""), std::string::npos) << json;
+  // Known again on resume, by cause.
+  FindingStore resumed(dir.path());
+  EXPECT_EQ(resumed.size(), 2U);
+  EXPECT_FALSE(resumed.record(six).first);
+}
+
+TEST(OneCause, AFindingWithoutStacksIsTheOneWithThem) {
+  testing::ScratchDir dir;
+  FindingStore store(dir.path());
+  const std::string needs = "spin at draw; needs introduces-context x2 queues-work x3";
+  EXPECT_TRUE(
+      store.record(findingOf("create r0\ndraw r0\ndraw r0\ncreate r1\ndraw r1\n", needs)).first);
+  EXPECT_FALSE(store
+                   .record(findingOf("create r0\ncreate r1\ndraw r1\ndraw r1\ndraw r1\n",
+                                     needs + "; frames gpufuzz::spinForever"))
+                   .first);
+  EXPECT_FALSE(
+      store.record(findingOf("create r0\ncreate r1\ndraw r0\ndraw r1\ndraw r1\n", needs)).first);
+  // Two stacks that differ are two causes.
+  EXPECT_TRUE(store
+                  .record(findingOf("create r0\ncreate r1\ndraw r1\ndraw r0\ndraw r1\n",
+                                    needs + "; frames gpufuzz::hangForever"))
+                  .first);
+  EXPECT_EQ(store.size(), 2U);
+}
+
+TEST(OneCause, TheCauseIsWhatTheFailureNeedsNotWhichNamesOrOrder) {
+  // The third launch spins when it comes from a second context: two sequences that differ in
+  // which renderer draws and in order need the same (two contexts, three launches).
+  const Sequence a = parseSequence("create r0\ndraw r0\ndraw r0\ncreate r1\ndraw r1\n", "a.seq");
+  const Sequence b = parseSequence("create r0\ncreate r1\ndraw r1\ndraw r0\ndraw r1\n", "b.seq");
+  const Sequence c = parseSequence("create r0\ndraw r0\ndraw r0\ndraw r0\n", "c.seq");
+  const RunOutcome spin{OutcomeClass::Spin, At{5}, "draw", ""};
+  const auto cause = [&](const Sequence& s, const RunOutcome& o) {
+    return failureCause(o, s, TeardownPolicy::Shipped, "");
+  };
+  EXPECT_EQ(cause(a, spin), cause(b, spin));
+  EXPECT_NE(cause(a, spin), cause(c, RunOutcome{OutcomeClass::Spin, At{4}, "draw", ""}));
+  EXPECT_NE(cause(a, spin), cause(a, RunOutcome{OutcomeClass::Hang, At{5}, "draw", ""}));
+  EXPECT_NE(cause(a, spin).find("introduces-context x2"), std::string::npos) << cause(a, spin);
+}
+
+TEST(OneCause, StacksAddTheStuckThreadsTopFrames) {
+  const std::string stacks =
+      "Thread 2 (Thread 0x7f (LWP 11) \"worker\"):\n"
+      "#0  0x00007f in __futex_wait () at futex.c:1\n"
+      "#1  0x00007f in start_thread () at pthread.c:2\n"
+      "\n"
+      "Thread 1 (Thread 0x7e (LWP 10) \"gpufuzz-runner\"):\n"
+      "#0  0x00007ff5 in __libc_pause () at pause.c:29\n"
+      "#1  0x0000560d in gpufuzz::(anonymous namespace)::hangForever () at FaultInjector.cpp:31\n"
+      "#2  gpufuzz::FaultInjector::before (this=0x1, site=...) at FaultInjector.cpp:73\n"
+      "#3  0x0000560d in gpufuzz::Device::intercept (this=0x2, site=...) at Device.cpp:26\n"
+      "#4  0x0000560d in gpufuzz::Device::allocBuffer (this=0x3, ctx=3) at Device.cpp:48\n";
+  EXPECT_EQ(topFrames(stacks, 3),
+            (std::vector<std::string>{"__libc_pause", "gpufuzz::(anonymous namespace)::hangForever",
+                                      "gpufuzz::FaultInjector::before"}));
+  EXPECT_TRUE(topFrames("", 3).empty());
+  const Sequence a = parseSequence("create r0\ndestroy r0\ncreate r1\n", "a.seq");
+  const RunOutcome hang{OutcomeClass::Hang, At{3}, "create", ""};
+  EXPECT_NE(failureCause(hang, a, TeardownPolicy::ContextFirst, stacks),
+            failureCause(hang, a, TeardownPolicy::ContextFirst, ""));
+}
+
+}  // namespace
+}  // namespace gpufuzz
