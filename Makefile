@@ -43,7 +43,7 @@ fuzz: build
 	  --jobs $(FUZZ_JOBS) --ops $(FUZZ_OPS) --out $(FUZZ_OUT)
 
 test: build
-	ctest --test-dir $(BUILD) -LE gpu --output-on-failure -j $(JOBS) --timeout 600
+	ctest --test-dir $(BUILD) -LE "gpu|rusticl" --output-on-failure -j $(JOBS) --timeout 600
 
 test-gpu: build
 	tools/test-gpu $(BUILD) $(GPU_BUDGET)

@@ -54,9 +54,9 @@ Context& checkedContext(std::map<ContextId, Context>& contexts, ContextId next, 
 /// findHandle and checkBufferServes in one: buffer `buf`, owned by `ctx`, holding at least
 /// `bytesNeeded`; `role` says what the call uses it for ("framebuffer", "source").
 template <typename Buffer>
-const Buffer& checkedBuffer(const std::map<BufferId, Buffer>& buffers, BufferId next,
-                            BufferId buf, ContextId ctx, uint64_t bytesNeeded, CallPoint point,
-                            const char* call, const char* role, const char* noun = "context") {
+const Buffer& checkedBuffer(const std::map<BufferId, Buffer>& buffers, BufferId next, BufferId buf,
+                            ContextId ctx, uint64_t bytesNeeded, CallPoint point, const char* call,
+                            const char* role, const char* noun = "context") {
   const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
   return checkBufferServes(findHandle(buffers, buf, next, point, what, "freed"), ctx, bytesNeeded,
                            point, what, noun);

@@ -45,12 +45,14 @@ def load(path):
 
 
 def findings(folder):
-    """signature -> finding.json of every complete finding folder in `folder`."""
+    """cause -> finding.json of every complete finding folder in `folder` (findings are one per
+    cause: merge buckets by the `cause` file; folders without one by their signature)."""
     found = {}
     for name in sorted(os.listdir(folder)):
         d = os.path.join(folder, name)
         if os.path.isfile(os.path.join(d, "signature")):
-            with open(os.path.join(d, "signature")) as f:
+            key = "cause" if os.path.isfile(os.path.join(d, "cause")) else "signature"
+            with open(os.path.join(d, key)) as f:
                 found[f.read()] = load(os.path.join(d, "finding.json"))
     return found
 

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "tests/renderer/opencl/OpenClTestDevice.h"
@@ -31,9 +32,15 @@ Captured run(const std::string& command) {
   return r;
 }
 
+/// gpufuzz beside this test (binaries carried to another machine), else the build's.
+std::string gpufuzzPath() {
+  const auto here = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gpufuzz";
+  return std::filesystem::exists(here) ? here.string() : GPUFUZZ_BIN_DIR "/gpufuzz";
+}
+
 std::string replay(const std::string& options) {
-  return GPUFUZZ_BIN_DIR "/gpufuzz replay --backend opencl --device " +
-         testing::openClTestDevice() + " --deadline 3000 --no-stacks " + options +
+  return gpufuzzPath() + " replay --backend opencl --device " + testing::openClTestDevice() +
+         " --deadline 3000 --no-stacks " + options +
          " " GPUFUZZ_SOURCE_DIR "/corpus/seed-table/*.seq";
 }
 
