@@ -9,43 +9,44 @@
 
 namespace gpufuzz {
 
-DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
-  DeadlineSettings s;
-  if (backend == "cuda") {
+namespace {
+
+/// A backend's deadlines where they differ from sim's (the defaults of DeadlineSettings).
+struct BackendDeadlines {
+  const char* backend;
+  Millis floor, ceiling, start;
+  uint32_t confirmFactor;
+  Millis confirmFloor;
+};
+
+const BackendDeadlines kBackendDeadlines[] = {
     // Context create ~110-145 ms, destroy ~55-75 ms, with queued work up to ~640 ms; cuInit in a
     // fresh process 100-240 ms (measured on the H200).
-    s.floor = Millis{3'000};
-    s.ceiling = Millis{30'000};
-    s.start = Millis{20'000};
-    s.confirmFactor = 4;
-    s.confirmFloor = Millis{20'000};
-  }
-  if (backend == "cuda-async") {
+    {"cuda", Millis{3'000}, Millis{30'000}, Millis{20'000}, 4, Millis{20'000}},
     // A context is a stream and a pool: microseconds (cuStreamCreate 0.003 ms, cuMemPoolCreate
     // 0.02 ms, alloc/free with a wait ~0.05 ms); kernels as on cuda. A fresh process pays cuInit
     // and the primary context's retain, ~250-350 ms, more with children contending in the driver:
     // the start deadline covers that, the per-operation floor does not need to.
-    s.floor = Millis{1'000};
-    s.ceiling = Millis{30'000};
-    s.start = Millis{10'000};
-    s.confirmFactor = 4;
-    s.confirmFloor = Millis{10'000};
-  }
-  if (backend == "opencl") {
+    {"cuda-async", Millis{1'000}, Millis{30'000}, Millis{10'000}, 4, Millis{10'000}},
     // pocl: platform start-up 30-200 ms, a program build from source ~450 ms cold (then kept on
     // disk: RasterProgram.h), more on a loaded machine.
-    s.floor = Millis{2'000};
-    s.start = Millis{10'000};
-    s.confirmFloor = Millis{5'000};
-  }
-  if (backend == "vulkan") {
+    {"opencl", Millis{2'000}, Millis{60'000}, Millis{10'000}, 10, Millis{5'000}},
     // lavapipe shades ~25 M pixel-triangles/s on this 2-core VM: a 512 x 512 draw of 1024
     // triangles takes ~10 s; instance + device under the layer ~15-100 ms (platform.md).
-    s.floor = Millis{2'000};
-    s.ceiling = Millis{120'000};
-    s.start = Millis{20'000};
-    s.confirmFactor = 4;
-    s.confirmFloor = Millis{30'000};
+    {"vulkan", Millis{2'000}, Millis{120'000}, Millis{20'000}, 4, Millis{30'000}},
+};
+
+}  // namespace
+
+DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
+  DeadlineSettings s;
+  for (const BackendDeadlines& d : kBackendDeadlines) {
+    if (backend != d.backend) continue;
+    s.floor = d.floor;
+    s.ceiling = d.ceiling;
+    s.start = d.start;
+    s.confirmFactor = d.confirmFactor;
+    s.confirmFloor = d.confirmFloor;
   }
   return s;
 }
