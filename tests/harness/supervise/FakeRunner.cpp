@@ -4,6 +4,7 @@
 //   gpufuzz-fake-runner [--ops N] [--hang-at K] [--spin-at K] [--segv-at K] [--fail-at K]
 //                       [--sleep-at K --sleep-ms MS] [--hang-before-start] [--no-outcome]
 //                       [--exit STATUS] [--output-bytes N] [--grandchild] [--list-fds]
+//                       [--setsid-grandchild]
 //                       [--print-env NAME] [--events-fd FD]
 //   gpufuzz-fake-runner --fork-server      (as gpufuzz-runner: each request runs in a fork)
 //
@@ -37,7 +38,8 @@ struct Behaviour {
   uint32_t hangAt = 0, spinAt = 0, segvAt = 0, failAt = 0, sleepAt = 0;
   long sleepMs = 0;
   bool hangBeforeStart = false, noOutcome = false, grandchild = false, listFds = false;
-  int exitStatus = -1;  // -1: 0 for pass, 1 for a failure
+  bool setsidGrandchild = false;  // one in a session of its own: out of the group kill's reach
+  int exitStatus = -1;            // -1: 0 for pass, 1 for a failure
   long outputBytes = 0;
   std::string printEnv;
   int eventsFd = -1;
@@ -80,6 +82,8 @@ Behaviour parse(int argc, char** argv) {
       b.noOutcome = true;
     else if (arg == "--grandchild")
       b.grandchild = true;
+    else if (arg == "--setsid-grandchild")
+      b.setsidGrandchild = true;
     else if (arg == "--list-fds")
       b.listFds = true;
     else if (arg == "--print-env" && i + 1 < argc)
@@ -140,6 +144,14 @@ int run(const Behaviour& b) {
     const pid_t pid = ::fork();
     if (pid == 0) waitForever();
     std::printf("grandchild %d\n", static_cast<int>(pid));
+  }
+  if (b.setsidGrandchild) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      waitForever();
+    }
+    std::printf("stray %d\n", static_cast<int>(pid));
   }
   if (b.outputBytes > 0) writeOutput(b.outputBytes);
   std::fflush(stdout);

@@ -1,0 +1,416 @@
+// HostileTargetTest.cpp: targets that misbehave (hostile-target, a Python script; the fake runner
+// for the fork-server path) get the outcome target.md gives them, the harness stays small and
+// quick, and no process they start outlives the run or the harness, not even on kill -9.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/supervise/ForkServer.h"
+#include "harness/supervise/Strays.h"
+#include "harness/supervise/Supervisor.h"
+
+extern char** environ;
+
+namespace gpufuzz {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+const std::string kTarget =
+    std::string(GPUFUZZ_SOURCE_DIR) + "/tests/harness/supervise/hostile-target";
+const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
+const std::string kSuperviseOnce = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-supervise-once";
+
+SupervisionLimits limits(std::chrono::milliseconds deadline = 300ms) {
+  SupervisionLimits l;
+  l.progressDeadline = deadline;
+  l.startDeadline = 10s;  // python3's start-up, on a loaded machine
+  l.captureStacks = false;
+  return l;
+}
+
+Supervised runTarget(std::vector<std::string> args, const SupervisionLimits& l = limits()) {
+  return supervise(ChildCommand{kTarget, std::move(args)}, l);
+}
+
+std::string describe(const Supervised& s) {
+  std::ostringstream out;
+  out << outcomeText(s.outcome) << "; exit " << s.exitCode << ", signal " << s.termSignal
+      << ", stuck " << s.stuck << ", wall " << s.wall.count() / 1000
+      << " ms, harness error: " << s.harnessError.value_or("none")
+      << "\noutput: " << s.outputTail.substr(0, 2000);
+  return out.str();
+}
+
+/// A process that is neither running nor a zombie waiting for anyone.
+bool gone(pid_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/// Whether `pid` is gone (or a zombie of a reaper other than this process) within `limit`.
+bool goneWithin(pid_t pid, std::chrono::milliseconds limit) {
+  const auto giveUp = Clock::now() + limit;
+  for (;;) {
+    ::waitpid(pid, nullptr, WNOHANG);  // it may have come to this process as an orphan
+    if (gone(pid)) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (std::getline(stat, line)) {
+      const auto close = line.rfind(')');
+      if (close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z') {
+        return true;
+      }
+    }
+    if (Clock::now() > giveUp) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+pid_t strayPid(const std::string& output) {
+  const auto pos = output.find("stray ");
+  return pos == std::string::npos ? -1 : std::atoi(output.c_str() + pos + 6);
+}
+
+/// The pids a stray wrote to `path`, waiting up to 10 s for the file.
+std::vector<pid_t> pidsIn(const std::string& path) {
+  const auto giveUp = Clock::now() + 10s;
+  while (!std::filesystem::exists(path) && Clock::now() < giveUp)
+    std::this_thread::sleep_for(5ms);
+  std::ifstream in(path);
+  std::vector<pid_t> pids;
+  for (pid_t pid; in >> pid;)
+    pids.push_back(pid);
+  return pids;
+}
+
+std::string tempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("gpufuzz-hostile-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// --- outcomes ------------------------------------------------------------------------------
+
+TEST(HostileTarget, ClosingTheEventsDescriptorAndWaitingIsAHang) {
+  const Supervised s = runTarget({"close-events", "idle"});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Hang) << describe(s);
+  EXPECT_EQ(s.outcome.at, At{1});
+  EXPECT_EQ(s.outcome.op, "create");
+}
+
+TEST(HostileTarget, ClosingTheEventsDescriptorAndSpinningIsASpin) {
+  const Supervised s = runTarget({"close-events", "busy"});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Spin) << describe(s);
+  EXPECT_EQ(s.outcome.at, At{1});
+}
+
+TEST(HostileTarget, DeathBySignalIsACrashAtTheLastBegin) {
+  const Supervised s = runTarget({"signal"});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Crash) << describe(s);
+  EXPECT_EQ(s.outcome.at, At{2});
+  EXPECT_EQ(s.outcome.op, "draw");
+  EXPECT_NE(s.outcome.detail.find("SIGSEGV"), std::string::npos) << s.outcome.detail;
+}
+
+TEST(HostileTarget, SpinningIsASpin) {
+  const Supervised s = runTarget({"spin"});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Spin) << describe(s);
+  EXPECT_EQ(s.outcome.at, At{1});
+}
+
+TEST(HostileTarget, IgnoringSigtermAndSigintChangesNothing) {
+  const auto start = Clock::now();
+  const Supervised s = runTarget({"ignore-term"});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Hang) << describe(s);
+  EXPECT_EQ(s.termSignal, SIGKILL);
+  EXPECT_LT(Clock::now() - start, 8s);
+}
+
+TEST(HostileTarget, ExitingWithoutAnOutcomeIsAnError) {
+  const Supervised s = runTarget({"no-outcome"});
+  ASSERT_TRUE(s.harnessError) << describe(s);
+  EXPECT_NE(s.harnessError->find("without reporting an outcome"), std::string::npos)
+      << *s.harnessError;
+}
+
+// --- floods --------------------------------------------------------------------------------
+
+struct HarnessRun {
+  int status = 0;
+  long maxRssKb = 0;  // the harness's peak, or one of its children's (the target) if larger
+  std::string output;
+  std::chrono::milliseconds wall{};
+};
+
+/// Runs gpufuzz-supervise-once on `args` to the end, its output in a file.
+HarnessRun superviseOnce(const std::vector<std::string>& args) {
+  const std::string outPath = tempPath("once.out");
+  std::vector<std::string> argv{kSuperviseOnce};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const auto start = Clock::now();
+  HarnessRun run;
+  if (::posix_spawn(&pid, kSuperviseOnce.c_str(), &actions, nullptr, cargv.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot start " << kSuperviseOnce;
+    return run;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  rusage usage{};
+  ::wait4(pid, &run.status, 0, &usage);
+  run.wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  run.maxRssKb = usage.ru_maxrss;
+  std::ifstream in(outPath);
+  run.output.assign(std::istreambuf_iterator<char>(in), {});
+  std::filesystem::remove(outPath);
+  return run;
+}
+
+// 300 MB through the output pipe; the harness keeps its tail only. (wait4's peak covers the
+// harness and the children it reaped: the target, a small Python, is the larger of them.)
+TEST(HostileTarget, AFloodOfOutputKeepsTheHarnessSmall) {
+  const HarnessRun run = superviseOnce({"--deadline-ms", "20000", kTarget, "flood", "300000000"});
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.output;
+  EXPECT_NE(run.output.find("outcome pass"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("harness error"), std::string::npos) << run.output;
+  EXPECT_LT(run.maxRssKb, 64 * 1024) << "peak RSS " << run.maxRssKb << " kB";
+  std::printf("300 MB of output: peak RSS %ld kB, %lld ms\n", run.maxRssKb,
+              static_cast<long long>(run.wall.count()));
+}
+
+// A line that never ends on the events pipe: stuck (writing into a full pipe is mostly waiting,
+// so hang or spin), and the harness keeps only the line's head.
+TEST(HostileTarget, AnEventsLineThatNeverEndsIsStuckAndBounded) {
+  const HarnessRun run = superviseOnce({"--deadline-ms", "1500", kTarget, "endless-line"});
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.output;
+  EXPECT_TRUE(run.output.find("outcome hang") != std::string::npos ||
+              run.output.find("outcome spin") != std::string::npos)
+      << run.output;
+  EXPECT_LT(run.maxRssKb, 64 * 1024) << "peak RSS " << run.maxRssKb << " kB";
+  EXPECT_LT(run.wall, 20s);
+}
+
+// Output floods between every begin and done: the events still arrive in time.
+TEST(HostileTarget, AFloodOfOutputDuringEveryOperationIsNoHang) {
+  SupervisionLimits l = limits(1500ms);
+  l.outputLimit = 4096;
+  const Supervised s = runTarget({"flood-steady", "16", "12"}, l);
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass) << describe(s);
+  EXPECT_EQ(s.outputTail.size(), 4096u);
+  EXPECT_EQ(s.timings.size(), 13u);  // and the release at the end
+}
+
+// Children that write without end keep the output pipe full: the events, the exit and the
+// deadlines still get their turn, and the run ends when the target does.
+TEST(HostileTarget, WritersThatNeverStopDelayNothing) {
+  const auto start = Clock::now();
+  const Supervised s = runTarget({"flood-writers", "3", "10"}, limits(1500ms));
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass) << describe(s);
+  EXPECT_LT(Clock::now() - start, 20s);
+}
+
+// --- descendants ---------------------------------------------------------------------------
+
+TEST(HostileTarget, AChildLeftInTheGroupHoldingThePipesIsKilledWithoutWaiting) {
+  const Supervised s = runTarget({"leave-child"});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass) << describe(s);
+  const pid_t stray = strayPid(s.outputTail);
+  ASSERT_GT(stray, 0) << s.outputTail;
+  EXPECT_TRUE(gone(stray)) << "still there when the run returned: " << stray;
+  EXPECT_LT(s.wall, 3s) << describe(s);
+}
+
+TEST(HostileTarget, AChildInASessionOfItsOwnIsKilledWhenTheRunEnds) {
+  const auto start = Clock::now();
+  const Supervised s = runTarget({"setsid-child"});
+  const auto took = Clock::now() - start;
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass) << describe(s);
+  const pid_t stray = strayPid(s.outputTail);
+  ASSERT_GT(stray, 0) << s.outputTail;
+  EXPECT_TRUE(gone(stray)) << "outlived the run: " << stray;
+  // It held the pipes: without the sweep the run would wait out the pipe grace.
+  EXPECT_LT(took, 5s);
+}
+
+TEST(HostileTarget, ADaemonAndItsOwnChildAreKilledWhenTheRunEnds) {
+  for (const bool hang : {false, true}) {
+    const std::string pidfile = tempPath(hang ? "daemon-hang.pids" : "daemon.pids");
+    std::filesystem::remove(pidfile);
+    std::vector<std::string> args{"setsid-daemon", pidfile};
+    if (hang) args.push_back("hang");
+    const Supervised s = runTarget(args);
+    ASSERT_FALSE(s.harnessError) << describe(s);
+    EXPECT_EQ(s.outcome.cls, hang ? OutcomeClass::Hang : OutcomeClass::Pass) << describe(s);
+    const std::vector<pid_t> strays = pidsIn(pidfile);
+    std::filesystem::remove(pidfile);
+    ASSERT_EQ(strays.size(), 2u);
+    for (const pid_t stray : strays)
+      EXPECT_TRUE(gone(stray)) << "outlived the run: " << stray << (hang ? " (hang)" : "");
+  }
+}
+
+TEST(HostileTarget, AStrayThatReplacedItsEnvironmentIsKilledToo) {
+  const std::string pidfile = tempPath("scrubbed.pids");
+  std::filesystem::remove(pidfile);
+  const Supervised s = runTarget({"scrubbed-env", pidfile});
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  const std::vector<pid_t> strays = pidsIn(pidfile);
+  std::filesystem::remove(pidfile);
+  ASSERT_EQ(strays.size(), 1u);
+  EXPECT_TRUE(gone(strays[0])) << "outlived the run: " << strays[0];
+}
+
+// Every child carries its run's tag, which its descendants inherit.
+TEST(HostileTarget, EveryChildIsTaggedWithItsRun) {
+  SupervisionLimits l = limits();
+  const Supervised s =
+      supervise(ChildCommand{kFakeRunner, {"--print-env", strays::kTagVariable}}, l);
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_TRUE(s.outputTail.starts_with(strays::harnessPrefix())) << s.outputTail;
+}
+
+// A stray of a run still going is that run's: another run's sweep leaves it (no race between
+// --jobs), and it goes when its own run ends. Exit statuses stay with their runs meanwhile.
+TEST(HostileTarget, ConcurrentRunsSweepOnlyTheirOwnStrays) {
+  const std::string pidfile = tempPath("concurrent.pids");
+  std::filesystem::remove(pidfile);
+  Supervised longRun;
+  std::thread first([&] { longRun = runTarget({"setsid-daemon", pidfile, "hang"}, limits(6s)); });
+  const std::vector<pid_t> itsStrays = pidsIn(pidfile);
+  ASSERT_EQ(itsStrays.size(), 2u);
+
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  std::vector<std::thread> others;
+  for (int t = 0; t < 3; ++t) {
+    others.emplace_back([&, t] {
+      for (int i = 0; i < 8; ++i) {
+        const int kind = (t + i) % 3;
+        const Supervised s =
+            kind == 0 ? supervise(ChildCommand{kFakeRunner, {"--setsid-grandchild"}}, limits())
+            : kind == 1
+                ? supervise(ChildCommand{kFakeRunner, {"--fail-at", "2", "--grandchild"}}, limits())
+                : supervise(ChildCommand{kFakeRunner, {"--segv-at", "1"}}, limits());
+        const bool ok = !s.harnessError &&
+                        (kind == 0   ? s.outcome.cls == OutcomeClass::Pass
+                         : kind == 1 ? s.outcome.cls == OutcomeClass::Error && s.exitCode == 1
+                                     : s.outcome.cls == OutcomeClass::Crash);
+        const pid_t stray = strayPid(s.outputTail);
+        const std::lock_guard lock(mutex);
+        if (!ok) failures.push_back(describe(s));
+        if (stray > 0 && !gone(stray)) failures.push_back("a stray outlived its run");
+      }
+    });
+  }
+  for (auto& thread : others)
+    thread.join();
+  for (const pid_t stray : itsStrays)
+    EXPECT_FALSE(gone(stray)) << "another run's sweep took a stray of a live run";
+  first.join();
+  std::filesystem::remove(pidfile);
+  EXPECT_EQ(longRun.outcome.cls, OutcomeClass::Hang) << describe(longRun);
+  for (const pid_t stray : itsStrays)
+    EXPECT_TRUE(gone(stray)) << "outlived its own run";
+  for (const auto& failure : failures)
+    ADD_FAILURE() << failure;
+}
+
+class HostileForked : public ::testing::TestWithParam<bool> {};
+
+TEST_P(HostileForked, AStrayOfAForkedOrFreshChildIsKilledAndNothingIsLeft) {
+  SupervisionLimits l = limits();
+  l.forkServer = GetParam();
+  for (const auto& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--hang-at", "2"}}) {
+    std::vector<std::string> args{"--setsid-grandchild", "--grandchild"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Supervised s = supervise(ChildCommand{kFakeRunner, args}, l);
+    ASSERT_FALSE(s.harnessError) << describe(s);
+    const pid_t stray = strayPid(s.outputTail);
+    ASSERT_GT(stray, 0) << s.outputTail;
+    EXPECT_TRUE(gone(stray)) << "outlived the run: " << stray;
+  }
+  ForkServers::stopIdle();
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD) << "a child, zombie or not, is left";
+}
+
+INSTANTIATE_TEST_SUITE_P(StartedAfreshAndForked, HostileForked, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "Forked" : "Fresh";
+                         });
+
+// --- kill -9 of the harness ----------------------------------------------------------------
+
+TEST(HostileTarget, StraysAndTheWatchdogDieWithAHarnessKilledBySigkill) {
+  const std::string pidfile = tempPath("kill9.pids");
+  const std::string outPath = tempPath("kill9.out");
+  std::filesystem::remove(pidfile);
+  std::vector<std::string> argv{kSuperviseOnce,  "--deadline-ms", "60000", kTarget,
+                                "setsid-daemon", pidfile,         "hang"};
+  std::vector<char*> cargv;
+  for (auto& a : argv)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t harness = -1;
+  ASSERT_EQ(
+      ::posix_spawn(&harness, kSuperviseOnce.c_str(), &actions, nullptr, cargv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const std::vector<pid_t> strays = pidsIn(pidfile);
+  std::ifstream out(outPath);
+  std::string word;
+  pid_t watchdog = 0;
+  out >> word >> watchdog;
+  ::kill(harness, SIGKILL);
+  ::waitpid(harness, nullptr, 0);
+  std::filesystem::remove(pidfile);
+  std::filesystem::remove(outPath);
+  ASSERT_EQ(word, "watchdog");
+  ASSERT_GT(watchdog, 0);
+  ASSERT_EQ(strays.size(), 2u);
+  for (const pid_t stray : strays)
+    EXPECT_TRUE(goneWithin(stray, 5s)) << "outlived the harness: " << stray;
+  EXPECT_TRUE(goneWithin(watchdog, 5s)) << "the watchdog stays";
+}
+
+}  // namespace
+}  // namespace gpufuzz
