@@ -143,6 +143,17 @@ Pipe makePipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+/// The child's stdout and stderr: a capture pipe, or /dev/null (no read end) when nothing of it
+/// is kept. A pipe nobody reads would block the child once full (a fork server, chatty at start).
+Pipe makeOutput(std::size_t outputLimit) {
+  if (outputLimit > 0) return makePipe();
+  const int devNull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devNull < 0) {
+    throw ChildStartError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  }
+  return Pipe{UniqueFd(), UniqueFd(devNull)};
+}
+
 /// Keeps the last `limit` bytes of a stream, in amortised constant time per byte.
 class OutputTail {
  public:
@@ -313,7 +324,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   }
   strays::prepare();
   if (options.forkServer) return fork(command, options);
-  Pipe outputPipe = makePipe();
+  Pipe outputPipe = makeOutput(options.outputLimit);
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();
 
@@ -361,7 +372,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
 }
 
 void ChildProcess::Impl::fork(const ChildCommand& command, const Options& options) {
-  Pipe outputPipe = makePipe();
+  Pipe outputPipe = makeOutput(options.outputLimit);
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();
   forked = ForkServers::start(command, taggedEnvironment(options), outputPipe.write.get(),
@@ -389,8 +400,10 @@ void ChildProcess::Impl::watch(Pipe& outputPipe, std::optional<Pipe>& eventsPipe
     throw ChildStartError("too many live children (" + std::to_string(kRegistrySlots) + ")");
   }
   if (exitFd >= 0) exitWatch.assign(exitFd);
-  output.assign(outputPipe.read.release());
-  output.non_blocking(true);
+  if (outputPipe.read.get() >= 0) {
+    output.assign(outputPipe.read.release());
+    output.non_blocking(true);
+  }
   if (eventsPipe) {
     events.assign(eventsPipe->read.release());
     events.non_blocking(true);
@@ -627,7 +640,9 @@ ChildExit ChildProcess::run(ChildObserver& observer) {
   if (p.events.is_open()) {
     p.watchPipe(p.events, [&p](std::string_view bytes) { p.onEventBytes(bytes); });
   }
-  p.watchPipe(p.output, [&p](std::string_view bytes) { p.onOutputBytes(bytes); });
+  if (p.output.is_open()) {
+    p.watchPipe(p.output, [&p](std::string_view bytes) { p.onOutputBytes(bytes); });
+  }
   p.watchExit();
   p.armDeadline();
   p.io.run();

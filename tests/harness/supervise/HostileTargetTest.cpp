@@ -43,6 +43,14 @@ SupervisionLimits limits(std::chrono::milliseconds deadline = 300ms) {
   l.progressDeadline = deadline;
   l.startDeadline = 10s;  // python3's start-up, on a loaded machine
   l.captureStacks = false;
+  l.target = true;
+  return l;
+}
+
+/// The fake runner is the project's runner, not a target.
+SupervisionLimits runnerLimits() {
+  SupervisionLimits l = limits();
+  l.target = false;
   return l;
 }
 
@@ -150,9 +158,22 @@ TEST(HostileTarget, IgnoringSigtermAndSigintChangesNothing) {
 
 TEST(HostileTarget, ExitingWithoutAnOutcomeIsAnError) {
   const Supervised s = runTarget({"no-outcome"});
-  ASSERT_TRUE(s.harnessError) << describe(s);
-  EXPECT_NE(s.harnessError->find("without reporting an outcome"), std::string::npos)
-      << *s.harnessError;
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Error) << describe(s);
+  EXPECT_EQ(s.outcome.at, At{2});
+  EXPECT_NE(s.outcome.detail.find("target exited with status 0 without an outcome"),
+            std::string::npos)
+      << s.outcome.detail;
+}
+
+TEST(HostileTarget, AGarbledEventsLineIsAProtocolErrorAndEndsTheRun) {
+  const auto start = Clock::now();
+  const Supervised s = runTarget({"garble"}, limits(20s));
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Error) << describe(s);
+  EXPECT_EQ(s.outcome.at, At{1});
+  EXPECT_TRUE(s.outcome.detail.starts_with("protocol: this is not an event")) << s.outcome.detail;
+  EXPECT_LT(Clock::now() - start, 10s) << "the run stops at the line, not at the deadline";
 }
 
 // --- floods --------------------------------------------------------------------------------
@@ -241,6 +262,24 @@ TEST(HostileTarget, WritersThatNeverStopDelayNothing) {
   EXPECT_LT(Clock::now() - start, 20s);
 }
 
+// A fork server's own output is nobody's to read: it goes nowhere, so a server that talks at
+// start-up still says its hello (a full pipe would block it until the hello's deadline, 30 s).
+TEST(HostileTarget, AForkServerThatFloodsItsOutputStillServes) {
+  ForkServers::stopIdle();
+  ::setenv("GPUFUZZ_FAKE_SERVER_NOISE", "4000000", 1);
+  SupervisionLimits l = runnerLimits();
+  l.forkServer = true;
+  const auto start = Clock::now();
+  const Supervised s = supervise(ChildCommand{kFakeRunner, {"--ops", "2", "--print-parent"}}, l);
+  ::unsetenv("GPUFUZZ_FAKE_SERVER_NOISE");
+  EXPECT_EQ(s.outputTail.find("parent " + std::to_string(::getpid())), std::string::npos)
+      << "started afresh, not forked: " << s.outputTail;
+  ForkServers::stopIdle();
+  ASSERT_FALSE(s.harnessError) << describe(s);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass) << describe(s);
+  EXPECT_LT(Clock::now() - start, 10s);
+}
+
 // --- descendants ---------------------------------------------------------------------------
 
 TEST(HostileTarget, AChildLeftInTheGroupHoldingThePipesIsKilledWithoutWaiting) {
@@ -296,7 +335,7 @@ TEST(HostileTarget, AStrayThatReplacedItsEnvironmentIsKilledToo) {
 
 // Every child carries its run's tag, which its descendants inherit.
 TEST(HostileTarget, EveryChildIsTaggedWithItsRun) {
-  SupervisionLimits l = limits();
+  SupervisionLimits l = runnerLimits();
   const Supervised s =
       supervise(ChildCommand{kFakeRunner, {"--print-env", strays::kTagVariable}}, l);
   ASSERT_FALSE(s.harnessError) << describe(s);
@@ -321,10 +360,11 @@ TEST(HostileTarget, ConcurrentRunsSweepOnlyTheirOwnStrays) {
       for (int i = 0; i < 8; ++i) {
         const int kind = (t + i) % 3;
         const Supervised s =
-            kind == 0 ? supervise(ChildCommand{kFakeRunner, {"--setsid-grandchild"}}, limits())
-            : kind == 1
-                ? supervise(ChildCommand{kFakeRunner, {"--fail-at", "2", "--grandchild"}}, limits())
-                : supervise(ChildCommand{kFakeRunner, {"--segv-at", "1"}}, limits());
+            kind == 0
+                ? supervise(ChildCommand{kFakeRunner, {"--setsid-grandchild"}}, runnerLimits())
+            : kind == 1 ? supervise(ChildCommand{kFakeRunner, {"--fail-at", "2", "--grandchild"}},
+                                    runnerLimits())
+                        : supervise(ChildCommand{kFakeRunner, {"--segv-at", "1"}}, runnerLimits());
         const bool ok = !s.harnessError &&
                         (kind == 0   ? s.outcome.cls == OutcomeClass::Pass
                          : kind == 1 ? s.outcome.cls == OutcomeClass::Error && s.exitCode == 1
@@ -352,17 +392,20 @@ TEST(HostileTarget, ConcurrentRunsSweepOnlyTheirOwnStrays) {
 class HostileForked : public ::testing::TestWithParam<bool> {};
 
 TEST_P(HostileForked, AStrayOfAForkedOrFreshChildIsKilledAndNothingIsLeft) {
-  SupervisionLimits l = limits();
+  SupervisionLimits l = runnerLimits();
   l.forkServer = GetParam();
   for (const auto& extra :
        {std::vector<std::string>{}, std::vector<std::string>{"--hang-at", "2"}}) {
-    std::vector<std::string> args{"--setsid-grandchild", "--grandchild"};
+    std::vector<std::string> args{"--setsid-grandchild", "--grandchild", "--print-parent"};
     args.insert(args.end(), extra.begin(), extra.end());
     const Supervised s = supervise(ChildCommand{kFakeRunner, args}, l);
     ASSERT_FALSE(s.harnessError) << describe(s);
     const pid_t stray = strayPid(s.outputTail);
     ASSERT_GT(stray, 0) << s.outputTail;
     EXPECT_TRUE(gone(stray)) << "outlived the run: " << stray;
+    const bool ours =
+        s.outputTail.find("parent " + std::to_string(::getpid())) != std::string::npos;
+    EXPECT_EQ(ours, !GetParam()) << "forked from a server: " << GetParam() << "\n" << s.outputTail;
   }
   ForkServers::stopIdle();
   errno = 0;

@@ -3,7 +3,8 @@
 //
 //   gpufuzz-supervise-once [--deadline-ms MS] CMD ARGS...
 //
-// Prints `watchdog PID` before it starts CMD, then the outcome and any harness error.
+// CMD is a target (target.md). Prints `watchdog PID` before it starts CMD, then the outcome
+// and any harness error.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   using namespace gpufuzz;
   SupervisionLimits limits;
   limits.captureStacks = false;
+  limits.target = true;  // CMD speaks target.md
   int i = 1;
   for (; i < argc && std::string_view(argv[i]).starts_with("--"); ++i) {
     const std::string_view arg = argv[i];
