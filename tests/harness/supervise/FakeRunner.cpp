@@ -4,11 +4,10 @@
 //   gpufuzz-fake-runner [--ops N] [--hang-at K] [--spin-at K] [--segv-at K] [--fail-at K]
 //                       [--sleep-at K --sleep-ms MS] [--hang-before-start] [--no-outcome]
 //                       [--exit STATUS] [--output-bytes N] [--grandchild] [--list-fds]
-//                       [--setsid-grandchild] [--print-parent]
-//                       [--print-env NAME] [--events-fd FD]
-//   gpufuzz-fake-runner [--fork-server]    (as gpufuzz-runner, with GPUFUZZ_FORK_SERVER_FD set or
-//                                           --fork-server: each request runs in a fork; with
-//                                           GPUFUZZ_FAKE_SERVER_NOISE=N it first writes N bytes)
+//                       [--print-env NAME] [--events-fd FD] [--print-parent]
+//                       [--setsid-grandchild]
+//   gpufuzz-fake-runner --fork-server      (as gpufuzz-runner: each request runs in a fork;
+//                                           GPUFUZZ_FAKE_SERVER_NOISE=N: N bytes of output first)
 //
 // Operation K is named after the K-th entry of a fixed list (create, draw, sync, ...).
 #include <dirent.h>
@@ -40,10 +39,9 @@ struct Behaviour {
   uint32_t hangAt = 0, spinAt = 0, segvAt = 0, failAt = 0, sleepAt = 0;
   long sleepMs = 0;
   bool hangBeforeStart = false, noOutcome = false, grandchild = false, listFds = false;
-  bool setsidGrandchild = false;
-  bool printParent = false;  // `parent PID`: a fork server's, or the harness's  // one in a session
-                             // of its own: out of the group kill's reach
-  int exitStatus = -1;       // -1: 0 for pass, 1 for a failure
+  bool printParent = false;
+  bool setsidGrandchild = false;  // one in a session of its own: out of the group kill's reach
+  int exitStatus = -1;            // -1: 0 for pass, 1 for a failure
   long outputBytes = 0;
   std::string printEnv;
   int eventsFd = -1;
@@ -86,12 +84,12 @@ Behaviour parse(int argc, char** argv) {
       b.noOutcome = true;
     else if (arg == "--grandchild")
       b.grandchild = true;
-    else if (arg == "--print-parent")
-      b.printParent = true;
     else if (arg == "--setsid-grandchild")
       b.setsidGrandchild = true;
     else if (arg == "--list-fds")
       b.listFds = true;
+    else if (arg == "--print-parent")
+      b.printParent = true;
     else if (arg == "--print-env" && i + 1 < argc)
       b.printEnv = argv[++i];
     else {
@@ -134,6 +132,7 @@ void writeOutput(long bytes) {
 }
 
 int run(const Behaviour& b) {
+  if (b.printParent) std::printf("parent %d\n", static_cast<int>(::getppid()));
   if (b.listFds) {
     DIR* dir = ::opendir("/proc/self/fd");
     while (const dirent* entry = dir ? ::readdir(dir) : nullptr) {
@@ -151,7 +150,6 @@ int run(const Behaviour& b) {
     if (pid == 0) waitForever();
     std::printf("grandchild %d\n", static_cast<int>(pid));
   }
-  if (b.printParent) std::printf("parent %d\n", static_cast<int>(::getppid()));
   if (b.setsidGrandchild) {
     const pid_t pid = ::fork();
     if (pid == 0) {
@@ -189,10 +187,9 @@ int run(const Behaviour& b) {
 
 int main(int argc, char** argv) {
   using namespace gpufuzz;
-  // A fork server as the runner is one: asked by GPUFUZZ_FORK_SERVER_FD, or by --fork-server.
-  const int serverSocket = argc == 1 ? target::forkServerSocket()
-                           : argc == 2 && std::string_view(argv[1]) == kForkServerFlag ? 3
-                                                                                       : -1;
+  const int serverSocket = argc == 2 && std::string_view(argv[1]) == kForkServerFlag ? 3
+                           : argc == 1 ? target::forkServerSocket()
+                                       : -1;
   if (serverSocket >= 0) {
     if (const char* noise = std::getenv("GPUFUZZ_FAKE_SERVER_NOISE")) {
       writeOutput(std::atol(noise));  // a server that talks at start-up, before its hello
