@@ -185,11 +185,8 @@ struct HarnessRun {
   std::chrono::milliseconds wall{};
 };
 
-/// Runs gpufuzz-supervise-once on `args` to the end, its output in a file.
-HarnessRun superviseOnce(const std::vector<std::string>& args) {
-  const std::string outPath = tempPath("once.out");
-  std::vector<std::string> argv{kSuperviseOnce};
-  argv.insert(argv.end(), args.begin(), args.end());
+/// Starts `argv` with its stdout and stderr in `outPath`.
+pid_t startHarness(std::vector<std::string> argv, const std::string& outPath) {
   std::vector<char*> cargv;
   for (auto& a : argv)
     cargv.push_back(a.data());
@@ -200,13 +197,23 @@ HarnessRun superviseOnce(const std::vector<std::string>& args) {
                                    0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid = -1;
-  const auto start = Clock::now();
-  HarnessRun run;
-  if (::posix_spawn(&pid, kSuperviseOnce.c_str(), &actions, nullptr, cargv.data(), environ) != 0) {
-    ADD_FAILURE() << "cannot start " << kSuperviseOnce;
-    return run;
+  if (::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, cargv.data(), environ) != 0) {
+    pid = -1;
   }
   posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+/// Runs a harness (`argv`) to the end: its exit status, peak memory and output.
+HarnessRun runHarness(const std::vector<std::string>& argv) {
+  const std::string outPath = tempPath("harness.out");
+  HarnessRun run;
+  const auto start = Clock::now();
+  const pid_t pid = startHarness(argv, outPath);
+  if (pid <= 0) {
+    ADD_FAILURE() << "cannot start " << argv[0];
+    return run;
+  }
   rusage usage{};
   ::wait4(pid, &run.status, 0, &usage);
   run.wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
@@ -215,6 +222,21 @@ HarnessRun superviseOnce(const std::vector<std::string>& args) {
   run.output.assign(std::istreambuf_iterator<char>(in), {});
   std::filesystem::remove(outPath);
   return run;
+}
+
+HarnessRun superviseOnce(std::vector<std::string> args) {
+  args.insert(args.begin(), kSuperviseOnce);
+  return runHarness(args);
+}
+
+/// A sequence file of `ops` (one operation a line, renderer r0).
+std::string sequenceFile(const std::string& name, const std::vector<std::string>& ops) {
+  const std::string path = tempPath(name + ".seq");
+  std::ofstream out(path);
+  out << "# gpufuzz sequence\n";
+  for (const std::string& op : ops)
+    out << op << " r0\n";
+  return path;
 }
 
 // 300 MB through the output pipe; the harness keeps its tail only. (wait4's peak covers the
@@ -420,39 +442,88 @@ INSTANTIATE_TEST_SUITE_P(StartedAfreshAndForked, HostileForked, ::testing::Bool(
 
 // --- kill -9 of the harness ----------------------------------------------------------------
 
-TEST(HostileTarget, StraysAndTheWatchdogDieWithAHarnessKilledBySigkill) {
-  const std::string pidfile = tempPath("kill9.pids");
+/// Starts `argv` (a harness whose target is `setsid-daemon PIDFILE hang`), waits for the
+/// daemon, kills the harness with SIGKILL, and expects the target, the daemon, its child and
+/// the watchdog (when `watchdogFirst`: the harness prints `watchdog PID` first) to be gone.
+void expectNothingOutlivesAKilledHarness(std::vector<std::string> argv, const std::string& pidfile,
+                                         bool watchdogFirst) {
   const std::string outPath = tempPath("kill9.out");
-  std::filesystem::remove(pidfile);
-  std::vector<std::string> argv{kSuperviseOnce,  "--deadline-ms", "60000", kTarget,
-                                "setsid-daemon", pidfile,         "hang"};
-  std::vector<char*> cargv;
-  for (auto& a : argv)
-    cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t harness = -1;
-  ASSERT_EQ(
-      ::posix_spawn(&harness, kSuperviseOnce.c_str(), &actions, nullptr, cargv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t harness = startHarness(std::move(argv), outPath);
+  ASSERT_GT(harness, 0);
   const std::vector<pid_t> strays = pidsIn(pidfile);
-  std::ifstream out(outPath);
-  std::string word;
-  pid_t watchdog = 0;
-  out >> word >> watchdog;
+  const std::vector<pid_t> target = pidsIn(pidfile + ".target");
   ::kill(harness, SIGKILL);
   ::waitpid(harness, nullptr, 0);
-  std::filesystem::remove(pidfile);
-  std::filesystem::remove(outPath);
-  ASSERT_EQ(word, "watchdog");
-  ASSERT_GT(watchdog, 0);
-  ASSERT_EQ(strays.size(), 2u);
+  std::ifstream out(outPath);
+  std::string output((std::istreambuf_iterator<char>(out)), {});
+  for (const std::string& file : {pidfile, pidfile + ".target", outPath})
+    std::filesystem::remove(file);
+  ASSERT_EQ(strays.size(), 2u) << output;
+  ASSERT_EQ(target.size(), 1u) << output;
+  EXPECT_TRUE(goneWithin(target[0], 5s)) << "the target outlived the harness: " << target[0];
   for (const pid_t stray : strays)
     EXPECT_TRUE(goneWithin(stray, 5s)) << "outlived the harness: " << stray;
-  EXPECT_TRUE(goneWithin(watchdog, 5s)) << "the watchdog stays";
+  if (watchdogFirst) {
+    const pid_t watchdog = output.starts_with("watchdog ") ? std::atoi(output.c_str() + 9) : 0;
+    ASSERT_GT(watchdog, 0) << output;
+    EXPECT_TRUE(goneWithin(watchdog, 5s)) << "the watchdog stays";
+  }
+}
+
+TEST(HostileTarget, StraysAndTheWatchdogDieWithAHarnessKilledBySigkill) {
+  const std::string pidfile = tempPath("kill9.pids");
+  std::filesystem::remove(pidfile);
+  expectNothingOutlivesAKilledHarness(
+      {kSuperviseOnce, "--deadline-ms", "60000", kTarget, "setsid-daemon", pidfile, "hang"},
+      pidfile, true);
+}
+
+// --- through gpufuzz replay --target --------------------------------------------------------
+
+const std::string kGpufuzz = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz";
+
+std::string targetWords(const std::vector<std::string>& args) {
+  std::string words = kTarget;
+  for (const std::string& arg : args)
+    words += " " + arg;
+  return words;
+}
+
+TEST(HostileTargetReplay, AFloodOfOutputKeepsGpufuzzSmall) {
+  const std::string seq = sequenceFile("flood", {"create", "draw", "sync"});
+  const HarnessRun run = runHarness({kGpufuzz, "replay", "--deadline", "20000", "--target",
+                                     targetWords({"flood", "300000000"}), seq});
+  std::filesystem::remove(seq);
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.output;
+  EXPECT_NE(run.output.find(": pass (expected pass)"), std::string::npos) << run.output;
+  EXPECT_LT(run.maxRssKb, 64 * 1024) << "peak RSS " << run.maxRssKb << " kB";
+  std::printf("gpufuzz replay, 300 MB of output: peak RSS %ld kB, %lld ms\n", run.maxRssKb,
+              static_cast<long long>(run.wall.count()));
+}
+
+TEST(HostileTargetReplay, NoStrayOutlivesGpufuzzReplay) {
+  const std::string pidfile = tempPath("replay.pids");
+  std::filesystem::remove(pidfile);
+  const std::string seq = sequenceFile("daemon", {"create", "draw"});
+  const HarnessRun run =
+      runHarness({kGpufuzz, "replay", "--target", targetWords({"setsid-daemon", pidfile}), seq});
+  const std::vector<pid_t> strays = pidsIn(pidfile);
+  for (const std::string& file : {pidfile, pidfile + ".target", seq})
+    std::filesystem::remove(file);
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.output;
+  ASSERT_EQ(strays.size(), 2u) << run.output;
+  for (const pid_t stray : strays)
+    EXPECT_TRUE(goneWithin(stray, 200ms)) << "outlived gpufuzz replay: " << stray;
+}
+
+TEST(HostileTargetReplay, NothingOutlivesGpufuzzReplayKilledBySigkill) {
+  const std::string pidfile = tempPath("replay-kill9.pids");
+  std::filesystem::remove(pidfile);
+  const std::string seq = sequenceFile("daemon-hang", {"create", "draw"});
+  expectNothingOutlivesAKilledHarness({kGpufuzz, "replay", "--deadline", "60000", "--target",
+                                       targetWords({"setsid-daemon", pidfile, "hang"}), seq},
+                                      pidfile, false);
+  std::filesystem::remove(seq);
 }
 
 }  // namespace
