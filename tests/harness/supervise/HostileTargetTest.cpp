@@ -338,6 +338,7 @@ TEST(HostileTarget, ADaemonAndItsOwnChildAreKilledWhenTheRunEnds) {
     EXPECT_EQ(s.outcome.cls, hang ? OutcomeClass::Hang : OutcomeClass::Pass) << describe(s);
     const std::vector<pid_t> strays = pidsIn(pidfile);
     std::filesystem::remove(pidfile);
+    std::filesystem::remove(pidfile + ".target");
     ASSERT_EQ(strays.size(), 2u);
     for (const pid_t stray : strays)
       EXPECT_TRUE(gone(stray)) << "outlived the run: " << stray << (hang ? " (hang)" : "");
@@ -404,6 +405,7 @@ TEST(HostileTarget, ConcurrentRunsSweepOnlyTheirOwnStrays) {
     EXPECT_FALSE(gone(stray)) << "another run's sweep took a stray of a live run";
   first.join();
   std::filesystem::remove(pidfile);
+  std::filesystem::remove(pidfile + ".target");
   EXPECT_EQ(longRun.outcome.cls, OutcomeClass::Hang) << describe(longRun);
   for (const pid_t stray : itsStrays)
     EXPECT_TRUE(gone(stray)) << "outlived its own run";
@@ -454,6 +456,18 @@ void expectNothingOutlivesAKilledHarness(std::vector<std::string> argv, const st
   const std::vector<pid_t> target = pidsIn(pidfile + ".target");
   ::kill(harness, SIGKILL);
   ::waitpid(harness, nullptr, 0);
+  // Killed, gpufuzz leaves its work folder, /tmp/gpufuzz-XXXXXX with trial-<pid>-N.seq files.
+  const std::string trials = "trial-" + std::to_string(harness) + "-";
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator("/tmp", ec)) {
+    if (!dir.path().filename().string().starts_with("gpufuzz-") || !dir.is_directory(ec)) continue;
+    for (const auto& file : std::filesystem::directory_iterator(dir.path(), ec)) {
+      if (file.path().filename().string().starts_with(trials)) {
+        std::filesystem::remove_all(dir.path(), ec);
+        break;
+      }
+    }
+  }
   std::ifstream out(outPath);
   std::string output((std::istreambuf_iterator<char>(out)), {});
   for (const std::string& file : {pidfile, pidfile + ".target", outPath})
