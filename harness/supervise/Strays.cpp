@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -250,11 +251,9 @@ std::optional<ProcStat> readStat(pid_t pid) {
   const char* close = std::strrchr(text, ')');  // the name may hold spaces and parentheses
   if (!close || close[1] == '\0') return std::nullopt;
   ProcStat stat;
-  char* rest = nullptr;
-  stat.state = close[2];
-  const long ppid = std::strtol(close + 3, &rest, 10);
-  (void)ppid;
-  stat.group = static_cast<pid_t>(std::strtol(rest, nullptr, 10));
+  int group = 0;
+  if (std::sscanf(close + 1, " %c %*d %d", &stat.state, &group) != 2) return std::nullopt;
+  stat.group = static_cast<pid_t>(group);
   return stat;
 }
 
