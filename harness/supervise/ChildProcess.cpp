@@ -350,7 +350,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   bp::posix::default_launcher launcher;
   bp::error_code error;
   // Until own() has it, a sweep must not look at this process's children (Strays.h).
-  const strays::SpawnGuard guard;
+  std::optional<strays::SpawnGuard> guard(std::in_place);
   try {
     auto process = launcher(io.get_executor(), error, bp::filesystem::path(command.executable),
                             command.args, setup);
@@ -367,6 +367,7 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   }
   pid = launcher.pid;
   strays::own(pid);
+  guard.reset();  // before anything below can reap, and so sweep
   const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
   watch(outputPipe, eventsPipe, static_cast<int>(pidfd));  // without a pidfd, exit is polled
 }
