@@ -203,8 +203,10 @@ TEST_P(Supervisor, SlowOperationWithinTheDeadlinePasses) {
   ASSERT_FALSE(s.harnessError) << describe(s);
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass);
   ASSERT_EQ(s.timings.size(), 3u);
-  EXPECT_GE(s.timings[1].elapsed, 60ms);
-  EXPECT_LT(s.timings[0].elapsed, 60ms);
+  // Measured from the events' arrival, so a little short of the sleep when the begin arrived
+  // late on a loaded machine.
+  EXPECT_GE(s.timings[1].elapsed, 50ms);
+  EXPECT_LT(s.timings[0].elapsed, s.timings[1].elapsed);
 }
 
 TEST_P(Supervisor, SlowOperationIsStuckUnderTheDeadlineAndFinishesUnderALongerOne) {
