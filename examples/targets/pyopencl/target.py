@@ -1,0 +1,262 @@
+"""A small renderer over PyOpenCL, as a gpufuzz target (README.md beside it says how to fuzz it).
+
+A renderer is a context, an in-order render queue, a transfer queue for texture uploads and a
+framebuffer. A draw is a raster kernel enqueued behind the renderer's frame gate (a user event)
+and not waited for: the frame's draws run when it is submitted (sync, read_back, destroy, and a
+texture replacement under the shipped policy). read_back checks the framebuffer against a numpy
+reference of the same raster. Textures of a size are recycled from a pool (that is what makes
+replacing them while draws still need them a bug). Device ops: bare contexts and buffers.
+
+    python3 target.py [--platform NAME] FILE      (NAME: a part of the platform's name; pocl)
+"""
+
+import os
+import sys
+
+import numpy as np
+import pyopencl as cl  # loads the ICD loader only: no platform is touched before setup()
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../../../clients/python"))
+import gpufuzz_target as gpufuzz  # noqa: E402
+
+RASTER = """
+// One work-item a pixel; each triangle (x0 y0 x1 y1 x2 y2 colour, ints) that covers it, in order:
+// pixel = (pixel * 31 + colour) ^ texel, texel from texture 0 (0 without textures).
+__kernel void raster(__global uint* fb, int width, __global const int* tris, int count,
+                     __global const uint* tex, int tsize) {
+  const int px = get_global_id(0), py = get_global_id(1);
+  uint pixel = fb[py * width + px];
+  for (int i = 0; i < count; ++i) {
+    __global const int* t = tris + 7 * i;
+    const int x0 = t[0], y0 = t[1], x1 = t[2], y1 = t[3], x2 = t[4], y2 = t[5];
+    if (px < min(x0, min(x1, x2)) || px > max(x0, max(x1, x2)) ||
+        py < min(y0, min(y1, y2)) || py > max(y0, max(y1, y2))) continue;
+    const int e0 = (x1 - x0) * (py - y0) - (y1 - y0) * (px - x0);
+    const int e1 = (x2 - x1) * (py - y1) - (y2 - y1) * (px - x1);
+    const int e2 = (x0 - x2) * (py - y2) - (y0 - y2) * (px - x2);
+    if (!((e0 >= 0 && e1 >= 0 && e2 >= 0) || (e0 <= 0 && e1 <= 0 && e2 <= 0))) continue;
+    const uint texel = tsize ? tex[(py % tsize) * tsize + (px % tsize)] : 0u;
+    pixel = (pixel * 31u + (uint)t[6]) ^ texel;
+  }
+  fb[py * width + px] = pixel;
+}
+"""
+READ_ONLY_COPY = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+READ_WRITE_COPY = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+
+
+def triangles(width, height, count, seed):
+    """count x 7 int32: small triangles anywhere on the framebuffer, a colour each."""
+    rng = np.random.default_rng(seed)
+    tris = np.empty((count, 7), dtype=np.int32)
+    tris[:, 0] = rng.integers(0, width, count)
+    tris[:, 1] = rng.integers(0, height, count)
+    tris[:, 2:6] = tris[:, [0, 1, 0, 1]] + rng.integers(-12, 13, (count, 4))
+    tris[:, 6] = rng.integers(0, 2**31, count)
+    return tris
+
+
+def texels(count, size, seed):
+    """count textures of size x size texels (uint32), set by the seed."""
+    base = np.arange(size * size, dtype=np.uint32) * np.uint32(2654435761)
+    return [base ^ np.uint32((seed * 97 + i * 13 + 1) & 0xFFFFFFFF) for i in range(count)]
+
+
+def reference_raster(image, tris, texture):
+    """What the kernel computes, in numpy: the model's image after one draw."""
+    height, width = image.shape
+    tsize = 0 if texture is None else int(round(len(texture) ** 0.5))
+    for x0, y0, x1, y1, x2, y2, colour in tris.tolist():
+        bx0, bx1 = max(min(x0, x1, x2), 0), min(max(x0, x1, x2), width - 1)
+        by0, by1 = max(min(y0, y1, y2), 0), min(max(y0, y1, y2), height - 1)
+        if bx0 > bx1 or by0 > by1:
+            continue
+        py, px = np.mgrid[by0:by1 + 1, bx0:bx1 + 1]
+        e0 = (x1 - x0) * (py - y0) - (y1 - y0) * (px - x0)
+        e1 = (x2 - x1) * (py - y1) - (y2 - y1) * (px - x1)
+        e2 = (x0 - x2) * (py - y2) - (y0 - y2) * (px - x2)
+        mask = ((e0 >= 0) & (e1 >= 0) & (e2 >= 0)) | ((e0 <= 0) & (e1 <= 0) & (e2 <= 0))
+        region = image[by0:by1 + 1, bx0:bx1 + 1]
+        texel = (texture[(py % tsize) * tsize + (px % tsize)] if tsize
+                 else np.zeros(py.shape, dtype=np.uint32))
+        region[mask] = (region[mask] * np.uint32(31) + np.uint32(colour)) ^ texel[mask]
+
+
+class Ledger:
+    """Every device buffer the target holds, so that the leak check can name what was kept."""
+
+    def __init__(self):
+        self.held = {}
+
+    def alloc(self, ctx, flags, size=0, hostbuf=None):
+        buf = cl.Buffer(ctx, flags, size, hostbuf=hostbuf)
+        self.held[id(buf)] = buf
+        return buf
+
+    def free(self, buf):
+        self.held.pop(id(buf))
+        buf.release()
+
+
+class Renderer:
+    def __init__(self, target, width, height):
+        self.target, self.width, self.height = target, width, height
+        self.ctx = cl.Context([target.device])
+        self.queue = cl.CommandQueue(self.ctx)  # in order: the draws
+        self.transfers = cl.CommandQueue(self.ctx)  # texture uploads
+        self.program = cl.Program(self.ctx, RASTER).build()
+        self.kernel = cl.Kernel(self.program, "raster")
+        ledger = target.ledger
+        self.fb = ledger.alloc(self.ctx, READ_WRITE_COPY,
+                               hostbuf=np.zeros(width * height, dtype=np.uint32))
+        self.no_texture = ledger.alloc(self.ctx, READ_ONLY_COPY, hostbuf=np.zeros(1, np.uint32))
+        self.textures, self.texture_sizes, self.pool = [], 0, []  # pool: (size, buffer) to reuse
+        self.frame = []  # this frame's triangle buffers
+        self.gate = None  # the user event the frame's draws wait for
+        self.image = np.zeros((height, width), dtype=np.uint32)  # the model's image
+        self.model_textures = []
+
+    def draw(self, count, seed):
+        tris = triangles(self.width, self.height, count, seed)
+        buf = self.target.ledger.alloc(self.ctx, READ_ONLY_COPY, hostbuf=tris)
+        self.frame.append(buf)
+        if self.gate is None:
+            self.gate = cl.UserEvent(self.ctx)
+        tex = self.textures[0] if self.textures else self.no_texture
+        self.kernel.set_args(self.fb, np.int32(self.width), buf, np.int32(count), tex,
+                             np.int32(self.texture_sizes))
+        cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.width, self.height), None,
+                                   wait_for=[self.gate])
+        reference_raster(self.image, tris,
+                         self.model_textures[0] if self.model_textures else None)
+
+    def submit(self):
+        """Opens the frame gate: the queued draws may run."""
+        if self.gate is not None:
+            self.gate.set_status(cl.command_execution_status.COMPLETE)
+            self.gate = None
+        self.queue.flush()
+
+    def wait(self):
+        self.submit()
+        self.queue.finish()
+        for buf in self.frame:
+            self.target.ledger.free(buf)
+        self.frame = []
+
+    def set_textures(self, count, size, seed, wait):
+        if wait:
+            self.wait()  # the draws that sample the old textures are done
+        self.pool += [(self.texture_sizes, t) for t in self.textures]
+        self.textures = []
+        for data in texels(count, size, seed):
+            reusable = [p for p in self.pool if p[0] == size]
+            if reusable:
+                self.pool.remove(reusable[0])
+                buf = reusable[0][1]
+                cl.enqueue_copy(self.transfers, buf, data, is_blocking=True)
+            else:
+                buf = self.target.ledger.alloc(self.ctx, READ_ONLY_COPY, hostbuf=data)
+            self.textures.append(buf)
+        self.texture_sizes = size
+        self.model_textures = texels(count, size, seed)
+
+    def read_back(self, name):
+        self.wait()
+        got = np.empty(self.width * self.height, dtype=np.uint32)
+        cl.enqueue_copy(self.queue, got, self.fb, is_blocking=True)
+        want = self.image.reshape(-1)
+        differ = np.flatnonzero(got != want)
+        if len(differ):
+            first = int(differ[0])
+            raise gpufuzz.Mismatch(
+                f"read_back {name}: pixel ({first % self.width}, {first // self.width}) is "
+                f"0x{int(got[first]):08x}, the reference expects 0x{int(want[first]):08x} "
+                f"({len(differ)} of {len(want)} pixels differ)")
+
+    def release(self, policy):
+        """The teardown, under the sequence's policy (README.md: what each one does)."""
+        ledger = self.target.ledger
+        buffers = ([b for _, b in self.pool] + self.textures + self.frame +
+                   [self.no_texture, self.fb])
+        if policy == "no-destroy-sync":
+            self.submit()  # the frame runs, but nothing waits for it
+        else:
+            self.wait()
+            buffers = [b for b in buffers if id(b) in ledger.held]
+        if policy == "context-first":
+            del self.kernel, self.program, self.queue, self.transfers
+            self.ctx = None  # OpenCL counts references: the buffers keep the context alive
+        for buf in buffers:
+            ledger.free(buf)
+        self.pool, self.textures, self.frame = [], [], []
+
+
+class PyOpenClRenderer(gpufuzz.Target):
+    name = "pyopencl-renderer"
+    version = "1.0"
+
+    def configure(self, args):
+        self.platform = "Portable Computing Language"
+        while args:
+            if args[0] == "--platform" and len(args) > 1:
+                self.platform, args = args[1], args[2:]
+            else:
+                raise SystemExit(f"{self.name}: unknown arguments: {' '.join(args)}")
+
+    def setup(self, sequence):
+        platforms = [p for p in cl.get_platforms() if self.platform.lower() in p.name.lower()]
+        if not platforms:
+            names = ", ".join(p.name for p in cl.get_platforms())
+            raise gpufuzz.Error(f"no OpenCL platform named '{self.platform}' (there are: {names})")
+        self.device = platforms[0].get_devices()[0]
+        self.policy = sequence.policy
+        self.ledger = Ledger()
+        self.renderers, self.contexts, self.buffers = {}, {}, {}
+
+    # Renderer vocabulary.
+    def create(self, r, width, height):
+        self.renderers[r] = Renderer(self, width, height)
+
+    def draw(self, r, triangles, seed):
+        self.renderers[r].draw(triangles, seed)
+
+    def sync(self, r):
+        self.renderers[r].wait()
+
+    def set_textures(self, r, count, size, seed):
+        self.renderers[r].set_textures(count, size, seed, wait=self.policy != "no-texture-wait")
+
+    def read_back(self, r):
+        self.renderers[r].read_back(r)
+
+    def destroy(self, r):
+        self.renderers.pop(r).release(self.policy)
+
+    # Device vocabulary: a context with its queue; buffers in it.
+    def ctx_create(self, c):
+        ctx = cl.Context([self.device])
+        self.contexts[c] = (ctx, cl.CommandQueue(ctx))
+
+    def buf_create(self, c, b, bytes):
+        self.buffers[b] = self.ledger.alloc(self.contexts[c][0], cl.mem_flags.READ_WRITE, bytes)
+
+    def buf_destroy(self, b):
+        self.ledger.free(self.buffers.pop(b))
+
+    def ctx_destroy(self, c):
+        ctx, queue = self.contexts.pop(c)
+        queue.finish()
+        del ctx, queue  # clReleaseContext: buffers still alive keep it (OpenCL is counted)
+
+    def leak_check(self):
+        held = self.ledger.held.values()
+        if held:
+            return (f"after everything was released the target still holds {len(held)} buffers "
+                    f"({sum(b.size for b in held)} bytes)")
+        return None
+
+
+if __name__ == "__main__":
+    gpufuzz.main(PyOpenClRenderer())
