@@ -213,6 +213,7 @@ class Target:
 
     name = "python-target"
     version = "0"
+    fork_server = False  # set before startup(): whether this process serves forks
 
     def configure(self, args):
         """The words after CMD before the sequence file (CMD ARGS... FILE); once per process."""
@@ -220,7 +221,8 @@ class Target:
             raise SystemExit(f"{self.name}: unknown arguments {' '.join(args)}")
 
     def startup(self):
-        """Once per process, before any fork: imports, kernel sources. Never touch the device."""
+        """Once per process, before any fork: imports, kernel sources. Never touch the device.
+        `self.fork_server` says whether runs will be forked from this process."""
 
     def setup(self, sequence):
         """Once per run, before the first operation: open the device here. `sequence.policy`."""
@@ -573,6 +575,7 @@ def main(target, argv=None):
     server_fd = os.environ.get(FORK_SERVER_FD_VARIABLE)
     if server_fd is not None:
         os.environ.pop(FORK_SERVER_FD_VARIABLE)
+        target.fork_server = True
         target.configure(argv)
         target.startup()
         _finish(serve_forks(target, int(server_fd)))

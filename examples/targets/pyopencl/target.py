@@ -16,71 +16,13 @@ import sys
 import numpy as np
 import pyopencl as cl  # loads the ICD loader only: no platform is touched before setup()
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "../../../clients/python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../../../clients/python"), os.path.join(HERE, "../common")]
 import gpufuzz_target as gpufuzz  # noqa: E402
+from raster import OPENCL_KERNEL, compare, reference_raster, texels, triangles  # noqa: E402
 
-RASTER = """
-// One work-item a pixel; each triangle (x0 y0 x1 y1 x2 y2 colour, ints) that covers it, in order:
-// pixel = (pixel * 31 + colour) ^ texel, texel from texture 0 (0 without textures).
-__kernel void raster(__global uint* fb, int width, __global const int* tris, int count,
-                     __global const uint* tex, int tsize) {
-  const int px = get_global_id(0), py = get_global_id(1);
-  uint pixel = fb[py * width + px];
-  for (int i = 0; i < count; ++i) {
-    __global const int* t = tris + 7 * i;
-    const int x0 = t[0], y0 = t[1], x1 = t[2], y1 = t[3], x2 = t[4], y2 = t[5];
-    if (px < min(x0, min(x1, x2)) || px > max(x0, max(x1, x2)) ||
-        py < min(y0, min(y1, y2)) || py > max(y0, max(y1, y2))) continue;
-    const int e0 = (x1 - x0) * (py - y0) - (y1 - y0) * (px - x0);
-    const int e1 = (x2 - x1) * (py - y1) - (y2 - y1) * (px - x1);
-    const int e2 = (x0 - x2) * (py - y2) - (y0 - y2) * (px - x2);
-    if (!((e0 >= 0 && e1 >= 0 && e2 >= 0) || (e0 <= 0 && e1 <= 0 && e2 <= 0))) continue;
-    const uint texel = tsize ? tex[(py % tsize) * tsize + (px % tsize)] : 0u;
-    pixel = (pixel * 31u + (uint)t[6]) ^ texel;
-  }
-  fb[py * width + px] = pixel;
-}
-"""
 READ_ONLY_COPY = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
 READ_WRITE_COPY = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-
-
-def triangles(width, height, count, seed):
-    """count x 7 int32: small triangles anywhere on the framebuffer, a colour each."""
-    rng = np.random.default_rng(seed)
-    tris = np.empty((count, 7), dtype=np.int32)
-    tris[:, 0] = rng.integers(0, width, count)
-    tris[:, 1] = rng.integers(0, height, count)
-    tris[:, 2:6] = tris[:, [0, 1, 0, 1]] + rng.integers(-12, 13, (count, 4))
-    tris[:, 6] = rng.integers(0, 2**31, count)
-    return tris
-
-
-def texels(count, size, seed):
-    """count textures of size x size texels (uint32), set by the seed."""
-    base = np.arange(size * size, dtype=np.uint32) * np.uint32(2654435761)
-    return [base ^ np.uint32((seed * 97 + i * 13 + 1) & 0xFFFFFFFF) for i in range(count)]
-
-
-def reference_raster(image, tris, texture):
-    """What the kernel computes, in numpy: the model's image after one draw."""
-    height, width = image.shape
-    tsize = 0 if texture is None else int(round(len(texture) ** 0.5))
-    for x0, y0, x1, y1, x2, y2, colour in tris.tolist():
-        bx0, bx1 = max(min(x0, x1, x2), 0), min(max(x0, x1, x2), width - 1)
-        by0, by1 = max(min(y0, y1, y2), 0), min(max(y0, y1, y2), height - 1)
-        if bx0 > bx1 or by0 > by1:
-            continue
-        py, px = np.mgrid[by0:by1 + 1, bx0:bx1 + 1]
-        e0 = (x1 - x0) * (py - y0) - (y1 - y0) * (px - x0)
-        e1 = (x2 - x1) * (py - y1) - (y2 - y1) * (px - x1)
-        e2 = (x0 - x2) * (py - y2) - (y0 - y2) * (px - x2)
-        mask = ((e0 >= 0) & (e1 >= 0) & (e2 >= 0)) | ((e0 <= 0) & (e1 <= 0) & (e2 <= 0))
-        region = image[by0:by1 + 1, bx0:bx1 + 1]
-        texel = (texture[(py % tsize) * tsize + (px % tsize)] if tsize
-                 else np.zeros(py.shape, dtype=np.uint32))
-        region[mask] = (region[mask] * np.uint32(31) + np.uint32(colour)) ^ texel[mask]
 
 
 class Ledger:
@@ -105,7 +47,7 @@ class Renderer:
         self.ctx = cl.Context([target.device])
         self.queue = cl.CommandQueue(self.ctx)  # in order: the draws
         self.transfers = cl.CommandQueue(self.ctx)  # texture uploads
-        self.program = cl.Program(self.ctx, RASTER).build()
+        self.program = cl.Program(self.ctx, OPENCL_KERNEL).build()
         self.kernel = cl.Kernel(self.program, "raster")
         ledger = target.ledger
         self.fb = ledger.alloc(self.ctx, READ_WRITE_COPY,
@@ -166,14 +108,9 @@ class Renderer:
         self.wait()
         got = np.empty(self.width * self.height, dtype=np.uint32)
         cl.enqueue_copy(self.queue, got, self.fb, is_blocking=True)
-        want = self.image.reshape(-1)
-        differ = np.flatnonzero(got != want)
-        if len(differ):
-            first = int(differ[0])
-            raise gpufuzz.Mismatch(
-                f"read_back {name}: pixel ({first % self.width}, {first // self.width}) is "
-                f"0x{int(got[first]):08x}, the reference expects 0x{int(want[first]):08x} "
-                f"({len(differ)} of {len(want)} pixels differ)")
+        mismatch = compare(name, self.width, got, self.image)
+        if mismatch:
+            raise gpufuzz.Mismatch(mismatch)
 
     def release(self, policy):
         """The teardown, under the sequence's policy (README.md: what each one does)."""
