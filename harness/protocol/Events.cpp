@@ -1,6 +1,8 @@
 // Events.cpp: formatting and parsing of runner progress events.
 #include "harness/protocol/Events.h"
 
+#include "gpufuzz/target.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -95,16 +97,86 @@ std::optional<Event> parseEvent(std::string_view line) {
   return std::nullopt;
 }
 
-void EventWriter::write(const Event& e) const {
-  if (fd_ < 0) return;
-  const std::string line = formatEvent(e) + "\n";
-  std::size_t off = 0;
-  while (off < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the supervisor is gone; the run itself goes on
-    off += static_cast<std::size_t>(n);
+EventOrder::EventOrder(std::vector<std::string> expectedOps) : expected_(std::move(expectedOps)) {}
+
+std::string EventOrder::accept(const Event& e) {
+  if (ended_) return "an event after the outcome";
+  if (!started_ && e.kind != Event::Kind::Start) return "an event before start";
+  switch (e.kind) {
+    case Event::Kind::Start:
+      if (started_) return "a second start";
+      if (!expected_.empty() && e.operations != expected_.size()) {
+        return "start counts " + std::to_string(e.operations) + " operations, the sequence has " +
+               std::to_string(expected_.size());
+      }
+      started_ = true;
+      operations_ = e.operations;
+      return {};
+    case Event::Kind::Begin:
+      if (running_) return "begin while operation " + atText(*running_) + " runs";
+      if (e.at.isEnd()) {
+        if (done_ != operations_) {
+          return "begin end before operation " + std::to_string(done_ + 1) + " is done";
+        }
+        if (endBegun_) return "a second begin end";
+        if (e.op != "end") return "begin end names '" + e.op + "', not end";
+        endBegun_ = true;
+      } else {
+        if (endBegun_) return "an operation after the release of leftovers";
+        if (e.at.ordinal != done_ + 1) {
+          return "begin " + atText(e.at) + " where operation " + std::to_string(done_ + 1) +
+                 " is next";
+        }
+        if (e.at.ordinal > operations_) {
+          return "begin " + atText(e.at) + " of " + std::to_string(operations_) + " operations";
+        }
+        if (!expected_.empty() && e.op != expected_[e.at.ordinal - 1]) {
+          return "begin " + atText(e.at) + " names '" + e.op + "', the operation is " +
+                 expected_[e.at.ordinal - 1];
+        }
+      }
+      running_ = e.at;
+      return {};
+    case Event::Kind::Done:
+      if (!running_ || !(*running_ == e.at)) {
+        return "done " + atText(e.at) +
+               (running_ ? " while operation " + atText(*running_) + " runs"
+                         : " without its begin");
+      }
+      if (e.at.isEnd()) {
+        endDone_ = true;
+      } else {
+        ++done_;
+      }
+      running_.reset();
+      return {};
+    case Event::Kind::Outcome:
+      switch (e.outcome.cls) {
+        case OutcomeClass::Hang:
+        case OutcomeClass::Spin:
+        case OutcomeClass::Slow:
+        case OutcomeClass::Crash:
+          return "outcome " + std::string(outcomeClassName(e.outcome.cls)) +
+                 ": the harness judges hangs, spins, slowness and crashes, not the child";
+        default:
+          break;
+      }
+      if (e.outcome.cls == OutcomeClass::Pass && (done_ != operations_ || running_)) {
+        return "outcome pass with operation " +
+               (running_ ? atText(*running_) + " running" : std::to_string(done_ + 1) + " not run");
+      }
+      if (e.outcome.at && !e.outcome.at->isEnd() && e.outcome.at->ordinal > operations_) {
+        return "outcome at " + atText(*e.outcome.at) + " of " + std::to_string(operations_) +
+               " operations";
+      }
+      ended_ = true;
+      return {};
   }
+  return {};
+}
+
+void EventWriter::write(const Event& e) const {
+  target::Events(fd_).line(formatEvent(e));
 }
 
 }  // namespace gpufuzz

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/base/RunOutcome.h"
 
@@ -30,6 +31,28 @@ struct Event {
 std::string formatEvent(const Event& e);
 /// Parses one line (without its newline); nullopt for anything that is not an event.
 std::optional<Event> parseEvent(std::string_view line);
+
+/// The order of target.md: `start` first; then, for each operation in turn, `begin K OP` and
+/// `done K`; then, once every operation is done, `begin end end` and `done end` (optional); and
+/// `outcome` last, where `pass` needs every operation done. Its class is one a child can see
+/// itself (pass, error, invalid, mismatch, leak): hangs, spins, slowness and crashes are the
+/// harness's to judge.
+class EventOrder {
+ public:
+  /// `expectedOps`: the sequence's operations by kind name, when known (then `start` must count
+  /// them and each `begin` name its operation).
+  explicit EventOrder(std::vector<std::string> expectedOps = {});
+  /// Empty when `e` may come now (and it is taken); otherwise why not, for people.
+  std::string accept(const Event& e);
+  /// The ordinal of the operation running now, if any.
+  std::optional<At> running() const { return running_; }
+
+ private:
+  std::vector<std::string> expected_;
+  bool started_ = false, ended_ = false, endBegun_ = false, endDone_ = false;
+  uint32_t operations_ = 0, done_ = 0;
+  std::optional<At> running_;
+};
 
 /// Writes events to a file descriptor, unbuffered. A negative fd writes nothing.
 class EventWriter {

@@ -1,40 +1,28 @@
-// ForkServerProtocol.h: the wire between the harness and a fork server (ForkServer.h), and the
-// server's loop, which runs in the runner (it must not pull the harness's supervision code in).
-//
-// Protocol (SOCK_SEQPACKET, one message each):
+// ForkServerProtocol.h: the wire between the harness and a fork server (ForkServer.h). The
+// messages and the server's loop are those of the target protocol's C++ client library
+// (clients/cpp/gpufuzz/target.hpp, which documents them), so the project's runner and any target
+// built on the library serve forks the same way:
+//   server -> harness  "hello 1"          once it is ready, never having touched the device
 //   harness -> server  "run" NUL env-count NUL NAME=VALUE NUL ... ARG NUL ...  + fds: output[,
-//   events] server -> harness  "pid N"            (or "error MESSAGE": nothing was started) server
-//   -> harness  "exit STATUS"      when the child has exited (waitpid(2) status), unreaped harness
-//   -> server  "reap"             the server reaps it and waits for the next request
-// The server never touches the device: only its forks do.
+//                      events]
+//   server -> harness  "pid N"            (or "error MESSAGE": nothing was started)
+//   server -> harness  "exit STATUS"      when the child has exited (waitpid(2) status), unreaped
+//   harness -> server  "reap"             the server reaps it and waits for the next request
 #pragma once
 
-#include <cstddef>
-#include <functional>
-#include <string>
-#include <string_view>
-#include <vector>
+#include "gpufuzz/target.hpp"
 
 namespace gpufuzz {
 
-/// The argument that turns a runner into a fork server (its socket at fd 3).
+/// The argument that turns a runner into a fork server with its socket at fd 3 (the runner also
+/// serves when started without arguments and GPUFUZZ_FORK_SERVER_FD set, as any target does).
 inline constexpr const char* kForkServerFlag = "--fork-server";
-inline constexpr std::size_t kForkServerMaxMessage = 64 * 1024;
-inline constexpr int kForkServerMaxFds = 2;
-
-/// Sends one message (no SIGPIPE); false when the peer is gone.
-bool sendMessage(int fd, std::string_view text);
-/// Receives one message; empty at end of file, on error or when truncated. Descriptors that
-/// came with it are close-on-exec and appended to `fds` (closed when `fds` is null).
-std::string receiveMessage(int fd, std::vector<int>* fds = nullptr);
-/// Whether `fd` is readable within `timeoutMs` (0: now).
-bool readableWithin(int fd, int timeoutMs);
-
-/// The server's side: serves requests on `socketFd` until the harness closes it. `runChild`
-/// runs in each fork with the request's arguments and returns its exit status. Returns the
-/// server's own exit status. `beforeFork`, when set, runs in the server with each request's
-/// arguments just before it forks (to map a runtime's libraries once, for every later child).
-int serveForks(int socketFd, const std::function<int(const std::vector<std::string>&)>& runChild,
-               const std::function<void(const std::vector<std::string>&)>& beforeFork = {});
+using target::kForkServerHello;
+using target::kForkServerMaxFds;
+using target::kForkServerMaxMessage;
+using target::readableWithin;
+using target::receiveMessage;
+using target::sendMessage;
+using target::serveForks;
 
 }  // namespace gpufuzz

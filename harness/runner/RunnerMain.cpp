@@ -8,7 +8,12 @@
 //                                    (makes the backend, prints what it runs on, exits: how the
 //                                     harness checks a backend it must not load itself)
 //   gpufuzz-runner --fork-server     (socket at fd 3: runs each request in a fork; see
-//                                     harness/protocol/ForkServerProtocol.h)
+//                                     harness/protocol/ForkServerProtocol.h; also without
+//                                     arguments when GPUFUZZ_FORK_SERVER_FD names the socket)
+//
+// The runner is a target of the protocol (target.md) built on its C++ client library
+// (clients/cpp/gpufuzz/target.hpp): the events, the fork server and the child's setup are the
+// library's; events go to --events-fd, else to GPUFUZZ_EVENTS_FD.
 //
 // Exit status: 0 pass, 1 the sequence failed (error, invalid, mismatch, leak), 2 bad usage or
 // input (or no usable device), 3 the runner itself failed.
@@ -139,7 +144,8 @@ int run(const RunnerArgs& args) {
   const FaultPlan plan = loadFaultPlan(faultsFor(config, backend));
   device->addInterceptor(std::make_shared<FaultInjector>(plan));
 
-  const EventWriter events(args.eventsFd);
+  const EventWriter events(args.eventsFd >= 0 ? args.eventsFd
+                                              : target::Events::fromEnvironment().fd());
   events.write(Event{Event::Kind::Start, static_cast<uint32_t>(seq.ops.size()), {}, {}, {}});
   if (!args.quiet) {
     std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
@@ -183,10 +189,15 @@ int runnerMain(const std::vector<std::string>& argv) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && args[0] == gpufuzz::kForkServerFlag) {
-    constexpr int kServerSocket = 3;
+  // A fork server as every target of the protocol is one (GPUFUZZ_FORK_SERVER_FD, no
+  // arguments), or as asked by --fork-server (its socket at fd 3).
+  const int serverSocket = args.empty() ? gpufuzz::target::forkServerSocket()
+                           : args.size() == 1 && args[0] == gpufuzz::kForkServerFlag
+                               ? gpufuzz::target::kEventsFd
+                               : -1;
+  if (serverSocket >= 0) {
     // The backend's runtime is mapped once here, not loaded again by every forked child.
-    return gpufuzz::serveForks(kServerSocket, gpufuzz::runnerMain,
+    return gpufuzz::serveForks(serverSocket, gpufuzz::runnerMain,
                                [](const std::vector<std::string>& a) {
                                  for (std::size_t i = 0; i + 1 < a.size(); ++i) {
                                    if (a[i] == "--backend") gpufuzz::preloadRuntime(a[i + 1]);

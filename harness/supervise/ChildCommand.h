@@ -3,6 +3,7 @@
 // neither header needs the other.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,6 +14,10 @@ namespace gpufuzz {
 struct ChildCommand {
   std::string executable;
   std::vector<std::string> args;
+  /// For a child forked by a fork server (ForkServer.h): how many of `args`, from the first,
+  /// start the server; the others are the request's (a target's sequence file, the runner's
+  /// whole command line).
+  std::size_t serverArgs = 0;
 };
 
 using EnvironmentOverrides = std::vector<std::pair<std::string, std::string>>;

@@ -344,6 +344,11 @@ void ChildProcess::Impl::fork(const ChildCommand& command, const Options& option
   if (options.eventsPipe) eventsPipe = makePipe();
   forked = ForkServers::start(command, options.environment, outputPipe.write.get(),
                               eventsPipe ? eventsPipe->write.get() : -1);
+  if (!forked) {  // it does not serve forks: started afresh
+    Options fresh = options;
+    fresh.forkServer = false;
+    return spawn(command, fresh);
+  }
   pid = forked->pid();
   // The server's exit notice is how the exit is seen: the child is not ours to wait for.
   watch(outputPipe, eventsPipe, ::fcntl(forked->exitNoticeFd(), F_DUPFD_CLOEXEC, 0));

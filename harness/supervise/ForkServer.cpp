@@ -18,6 +18,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <poll.h>
@@ -30,10 +31,23 @@ namespace {
 
 // A server that does not answer a request within this long is discarded.
 constexpr int kReplyTimeoutMs = 10'000;
+// How long a server may take to start (an interpreter's imports, a JIT) before its hello.
+constexpr int kHelloTimeoutMs = 30'000;
+
+/// A server's identity: its executable and the arguments it is started with.
+std::string serverKey(const ChildCommand& command) {
+  std::string key = command.executable;
+  for (std::size_t i = 0; i < command.serverArgs && i < command.args.size(); ++i) {
+    key.push_back('\0');
+    key += command.args[i];
+  }
+  return key;
+}
 
 struct Server {
   std::unique_ptr<ChildProcess> process;
   int socket = -1;
+  std::string refusal;  // why the command is not a fork server; empty when it is one
   Server() = default;
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -53,10 +67,14 @@ class Pool {
     return *pool;
   }
 
-  std::unique_ptr<Server> acquire(const std::string& executable) {
+  /// An idle server of `command`, or a new one; null when the command does not serve forks
+  /// (it said no hello when it was tried: then it is not tried again).
+  std::unique_ptr<Server> acquire(const ChildCommand& command) {
+    const std::string key = serverKey(command);
     {
       std::lock_guard lock(mutex_);
-      auto& idle = idle_[executable];
+      if (refused_.contains(key)) return nullptr;
+      auto& idle = idle_[key];
       while (!idle.empty()) {
         std::unique_ptr<Server> server = std::move(idle.back());
         idle.pop_back();
@@ -64,19 +82,33 @@ class Pool {
         if (!readableWithin(server->socket, 0)) return server;
       }
     }
-    std::packaged_task<std::unique_ptr<Server>()> task([executable] { return launch(executable); });
+    ChildCommand start{command.executable, {}, 0};
+    start.args.assign(command.args.begin(),
+                      command.args.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                 command.serverArgs, command.args.size())));
+    std::packaged_task<std::unique_ptr<Server>()> task([start] { return launch(start); });
     auto result = task.get_future();
     {
       std::lock_guard lock(queueMutex_);
       queue_.push_back(std::move(task));
     }
     queueReady_.notify_one();
-    return result.get();  // rethrows ChildStartError
+    std::unique_ptr<Server> server = result.get();  // rethrows ChildStartError
+    if (!server->refusal.empty()) {
+      std::lock_guard lock(mutex_);
+      if (refused_.insert(key).second) {
+        std::fprintf(stderr,
+                     "gpufuzz: note: %s does not serve forks (%s): started afresh for every run\n",
+                     command.executable.c_str(), server->refusal.c_str());
+      }
+      return nullptr;
+    }
+    return server;
   }
 
-  void giveBack(const std::string& executable, std::unique_ptr<Server> server) {
+  void giveBack(const std::string& key, std::unique_ptr<Server> server) {
     std::lock_guard lock(mutex_);
-    idle_[executable].push_back(std::move(server));
+    idle_[key].push_back(std::move(server));
   }
 
   void stopIdle() {
@@ -101,7 +133,9 @@ class Pool {
     }
   }
 
-  static std::unique_ptr<Server> launch(const std::string& executable) {
+  /// Starts `command` as a server and waits for its hello; a command that says none comes
+  /// back with `refusal` set (and is not running any more).
+  static std::unique_ptr<Server> launch(const ChildCommand& command) {
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
       throw ChildStartError(std::string("cannot create a socket pair: ") + std::strerror(errno));
@@ -111,19 +145,28 @@ class Pool {
     ChildProcess::Options options;
     options.fd3 = fds[1];
     options.outputLimit = 0;
+    options.environment = {{kForkServerFdVariable, std::to_string(kChildEventsFd)}};
     try {
-      server->process =
-          std::make_unique<ChildProcess>(ChildCommand{executable, {kForkServerFlag}}, options);
+      server->process = std::make_unique<ChildProcess>(command, options);
     } catch (...) {
       ::close(fds[1]);
       throw;
     }
     ::close(fds[1]);
+    if (!readableWithin(server->socket, kHelloTimeoutMs)) {
+      server->refusal = "no hello within " + std::to_string(kHelloTimeoutMs / 1000) + " s";
+    } else if (const std::string hello = receiveMessage(server->socket);
+               hello != kForkServerHello) {
+      server->refusal = hello.empty() ? "it ended, or closed the socket, without a hello"
+                                      : "it said '" + hello.substr(0, 80) + "' for a hello";
+    }
+    if (!server->refusal.empty()) server->process.reset();  // killed and reaped
     return server;
   }
 
   std::mutex mutex_;
   std::map<std::string, std::vector<std::unique_ptr<Server>>> idle_;
+  std::set<std::string> refused_;
   std::mutex queueMutex_;
   std::condition_variable queueReady_;
   std::deque<std::packaged_task<std::unique_ptr<Server>()>> queue_;
@@ -139,8 +182,9 @@ std::string requestText(const ChildCommand& command, const EnvironmentOverrides&
     text += name + "=" + value;
     text.push_back('\0');
   }
-  for (const std::string& arg : command.args) {
-    text += arg;
+  for (std::size_t i = std::min(command.serverArgs, command.args.size()); i < command.args.size();
+       ++i) {
+    text += command.args[i];
     text.push_back('\0');
   }
   return text;
@@ -170,7 +214,7 @@ bool sendRequest(int socket, const std::string& text, int outputFd, int eventsFd
 }  // namespace
 
 struct ForkedChild::Lease {
-  std::string executable;
+  std::string key;
   std::unique_ptr<Server> server;
   bool reusable = false;
 };
@@ -179,7 +223,7 @@ ForkedChild::ForkedChild(pid_t pid, std::unique_ptr<Lease> lease)
     : pid_(pid), lease_(std::move(lease)) {}
 
 ForkedChild::~ForkedChild() {
-  if (lease_->reusable) Pool::instance().giveBack(lease_->executable, std::move(lease_->server));
+  if (lease_->reusable) Pool::instance().giveBack(lease_->key, std::move(lease_->server));
 }
 
 int ForkedChild::exitNoticeFd() const {
@@ -221,8 +265,9 @@ std::unique_ptr<ForkedChild> ForkServers::start(const ChildCommand& command,
   std::string failure;
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto lease = std::make_unique<ForkedChild::Lease>();
-    lease->executable = command.executable;
-    lease->server = Pool::instance().acquire(command.executable);
+    lease->key = serverKey(command);
+    lease->server = Pool::instance().acquire(command);
+    if (!lease->server) return nullptr;  // not a fork server: the caller starts it afresh
     const int socket = lease->server->socket;
     if (!sendRequest(socket, request, outputFd, eventsFd)) {
       failure = std::string("cannot send to the fork server: ") + std::strerror(errno);
@@ -238,12 +283,12 @@ std::unique_ptr<ForkedChild> ForkServers::start(const ChildCommand& command,
       if (pid > 0) return std::make_unique<ForkedChild>(pid, std::move(lease));
     }
     if (reply.starts_with("error ")) {
-      Pool::instance().giveBack(command.executable, std::move(lease->server));
+      Pool::instance().giveBack(lease->key, std::move(lease->server));
       throw ChildStartError(command.executable + ": " + reply.substr(6));
     }
     failure = reply.empty() ? "the fork server ended" : "the fork server said '" + reply + "'";
   }
-  throw ChildStartError(command.executable + " " + kForkServerFlag + ": " + failure);
+  throw ChildStartError(command.executable + " as a fork server: " + failure);
 }
 
 void ForkServers::stopIdle() {

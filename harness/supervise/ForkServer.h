@@ -1,13 +1,13 @@
 // ForkServer.h: children forked from a runner that started once, instead of a fresh runner
 // started (exec, dynamic linking, initialisation) for every sequence.
 //
-// A fork server is a runner started with `--fork-server` and a socket at fd 3. It never touches
-// the device before it forks (a process that initialised CUDA cannot use it in a forked child):
-// it waits for a request, forks, and the fork runs the request's runner arguments as a fresh
-// runner would, with its stdout/stderr and events going to the descriptors that came with the
-// request (protocol: ForkServerProtocol.h). The child is reaped only after the harness has let go
-// of its process group (ChildProcess's registration), so a group id the harness may still signal is
-// never reused in between.
+// A fork server is a runner, or a target of target.md, started with GPUFUZZ_FORK_SERVER_FD=3 and
+// a socket at fd 3; it says hello once it is ready. It never touches the device before it forks (a
+// process that initialised CUDA cannot use it in a forked child): it waits for a request, forks,
+// and the fork runs the request's runner arguments as a fresh runner would, with its stdout/stderr
+// and events going to the descriptors that came with the request (protocol: ForkServerProtocol.h).
+// The child is reaped only after the harness has let go of its process group (ChildProcess's
+// registration), so a group id the harness may still signal is never reused in between.
 //
 // The forked child leads its own process group, dies with SIGKILL when its server dies (and the
 // server when the harness thread that started it dies), has the default signal dispositions and
@@ -60,9 +60,12 @@ class ForkedChild {
 
 class ForkServers {
  public:
-  /// Runs `command` (a runner that accepts --fork-server) as a fork of an idle server for that
-  /// executable, starting one if none is idle. `outputFd` becomes the child's stdout and
-  /// stderr, `eventsFd` (or -1) its fd 3. Throws ChildStartError when no child could be forked.
+  /// Runs `command` as a fork of an idle server for it (its executable and its first
+  /// `serverArgs` arguments, started with GPUFUZZ_FORK_SERVER_FD=3), starting one if none is
+  /// idle; the other arguments make the request. `outputFd` becomes the child's stdout and
+  /// stderr, `eventsFd` (or -1) its fd 3. Null when the command does not serve forks (it said
+  /// no hello: it is not tried again, and the caller starts it afresh). Throws ChildStartError
+  /// when a server failed to fork the child.
   static std::unique_ptr<ForkedChild> start(const ChildCommand& command,
                                             const EnvironmentOverrides& environment, int outputFd,
                                             int eventsFd);

@@ -68,12 +68,22 @@ std::string percent(double share) {
 class ProgressWatch final : public ChildObserver {
  public:
   ProgressWatch(const SupervisionLimits& limits, pid_t pid)
-      : limits_(limits), pid_(pid), lastProgress_(Clock::now()) {}
+      : limits_(limits), pid_(pid), lastProgress_(Clock::now()), order_(limits.expectedOps) {}
 
   void onEventLine(std::string_view line) override {
+    if (protocolError_) return;  // the child is being killed; what follows does not count
     const auto event = parseEvent(line);
-    if (!event) return;  // noise on the events fd is not progress
+    const std::string why = event ? order_.accept(*event) : "not an event";
     const auto now = Clock::now();
+    if (!why.empty()) {
+      std::string quoted(line.substr(0, kMaxQuotedLine));
+      for (char& c : quoted) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      }
+      protocolError_ = "protocol: " + quoted + " (" + why + ")";
+      lastProgress_ = now;
+      return;
+    }
     started_ = true;  // the first event of any kind ends the start-up allowance
     switch (event->kind) {
       case Event::Kind::Start:
@@ -101,6 +111,7 @@ class ProgressWatch final : public ChildObserver {
   // The CPU share is measured over the later half of the window, so that work the operation
   // did before it stopped making progress does not make a hang look like a spin.
   Clock::time_point deadline() const override {
+    if (protocolError_) return lastProgress_;  // now: the run stops at a protocol error
     if (stuck_) return Clock::time_point::max();
     const auto allowance =
         !started_  ? limits_.startDeadline
@@ -111,6 +122,7 @@ class ProgressWatch final : public ChildObserver {
   }
 
   bool onDeadline(Clock::time_point now) override {
+    if (protocolError_) return true;
     const auto cpu = processCpuTime(pid_);
     if (!cpuSample_) {
       cpuSample_ = CpuSample{now, cpu.value_or(0ns)};
@@ -148,6 +160,7 @@ class ProgressWatch final : public ChildObserver {
     std::string detail;
   };
   const std::optional<Stuck>& stuck() const { return stuck_; }
+  const std::optional<std::string>& protocolError() const { return protocolError_; }
   const std::optional<RunOutcome>& reported() const { return outcome_; }
   std::vector<OpTiming> takeTimings() { return std::move(timings_); }
   std::string takeStacks() { return std::move(stacks_); }
@@ -179,10 +192,12 @@ class ProgressWatch final : public ChildObserver {
   std::vector<OpTiming> timings_;
   std::optional<Stuck> stuck_;
   std::string stacks_;
+  EventOrder order_;
+  std::optional<std::string> protocolError_;
 };
 
 /// What the exit status and the reported outcome say together, for a child that exited.
-void judgeExit(int code, const ProgressWatch& watch, const std::string& output,
+void judgeExit(int code, const ProgressWatch& watch, const std::string& output, bool target,
                Supervised& result) {
   const auto withOutput = [&](std::string message) {
     const std::string line = lastLine(output);
@@ -190,6 +205,15 @@ void judgeExit(int code, const ProgressWatch& watch, const std::string& output,
   };
   const auto& reported = watch.reported();
   if (reported) result.outcome = *reported;
+  if (target) {
+    // A target's outcome line stands; without one, its adapter failed, and that is a finding.
+    if (!reported) {
+      result.outcome = watch.at(
+          OutcomeClass::Error,
+          withOutput("target exited with status " + std::to_string(code) + " without an outcome"));
+    }
+    return;
+  }
   if (code == 2) {
     result.harnessError = withOutput("the child rejected its input (exit status 2)");
   } else if (code == 3) {
@@ -216,12 +240,15 @@ std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_v
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
   Supervised result;
   ChildCommand withEvents = command;
-  withEvents.args.insert(withEvents.args.end(),
-                         {"--events-fd", std::to_string(ChildProcess::kEventsFd)});
+  if (!limits.target) {
+    withEvents.args.insert(withEvents.args.end(),
+                           {"--events-fd", std::to_string(ChildProcess::kEventsFd)});
+  }
   ChildProcess::Options options;
   options.eventsPipe = true;
   options.outputLimit = limits.outputLimit;
   options.environment = limits.environment;
+  options.environment.emplace_back(kEventsFdVariable, std::to_string(ChildProcess::kEventsFd));
   options.forkServer = limits.forkServer;
 
   std::optional<ChildProcess> child;
@@ -240,7 +267,13 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
   if (WIFEXITED(exit.status)) result.exitCode = WEXITSTATUS(exit.status);
   if (WIFSIGNALED(exit.status)) result.termSignal = WTERMSIG(exit.status);
 
-  if (const auto& stuck = watch.stuck()) {
+  if (const auto& violation = watch.protocolError()) {
+    if (limits.target) {
+      result.outcome = watch.at(OutcomeClass::Error, *violation);
+    } else {
+      result.harnessError = "the runner broke the event protocol: " + *violation;
+    }
+  } else if (const auto& stuck = watch.stuck()) {
     result.stuck = true;
     result.cpuShareWhileStuck = stuck->cpuShare;
     result.stacks = watch.takeStacks();
@@ -256,7 +289,7 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
         watch.at(OutcomeClass::Crash,
                  signalName(result.termSignal) + (WCOREDUMP(exit.status) ? " (core dumped)" : ""));
   } else {
-    judgeExit(result.exitCode, watch, result.outputTail, result);
+    judgeExit(result.exitCode, watch, result.outputTail, limits.target, result);
   }
   return result;
 }

@@ -2,8 +2,11 @@
 // how it ended, in the outcome classes of the sequence contract (sequences.md).
 //
 // Contract:
-// - The child gets "--events-fd 3" appended to its arguments and reports progress there
-//   (harness/protocol/Events.h). It runs in its own process group; that group is killed before
+// - The child reports progress on fd 3, named by GPUFUZZ_EVENTS_FD=3 in its environment (the
+//   project's runner also gets "--events-fd 3"): the events of harness/protocol/Events.h, in
+//   the order target.md gives. A line that is not an event, or an event out of order, is an
+//   `error` whose detail is "protocol: " and the line, at the operation the child is in; the
+//   child is killed there. It runs in its own process group; that group is killed before
 //   supervise() returns, whatever happened, and the child is reaped: no zombie, no grandchild
 //   and no file descriptor outlives the call.
 // - An operation (from its `begin`) or the interval between two events that lasts longer than
@@ -13,9 +16,12 @@
 //   is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
 //   finished: slow).
 // - A child killed by a signal is a crash at the last operation it began.
-// - Otherwise the outcome is the one the child reported, and it must agree with the exit status
-//   (0: pass, 1: a failure). Anything else is the harness's problem, not the system under test's:
-//   harnessError says what, and `outcome` is then meaningless.
+// - Otherwise the outcome is the one the child reported. The project's runner's must agree with
+//   its exit status (0: pass, 1: a failure); anything else is the harness's problem, not the
+//   system under test's: harnessError says what, and `outcome` is then meaningless. A target
+//   (SupervisionLimits::target) that exits without an outcome has an `error` at the last
+//   operation it began, "target exited with status N without an outcome"; its protocol errors
+//   are outcomes too.
 // - Thread safety: supervise() may run on any number of threads at once; each call owns its
 //   event loop. killAllChildren() (ChildProcess.h) ends every supervised child, from a signal
 //   handler if need be; the calls it interrupts report a harnessError.
@@ -58,9 +64,16 @@ struct SupervisionLimits {
   bool captureStacks = true;
   /// Extra or replaced environment variables for the child (e.g. CUDA_VISIBLE_DEVICES).
   EnvironmentOverrides environment;
-  /// Fork the child from a fork server of the command's executable (ForkServer.h): the
-  /// executable must accept --fork-server.
+  /// Fork the child from a fork server of the command (ForkServer.h); a command that does not
+  /// serve forks is started afresh.
   bool forkServer = false;
+  /// The child is a target of target.md, not the project's runner: what it did wrong is an
+  /// outcome of the system under test (a protocol error, an exit without an outcome), not a
+  /// harness error, and its outcome line stands whatever its exit status.
+  bool target = false;
+  /// The operations of the sequence the child runs, by kind name, in order: a `begin` must name
+  /// the next one. Empty: only the ordinals are checked.
+  std::vector<std::string> expectedOps;
 };
 
 /// How long one completed operation took, from its `begin` to its `done`.
