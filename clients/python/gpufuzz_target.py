@@ -389,8 +389,8 @@ def _parse_request(message, fds, flags):
     if count > len(fields) - 2:
         return None
     env = [f.decode("utf-8", "surrogateescape") for f in fields[2:2 + count]]
-    if any("=" not in e or e.startswith("=") for e in env):
-        return None
+    if any(not e or e.startswith("=") for e in env):
+        return None  # NAME without "=" sets NAME to the empty string
     args = [os.fsdecode(f) for f in fields[2 + count:]]
     return env, args
 

@@ -294,7 +294,7 @@ class ForkServer(Fixture):
             (b"run\0x\0/a.seq\0", [out_w]),  # count not a number
             (b"run\0" + b"0\0" + b"/a.seq", [out_w]),  # not NUL-terminated
             (self.request(["/a.seq"]), []),  # no output descriptor
-            (b"run\0" + b"1\0" + b"NOEQUALS\0/a.seq\0", [out_w]),
+            (b"run\0" + b"1\0" + b"=NONAME\0/a.seq\0", [out_w]),
         ]
         for message, fds in bad:
             with self.subTest(message=message):
