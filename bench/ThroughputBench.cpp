@@ -20,8 +20,14 @@
 // - Campaign/vulkan-validation-<on|off>/...: the same on the vulkan backend, under the validation
 //   layer and without it (where `gpufuzz-runner --probe --backend vulkan` succeeds).
 //
+// - Campaign/python-sim/<fork|fresh>/...: `gpufuzz fuzz --target "python3
+//   examples/targets/pysim/target.py"`, a Python target of the client library on a simulated
+//   device in pure Python, with its fork server and started afresh; its counter ratio_to_sim_fork
+//   is its executions/s over Campaign/sim/fork's at the same max_ops and jobs, in the same run
+//   (the issue's goal: at least 1/3 with the fork server).
+//
 //   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--opencl-runs N] [--vulkan-runs N]
-//                            [google benchmark flags]
+//                            [--python-runs N] [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -35,6 +41,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -53,6 +60,7 @@ int cudaRuns = 40;
 int openclRuns = 200;
 constexpr const char* kOpenClDevice = "pocl";
 int vulkanRuns = 300;
+int pythonRuns = 2000;
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
@@ -117,6 +125,15 @@ std::optional<double> reportNumber(const std::string& json, const std::string& k
   return std::strtod(json.c_str() + pos + key.size() + 3, nullptr);
 }
 
+/// Campaign/sim/fork's executions/s by (max_ops, jobs), for the Python target's ratio.
+std::map<std::pair<long, long>, double> simForkRates;
+
+/// The Python target of the benchmark, as --target's words.
+std::string pythonSimTarget() {
+  return std::string(GPUFUZZ_PYTHON) + " " + GPUFUZZ_SOURCE_DIR +
+         "/examples/targets/pysim/target.py";
+}
+
 void Campaign(benchmark::State& state, const std::string& backend, bool forkServer,
               const std::vector<std::string>& backendArgs = {}) {
   const auto maxOps = state.range(0);
@@ -127,12 +144,18 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   double executions = 0, seconds = 0;
   for (auto _ : state) {
     fs::remove_all(dir);
-    const int count = backend == "cuda"     ? cudaRuns
-                      : backend == "opencl" ? openclRuns
-                      : backend == "vulkan" ? vulkanRuns
-                                            : simRuns;
+    const int count = backend == "cuda"         ? cudaRuns
+                      : backend == "opencl"     ? openclRuns
+                      : backend == "vulkan"     ? vulkanRuns
+                      : backend == "python-sim" ? pythonRuns
+                                                : simRuns;
     const std::string runs = std::to_string(count);
-    std::vector<std::string> args{"fuzz", "--backend", backend, "--faults", "none", "--seed", "1"};
+    std::vector<std::string> args{"fuzz", "--faults", "none", "--seed", "1"};
+    if (backend == "python-sim") {
+      args.insert(args.end(), {"--target", pythonSimTarget()});
+    } else {
+      args.insert(args.end(), {"--backend", backend});
+    }
     if (backend == "opencl") args.insert(args.end(), {"--device", kOpenClDevice});
     args.insert(args.end(), backendArgs.begin(), backendArgs.end());
     args.insert(args.end(), {"--runs", runs, "--jobs", std::to_string(jobs), "--max-ops",
@@ -165,6 +188,10 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   state.counters["ratio_to_raw_spawn"] = rate / rawSpawnsPerSecond();
   state.counters["jobs"] = jobs;
   state.counters["max_ops"] = static_cast<double>(maxOps);
+  const std::pair<long, long> key{maxOps, static_cast<long>(jobs)};
+  if (backend == "sim" && forkServer) simForkRates[key] = rate;
+  if (backend == "python-sim" && simForkRates.count(key))
+    state.counters["ratio_to_sim_fork"] = rate / simForkRates[key];
 }
 
 /// Whether `gpufuzz-runner --probe --backend vulkan` can make the backend (in its own process).
@@ -237,6 +264,8 @@ int main(int argc, char** argv) {
       vulkanRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--cuda-runs") == 0 && i + 1 < argc) {
       cudaRuns = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--python-runs") == 0 && i + 1 < argc) {
+      pythonRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--opencl-runs") == 0 && i + 1 < argc) {
       openclRuns = std::atoi(argv[++i]);
     } else {
@@ -246,7 +275,8 @@ int main(int argc, char** argv) {
   }
   const auto cores = static_cast<long>(std::max(1U, std::thread::hardware_concurrency()));
   benchmark::RegisterBenchmark("RawSpawn", RawSpawn)->UseRealTime()->Unit(benchmark::kMicrosecond);
-  std::vector<std::string> backends{"sim"};
+  // The Python target right after sim, so that its ratio reads a rate of the same minutes.
+  std::vector<std::string> backends{"sim", "python-sim"};
   if (cudaUsable()) {
     backends.push_back("cuda");
   } else {
