@@ -23,6 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "../../../clients/python"), os.path.join(HERE, "../common")]
 import gpufuzz_target as gpufuzz  # noqa: E402
+from renderers import RendererOps  # noqa: E402
 from raster import CUDA_KERNEL, compare, reference_raster, texels, triangles  # noqa: E402
 
 cupy = None  # imported by startup(), in the fork server when there is one
@@ -106,7 +107,7 @@ class Renderer:
         self.stream = self.transfers = None
 
 
-class CuPyRenderer(gpufuzz.Target):
+class CuPyRenderer(RendererOps, gpufuzz.Target):
     name = "cupy-renderer"
     version = "1.0"
 
@@ -130,24 +131,8 @@ class CuPyRenderer(gpufuzz.Target):
         self.policy = sequence.policy
         self.renderers, self.contexts, self.buffers, self.pools = {}, {}, {}, []
 
-    # Renderer vocabulary.
-    def create(self, r, width, height):
-        self.renderers[r] = Renderer(self, width, height)
-
-    def draw(self, r, triangles, seed):
-        self.renderers[r].draw(triangles, seed)
-
-    def sync(self, r):
-        self.renderers[r].wait()
-
-    def set_textures(self, r, count, size, seed):
-        self.renderers[r].set_textures(count, size, seed, wait=self.policy != "no-texture-wait")
-
-    def read_back(self, r):
-        self.renderers[r].read_back(r)
-
-    def destroy(self, r):
-        self.renderers.pop(r).release(self.policy)
+    def make_renderer(self, width, height):  # the renderer vocabulary: RendererOps
+        return Renderer(self, width, height)
 
     # Device vocabulary: a context is a stream and a memory pool of its own.
     def ctx_create(self, c):

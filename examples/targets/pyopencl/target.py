@@ -19,6 +19,7 @@ import pyopencl as cl  # loads the ICD loader only: no platform is touched befor
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "../../../clients/python"), os.path.join(HERE, "../common")]
 import gpufuzz_target as gpufuzz  # noqa: E402
+from renderers import RendererOps  # noqa: E402
 from raster import OPENCL_KERNEL, compare, reference_raster, texels, triangles  # noqa: E402
 
 READ_ONLY_COPY = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
@@ -130,7 +131,7 @@ class Renderer:
         self.pool, self.textures, self.frame = [], [], []
 
 
-class PyOpenClRenderer(gpufuzz.Target):
+class PyOpenClRenderer(RendererOps, gpufuzz.Target):
     name = "pyopencl-renderer"
     version = "1.0"
 
@@ -152,24 +153,8 @@ class PyOpenClRenderer(gpufuzz.Target):
         self.ledger = Ledger()
         self.renderers, self.contexts, self.buffers = {}, {}, {}
 
-    # Renderer vocabulary.
-    def create(self, r, width, height):
-        self.renderers[r] = Renderer(self, width, height)
-
-    def draw(self, r, triangles, seed):
-        self.renderers[r].draw(triangles, seed)
-
-    def sync(self, r):
-        self.renderers[r].wait()
-
-    def set_textures(self, r, count, size, seed):
-        self.renderers[r].set_textures(count, size, seed, wait=self.policy != "no-texture-wait")
-
-    def read_back(self, r):
-        self.renderers[r].read_back(r)
-
-    def destroy(self, r):
-        self.renderers.pop(r).release(self.policy)
+    def make_renderer(self, width, height):  # the renderer vocabulary: RendererOps
+        return Renderer(self, width, height)
 
     # Device vocabulary: a context with its queue; buffers in it.
     def ctx_create(self, c):

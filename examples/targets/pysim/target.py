@@ -13,9 +13,10 @@ of Python targets (bench/) runs it; tests/targets/ plants a lifecycle bug in it.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "../../../clients/python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../../../clients/python"), os.path.join(HERE, "../common")]
 import gpufuzz_target as gpufuzz  # noqa: E402
+from renderers import RendererOps  # noqa: E402
 
 MASK = 0xFFFFFFFF
 
@@ -107,12 +108,12 @@ class Renderer:
         device.enqueue(self.ctx, command)
         self.expected = draw_checksum(self.expected, triangles, seed, self.model_texels)
 
-    def sync(self):
+    def wait(self):
         self.device.finish(self.ctx)
 
     def set_textures(self, count, size, seed, wait):
         if wait:
-            self.sync()
+            self.wait()
         for t in self.textures:
             self.device.free(t)
         self.textures = [self.device.alloc(self.ctx, size * size * 4, mix(seed, i + 1))
@@ -120,7 +121,7 @@ class Renderer:
         self.model_texels = mix(seed, 1) if count else 0
 
     def read_back(self, name):
-        self.sync()
+        self.wait()
         got = self.device.read(self.fb, "read_back")
         if got != self.expected:
             raise gpufuzz.Mismatch(f"read_back {name}: framebuffer checksum 0x{got:08x}, the "
@@ -128,7 +129,7 @@ class Renderer:
 
     def release(self, policy):
         if policy != "no-destroy-sync":
-            self.sync()
+            self.wait()
         if policy == "context-first":
             self.device.destroy_context(self.ctx)
         for buf in self.textures + [self.fb]:
@@ -137,7 +138,7 @@ class Renderer:
             self.device.destroy_context(self.ctx)
 
 
-class PySimRenderer(gpufuzz.Target):
+class PySimRenderer(RendererOps, gpufuzz.Target):
     name = "pysim-renderer"
     version = "1.0"
     renderer_class = Renderer
@@ -147,23 +148,8 @@ class PySimRenderer(gpufuzz.Target):
         self.policy = sequence.policy
         self.renderers, self.contexts, self.buffers = {}, {}, {}
 
-    def create(self, r, width, height):
-        self.renderers[r] = self.renderer_class(self.device, width, height)
-
-    def draw(self, r, triangles, seed):
-        self.renderers[r].draw(triangles, seed)
-
-    def sync(self, r):
-        self.renderers[r].sync()
-
-    def set_textures(self, r, count, size, seed):
-        self.renderers[r].set_textures(count, size, seed, self.policy != "no-texture-wait")
-
-    def read_back(self, r):
-        self.renderers[r].read_back(r)
-
-    def destroy(self, r):
-        self.renderers.pop(r).release(self.policy)
+    def make_renderer(self, width, height):  # the renderer vocabulary: RendererOps
+        return self.renderer_class(self.device, width, height)
 
     def ctx_create(self, c):
         self.contexts[c] = self.device.create_context()
