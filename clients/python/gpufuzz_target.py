@@ -22,13 +22,13 @@ Standard library only (Python 3.11).
 import ctypes
 import errno
 import fcntl
+import gc
 import os
 import re
 import select
 import signal
 import socket
 import sys
-import traceback
 
 __all__ = ["Target", "Failure", "Error", "Invalid", "Mismatch", "Leak", "Sequence", "Operation",
            "SequenceError", "main", "run_sequence", "serve_forks"]
@@ -189,8 +189,8 @@ _KIND_WORDS = {"r": "renderer", "c": "context", "b": "buffer"}
 
 def load_sequence(path):
     try:
-        with open(path, encoding="ascii") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            text = f.read().decode("ascii")  # the built-in codec: nothing to import in a fork
     except (OSError, UnicodeDecodeError) as e:
         raise SequenceError(f"{path}: cannot read the sequence file: {e}") from None
     return parse_sequence(text, path)
@@ -288,6 +288,8 @@ def run_sequence(target, sequence, events=None):
 
     def failed(exc, at, op, prefix=""):
         if not isinstance(exc, Failure):
+            import traceback  # noqa: PLC0415 - on failure only: a fork imports nothing it need not
+
             traceback.print_exc()
         return outcome(exc.outcome if isinstance(exc, Failure) else "error", at, op,
                        prefix + _describe(exc))
@@ -369,11 +371,32 @@ _PR_SET_PTRACER = 0x59616D61
 _MALFORMED = b"error malformed fork server request"
 
 
+_libc = None
+
+
 def _prctl(option, value):
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                           ctypes.c_ulong]
-    return libc.prctl(option, value, 0, 0, 0)
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    return _libc.prctl(option, value, 0, 0, 0)
+
+
+# As the harness starts a target: SIGTERM and SIGINT ignored; as Python starts itself: SIGPIPE
+# and SIGXFSZ ignored (so that a closed events pipe reads the same forked or fresh). Every other
+# signal at its default.
+_IGNORED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def _reset_signals():
+    """Sets the dispositions a fresh start has; only those that differ."""
+    for sig in signal.valid_signals():
+        want = signal.SIG_IGN if sig in _IGNORED_SIGNALS else signal.SIG_DFL
+        try:
+            if signal.getsignal(sig) != want:
+                signal.signal(sig, want)
+        except (OSError, ValueError, RuntimeError):
+            pass  # SIGKILL, SIGSTOP, the C library's own
 
 
 def _parse_request(message, fds, flags):
@@ -404,16 +427,7 @@ def _become_child(target, server, harness, sock, fds, env, args):
         if os.getppid() != server:
             os._exit(127)  # the server died before the signal was armed
         _prctl(_PR_SET_PTRACER, harness)  # for the harness's gdb, as the runner allows
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        for sig in signal.valid_signals():
-            try:
-                signal.signal(sig, signal.SIG_DFL)
-            except (OSError, ValueError, RuntimeError):
-                pass  # SIGKILL, SIGSTOP, the C library's own
-        # As the harness starts a target: SIGTERM and SIGINT ignored; as Python starts itself:
-        # SIGPIPE and SIGXFSZ ignored (so a closed events pipe reads the same both ways).
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the dispositions are the server's
         output = fcntl.fcntl(fds[0], fcntl.F_DUPFD_CLOEXEC, 10)
         events = fcntl.fcntl(fds[1], fcntl.F_DUPFD_CLOEXEC, 10) if len(fds) > 1 else None
         os.dup2(output, 1)
@@ -431,6 +445,8 @@ def _become_child(target, server, harness, sock, fds, env, args):
     try:
         status = _run_file(target, args[-1]) if args else 2
     except BaseException:  # noqa: BLE001
+        import traceback  # noqa: PLC0415 - on failure only: a fork imports nothing it need not
+
         traceback.print_exc()
         status = 3
     _finish(status)
@@ -509,6 +525,13 @@ def serve_forks(target, fd):
     """Serves `run` requests on the socket `fd` until the harness closes it; returns 0."""
     server, harness = os.getpid(), os.getppid()
     sock = socket.socket(fileno=fd)
+    _prctl(_PR_SET_PTRACER, harness)  # loads the C library's handle once, for every child
+    # The server's signal dispositions are those of a fresh start (its children inherit them),
+    # whatever start-up installed: set once here rather than in every fork.
+    _reset_signals()
+    # Start-up's objects are never collected in a child: frozen, forks do not copy their pages.
+    gc.collect()
+    gc.freeze()
     if not _send(sock, f"hello {FORK_SERVER_VERSION}"):
         return 0
     while True:
