@@ -172,6 +172,12 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
                       return readChoice(v, "backend", choices, d.backend);
                     },
                     values<&Directives::backend>});
+    list.push_back({"target",
+                    [](std::string_view v, Directives& d) {
+                      d.target = std::string(v);
+                      return Problem{};
+                    },
+                    values<&Directives::target>});
     list.push_back({"policy",
                     [](std::string_view v, Directives& d) {
                       return readChoice(

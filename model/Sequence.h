@@ -28,8 +28,10 @@ inline constexpr std::array<std::string_view, 5> kBackendNames = {"sim", "cuda",
 /// The `# key: value` lines before the first operation. Command-line options override them.
 struct Directives {
   std::optional<std::string> backend;  // one of kBackendNames, or auto
-  std::optional<std::string> policy;   // a teardown policy name
-  std::optional<std::string> faults;   // a built-in plan name or a path
+  /// The program a finding was made with (`--target`'s words, shell-quoted): target.md.
+  std::optional<std::string> target;
+  std::optional<std::string> policy;  // a teardown policy name
+  std::optional<std::string> faults;  // a built-in plan name or a path
   std::optional<Expectation> expect;
   /// `expect.BACKEND`, by backend name (one of kBackendNames).
   std::map<std::string, Expectation> expectOn;

@@ -422,9 +422,7 @@ Report Campaign::reportUnlocked() const {
   Report r;
   r.command = "fuzz";
   r.seed = seed_;
-  r.backend = trials_.setup().backend;
-  r.policy = std::string(policyName(trials_.setup().policy));
-  r.faults = trials_.setup().faults;
+  r.describeRun(trials_.setup());
   r.extra.emplace_back("device", jsonString(plan_.deviceDescription));
   r.executions = trials_.executions();
   r.elapsedSeconds = secondsSince(started_);

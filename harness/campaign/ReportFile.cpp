@@ -6,12 +6,24 @@
 
 namespace gpufuzz {
 
+void Report::describeRun(const TrialSetup& setup) {
+  backend = setup.backend;
+  policy = std::string(policyName(setup.policy));
+  faults = setup.faults;
+  target = setup.target.empty() ? "" : setup.target.text();
+  targetVersion = setup.target.version;
+}
+
 std::string reportJson(const Report& r) {
   JsonWriter j;
   j.beginObject();
   j.key("command").value(r.command);
   j.key("seed").value(r.seed);
   j.key("backend").value(r.backend);
+  if (!r.target.empty()) {
+    j.key("target").value(r.target);
+    j.key("target_version").value(r.targetVersion);
+  }
   j.key("policy").value(r.policy);
   j.key("faults").value(r.faults);
   j.key("executions").value(r.executions);

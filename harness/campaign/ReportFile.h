@@ -9,6 +9,7 @@
 
 #include "harness/base/RunOutcome.h"
 #include "harness/campaign/FindingStore.h"
+#include "harness/search/Trial.h"
 
 namespace gpufuzz {
 
@@ -28,6 +29,9 @@ struct Report {
   std::string command;
   uint64_t seed = 0;
   std::string backend, policy, faults;
+  std::string target, targetVersion;  // --target's, when one ran
+  /// Sets backend, policy, faults and target from what the trials ran under.
+  void describeRun(const TrialSetup& setup);
   uint64_t executions = 0;
   double elapsedSeconds = 0;
   std::vector<ReplayResult> results;

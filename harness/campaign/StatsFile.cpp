@@ -41,6 +41,8 @@ void visitStats(Io& io, Stats& s) {
   io.shard("shard", s.shard);
   io.optionalNumber("next_sequence", s.nextSequence);
   io.text("backend", s.backend);
+  io.text("target", s.target);
+  io.text("target_version", s.targetVersion);
   io.text("policy", s.policy);
   io.text("faults", s.faults);
   io.text("ops", s.ops);
@@ -267,6 +269,8 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
     m.mergedFrom.push_back(p.folder);
   }
   m.backend = shared(parts, &CampaignStats::backend);
+  m.target = shared(parts, &CampaignStats::target);
+  m.targetVersion = shared(parts, &CampaignStats::targetVersion);
   m.policy = shared(parts, &CampaignStats::policy);
   m.faults = shared(parts, &CampaignStats::faults);
   m.ops = shared(parts, &CampaignStats::ops);

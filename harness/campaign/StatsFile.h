@@ -52,6 +52,8 @@ struct CampaignStats {
   /// time-bounded campaign of the same seed and settings resumed in this folder goes on.
   std::optional<uint64_t> nextSequence;
   std::string backend, policy, faults, ops;
+  /// --target's command line and what its --version said; empty for the project's runner.
+  std::string target, targetVersion;
   std::string deadline;   // the deadline in force
   std::string shrinking;  // the current shrink or explanation; empty when none
   double execsPerSecond = 0;

@@ -62,10 +62,14 @@ std::string commandNames() {
 
 }  // namespace
 
+const char* optionFlag(Option o) {
+  return kOptions[static_cast<std::size_t>(o)].flag;
+}
+
 uint64_t CommandLine::number(Option o, uint64_t fallback, uint64_t min, uint64_t max) const {
   const auto text = get(o);
   if (!text) return fallback;
-  const char* flag = kOptions[static_cast<std::size_t>(o)].flag;
+  const char* flag = optionFlag(o);
   uint64_t n = 0;
   auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
   if (text->empty() || ec != std::errc() || ptr != text->data() + text->size()) {

@@ -34,6 +34,9 @@ struct CommandLine {
 /// option the subcommand does not take, or a wrong number of files.
 CommandLine parseCommandLine(int argc, char** argv);
 
+/// The option's flag ("--backend").
+const char* optionFlag(Option o);
+
 /// "30s", "10m", "8h", "1h30m", "90" (seconds); InputError otherwise.
 std::chrono::seconds parseDuration(const std::string& text);
 

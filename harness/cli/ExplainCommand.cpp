@@ -64,9 +64,7 @@ int runExplain(Session& session) {
     Report report;
     report.command = "explain";
     report.seed = seq.directives.seed.value_or(0);
-    report.backend = backend;
-    report.policy = std::string(policyName(config.policy));
-    report.faults = trials.setup().faults;
+    report.describeRun(trials.setup());
     report.executions = e.executions;
     report.elapsedSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

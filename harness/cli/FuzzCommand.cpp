@@ -30,11 +30,14 @@ Vocabulary parseVocabulary(const std::string& text) {
 
 int runFuzz(Session& session) {
   const CommandLine& cl = session.commandLine();
-  const std::string backend = session.resolveBackend(cl.get(Option::Backend).value_or("auto"));
-  const RunConfig config =
-      resolveRunConfig(RunOverrides{backend, cl.get(Option::Policy), cl.get(Option::Faults),
-                                    session.backendOptions()},
-                       Directives{}, "");
+  const TargetCommand* target = session.commandLineTarget();
+  const std::string backend =
+      target ? Session::kTargetBackend
+             : session.resolveBackend(cl.get(Option::Backend).value_or("auto"));
+  const RunConfig config = resolveRunConfig(
+      RunOverrides{target ? std::nullopt : std::optional<std::string>(backend),
+                   cl.get(Option::Policy), cl.get(Option::Faults), session.backendOptions()},
+      Directives{}, "");
   const std::string faults = faultsFor(config, backend);
   loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
   GeneratorConfig gen;
@@ -60,7 +63,10 @@ int runFuzz(Session& session) {
   FindingStore store(cl.get(Option::Out).value_or("findings"));
   // A campaign in a folder where campaigns ran before continues their counts.
   std::optional<CampaignStats> previous = ownStats(store.root());
-  TrialRunner& trials = session.trials(backend, config.policy, faults);
+  TrialRunner& trials = session.trials(backend, config.policy, faults, target);
+  const std::string description =
+      target ? target->text() + (target->version.empty() ? "" : ", " + target->version)
+             : session.backendDescription(backend);
 
   std::string budget =
       time ? "for " + std::to_string(time->count()) + " s" : std::to_string(*runs) + " runs";
@@ -70,10 +76,9 @@ int runFuzz(Session& session) {
   }
   std::printf(
       "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, ops %s, jobs %u, %s\n",
-      static_cast<unsigned long long>(seed), backend.c_str(),
-      session.backendDescription(backend).c_str(), std::string(policyName(config.policy)).c_str(),
-      faults.c_str(), cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
-      budget.c_str());
+      static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
+      std::string(policyName(config.policy)).c_str(), faults.c_str(),
+      cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(
@@ -91,7 +96,7 @@ int runFuzz(Session& session) {
   plan.shard = shard;
   plan.runs = runs;
   plan.time = time;
-  plan.deviceDescription = session.backendDescription(backend);
+  plan.deviceDescription = description;
   plan.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   plan.explain = !cl.has(Option::NoExplain);
   plan.reportFile = cl.get(Option::Report);
@@ -105,6 +110,10 @@ int runFuzz(Session& session) {
   identity.seed = seed;
   if (cl.has(Option::Shard)) identity.shard = shard;
   identity.backend = backend;
+  if (target) {
+    identity.target = target->text();
+    identity.targetVersion = target->version;
+  }
   identity.policy = std::string(policyName(config.policy));
   identity.faults = faults;
   identity.ops = cl.get(Option::Ops).value_or("renderer");

@@ -85,7 +85,10 @@ int runPromote(Session& session) {
   if (!minimal.directives.expect) {
     throw InputError(minimalFile + ": has no `expect` directive: not a finding's minimal sequence");
   }
-  const std::string foundOn = minimal.directives.backend.value_or("sim");
+  // A finding made with a target (its `target` directive, or --target) is measured on it alone.
+  const TargetCommand* targetProgram = session.targetFor(minimal, minimalFile);
+  const std::string foundOn =
+      targetProgram ? Session::kTargetBackend : minimal.directives.backend.value_or("sim");
   const Expectation observed = minimal.expectationFor(foundOn);
   const auto target = targetFile(cl, finding);
   RunConfig config = resolveRunConfig(RunOverrides{}, minimal.directives, minimalFile);
@@ -95,10 +98,14 @@ int runPromote(Session& session) {
   std::map<std::string, Expectation> expected;
   std::vector<std::string> measured;
   std::vector<std::string> unusable;  // "opencl (why)"
+  std::vector<std::string> candidates;
+  if (targetProgram) candidates.push_back(foundOn);
   for (const BackendInfo& info : backendRegistry()) {
-    const std::string backend(info.name);
-    if (backend != "sim") {
-      if (!info.built) continue;
+    if (!targetProgram) candidates.emplace_back(info.name);
+  }
+  for (const std::string& backend : candidates) {
+    if (backend != "sim" && !targetProgram) {
+      if (!backendInfo(backend).built) continue;
       try {
         session.resolveBackend(backend);
       } catch (const DeviceUnavailable&) {
@@ -106,7 +113,8 @@ int runPromote(Session& session) {
         continue;
       }
     }
-    TrialRunner& trials = session.trials(backend, config.policy, faultsFor(config, backend));
+    TrialRunner& trials =
+        session.trials(backend, config.policy, faultsFor(config, backend), targetProgram);
     const TrialResult t = trials.run(minimal, TrialMode::Confirmed);
     if (t.harnessError) {
       std::fprintf(stderr, "gpufuzz: the harness failed on %s: %s\n", backend.c_str(),
@@ -129,11 +137,13 @@ int runPromote(Session& session) {
   Sequence promoted = minimal;
   Directives& d = promoted.directives;
   d.backend.reset();
+  if (targetProgram) d.target = targetProgram->text();
   d.faults = faultsFrom(config, target);
-  d.expect = expected.at("sim");
+  const std::string base = targetProgram ? foundOn : "sim";
+  d.expect = expected.at(base);
   d.expectOn.clear();
   for (const auto& [backend, e] : expected) {
-    if (backend != "sim" && !(e == expected.at("sim"))) d.expectOn[backend] = e;
+    if (backend != base && !(e == expected.at(base))) d.expectOn[backend] = e;
   }
   const std::string today = utcTimeText(unixNow());
   d.notes.push_back("promoted " + today + " from finding " + finding.id + " (" +

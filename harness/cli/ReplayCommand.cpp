@@ -53,9 +53,7 @@ int runReplay(Session& session) {
   }
   std::printf("%zu file(s), %d missed their expectation\n", planned.size(), missed);
   if (!planned.empty()) {
-    report.backend = planned.front().run.backend;
-    report.policy = std::string(policyName(planned.front().run.config.policy));
-    report.faults = planned.front().run.trials->setup().faults;
+    report.describeRun(planned.front().run.trials->setup());
   }
   report.elapsedSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

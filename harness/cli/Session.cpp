@@ -76,6 +76,16 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   if (cl.has(Option::Validation)) {
     backendOptions_.validation = parseValidationOption(*cl.get(Option::Validation));
   }
+  if (cl.has(Option::Target)) {
+    for (const Option o :
+         {Option::Backend, Option::Device, Option::Validation, Option::Sanitizer}) {
+      if (cl.has(o)) {
+        throw InputError(std::string(optionFlag(o)) +
+                         " chooses among gpufuzz's own backends; with --target the program "
+                         "named is the backend (give it its own arguments in --target)");
+      }
+    }
+  }
   if (cl.has(Option::Sanitizer)) sanitizer_ = sanitizerFor(*cl.get(Option::Sanitizer));
   runner_ = (executableDir() / "gpufuzz-runner").string();
   if (::access(runner_.c_str(), X_OK) != 0) {
@@ -167,15 +177,67 @@ Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) 
   run.config = resolveRunConfig(RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy),
                                              cl_.get(Option::Faults), backendOptions_},
                                 seq.directives, file);
-  run.backend = resolveBackend(run.config.backend);
+  const TargetCommand* target = targetFor(seq, file);
+  run.backend = target ? kTargetBackend : resolveBackend(run.config.backend);
   checkFaultPlan(run.config, run.backend, seq, file);
-  run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend));
+  run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend), target);
   return run;
 }
 
+const TargetCommand* Session::commandLineTarget() {
+  if (!cl_.has(Option::Target)) return nullptr;
+  return &resolveTarget(*cl_.get(Option::Target), "--target");
+}
+
+const TargetCommand* Session::targetFor(const Sequence& seq, const std::string& file) {
+  if (cl_.has(Option::Target)) return commandLineTarget();
+  if (!seq.directives.target) return nullptr;
+  const auto place = seq.directivePlaces.find("target");
+  const std::string where = place == seq.directivePlaces.end()
+                                ? file + ": target"
+                                : file + ":" + std::to_string(place->second.first) + ":" +
+                                      std::to_string(place->second.second) + ": target";
+  return &resolveTarget(*seq.directives.target, where);
+}
+
+const TargetCommand& Session::resolveTarget(const std::string& text, const std::string& what) {
+  if (const auto it = targets_.find(text); it != targets_.end()) return it->second;
+  TargetCommand target;
+  target.words = splitShellWords(text, what);
+  std::string& program = target.words.front();
+  if (program.find('/') == std::string::npos) {
+    const std::optional<std::string> found = findOnPath(program);
+    if (!found) throw InputError(what + ": '" + program + "' is not a program on PATH");
+    program = *found;
+  }
+  for (std::string& word : target.words) {
+    std::error_code ec;
+    if (word.find('/') == std::string::npos || !std::filesystem::exists(word, ec)) continue;
+    word = std::filesystem::absolute(word, ec).lexically_normal().string();
+  }
+  if (::access(program.c_str(), X_OK) != 0) {
+    throw InputError(what + ": '" + program + "' is not an executable file");
+  }
+  ChildCommand version{program, {target.words.begin() + 1, target.words.end()}};
+  version.args.emplace_back("--version");
+  try {
+    const CapturedRun r = runCaptured(version, std::chrono::seconds(10), 4096);
+    if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) {
+      std::string line = r.output.substr(0, r.output.find('\n'));
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+        line.pop_back();
+      target.version = line;
+    }
+  } catch (const ChildStartError& e) {
+    throw InputError(what + ": " + e.what());
+  }
+  return targets_.emplace(text, std::move(target)).first->second;
+}
+
 TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
-                             const std::string& faults) {
-  const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults;
+                             const std::string& faults, const TargetCommand* target) {
+  const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults +
+                          (target ? "|" + target->text() : "");
   auto it = runners_.find(key);
   if (it != runners_.end()) return *it->second;
   loadFaultPlan(faults);  // a bad plan is bad input, found here rather than by a child
@@ -205,7 +267,21 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.slots = slots_;
   if (backend == "cuda") setup.devices = devices_;
   setup.stopRequested = &Session::stopRequested;
+  if (target) setup.target = *target;
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);
+  if (target) {
+    // A target that cannot run nothing cannot run anything: its runtime is missing, its adapter
+    // broken. Said here, before a campaign counts every sequence as its failure.
+    const TrialResult empty = runner->run(Sequence{}, TrialMode::Quick);
+    if (empty.harnessError || empty.outcome.failed()) {
+      std::string output = empty.evidence.outputTail;
+      if (output.size() > 2000) output = "..." + output.substr(output.size() - 2000);
+      throw DeviceUnavailable(
+          "the target " + target->text() + " did not pass an empty sequence: " +
+          (empty.harnessError ? *empty.harnessError : outcomeText(empty.outcome)) +
+          (output.empty() ? "" : "\nits output:\n" + output));
+    }
+  }
   TrialRunner& ref = *runner;
   runners_[key] = std::move(runner);
   return ref;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/base/RunConfig.h"
+#include "harness/base/TargetCommand.h"
 #include "harness/cli/CommandLine.h"
 #include "harness/search/Trial.h"
 #include "harness/supervise/Deadline.h"
@@ -44,8 +45,20 @@ class Session {
   const BackendOptions& backendOptions() const { return backendOptions_; }
 
   /// A trial runner for one configuration; runners are kept and shared (one calibrator per
-  /// backend), so asking twice for the same configuration gives the same runner.
-  TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults);
+  /// backend), so asking twice for the same configuration gives the same runner. With `target`,
+  /// its children are that program (target.md) and `backend` is "target"; the first runner of
+  /// a target checks that it passes an empty sequence (DeviceUnavailable when it does not).
+  TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults,
+                      const TargetCommand* target = nullptr);
+
+  /// --target, resolved; null without it.
+  const TargetCommand* commandLineTarget();
+  /// A target's command line (from --target or a file's `target` directive) split, its program
+  /// found (PATH for a bare name), words that name existing paths made absolute, its --version
+  /// asked. InputError (naming `what`) when it does not split or the program is missing.
+  const TargetCommand& resolveTarget(const std::string& text, const std::string& what);
+  /// The name a target's runs go by where a backend's would ("target").
+  static constexpr const char* kTargetBackend = "target";
 
   /// What one sequence file runs under: the command line over its directives, the backend
   /// resolved, and the trial runner for that configuration.
@@ -55,6 +68,8 @@ class Session {
     TrialRunner* trials = nullptr;
   };
   FileRun forFile(const Sequence& seq, const std::string& file);
+  /// The target a file runs with: --target, else its `target` directive; null for the runner.
+  const TargetCommand* targetFor(const Sequence& seq, const std::string& file);
 
   /// Set once SIGINT or SIGTERM arrived; every child has been killed by then.
   static bool stopRequested();
@@ -76,6 +91,7 @@ class Session {
   std::vector<std::unique_ptr<Backend>> held_;  // other in-process backends, kept as cuda_ is
   std::map<std::string, std::unique_ptr<DeadlineCalibrator>> calibrators_;
   std::map<std::string, std::unique_ptr<TrialRunner>> runners_;
+  std::map<std::string, TargetCommand> targets_;  // by the text they were resolved from
 };
 
 }  // namespace gpufuzz

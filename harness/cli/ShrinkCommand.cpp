@@ -60,9 +60,7 @@ int runShrink(Session& session) {
     Report report;
     report.command = "shrink";
     report.seed = f.seed;
-    report.backend = backend;
-    report.policy = std::string(policyName(config.policy));
-    report.faults = trials.setup().faults;
+    report.describeRun(trials.setup());
     report.executions = trials.executions();
     report.elapsedSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

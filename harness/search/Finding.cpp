@@ -39,6 +39,10 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   j.key("detail").value(f.outcome.detail);
   j.key("sequence").value(normalizedOperations(f.minimal));
   j.key("file").value(file);
+  if (f.minimal.directives.target) {
+    j.key("target").value(*f.minimal.directives.target);
+    j.key("target_version").value(f.targetVersion);
+  }
   j.key("executions_to_find").value(f.executionsToFind);
   j.key("executions_to_shrink").value(f.executionsToShrink);
   j.key("reproduced").value(f.reproduced);

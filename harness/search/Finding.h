@@ -31,6 +31,8 @@ struct Finding {
   std::string cause;
   uint64_t hits = 1;
   std::string foundAt;  // UTC (utcTimeText); set when first recorded
+  /// Made with --target (the minimal sequence's `target` directive): what its --version said.
+  std::string targetVersion;
   std::string stacks;
   std::string outputTail;
   std::vector<std::string> shrinkSteps;

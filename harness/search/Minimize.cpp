@@ -23,7 +23,12 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   f.minimal = shrunk.minimal;
   Directives& d = f.minimal.directives;
   d = Directives{};
-  d.backend = trials.setup().backend;
+  if (trials.setup().target.empty()) {
+    d.backend = trials.setup().backend;
+  } else {
+    d.target = trials.setup().target.text();
+    f.targetVersion = trials.setup().target.version;
+  }
   d.policy = std::string(policyName(trials.setup().policy));
   d.faults = trials.setup().faults;
   d.expect = expectationOf(f.outcome);

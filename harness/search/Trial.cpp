@@ -83,18 +83,28 @@ std::optional<OpPlace> firstContextDestroy(const Sequence& seq) {
 TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
     : setup_(std::move(setup)), deadlines_(deadlines) {}
 
-Supervised TrialRunner::runOnce(const std::filesystem::path& file,
-                                const std::optional<OpPlace>& destroyAt, Millis deadline,
-                                DeadlineCalibrator::ByKind kindDeadlines, bool stacks) {
+Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
+                                Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
+                                bool stacks) {
   ChildCommand command;
-  command.executable = setup_.runner;
-  command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
-                  "--faults",  setup_.faults,  "--quiet"};
-  for (std::string& arg : backendOptionArgs(setup_.backendOptions)) {
-    command.args.push_back(std::move(arg));
+  SupervisionLimits limits;
+  if (!setup_.target.empty()) {
+    // CMD ARGS... FILE; a fork server of it is CMD ARGS... (target.md).
+    command.executable = setup_.target.words.front();
+    command.args.assign(setup_.target.words.begin() + 1, setup_.target.words.end());
+    command.serverArgs = command.args.size();
+    limits.target = true;
+  } else {
+    command.executable = setup_.runner;
+    command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
+                    "--faults",  setup_.faults,  "--quiet"};
+    for (std::string& arg : backendOptionArgs(setup_.backendOptions)) {
+      command.args.push_back(std::move(arg));
+    }
   }
   command.args.push_back(file.string());
-  SupervisionLimits limits;
+  for (const Operation& op : seq.ops)
+    limits.expectedOps.emplace_back(opKindName(op.kind));
   limits.progressDeadline = deadline;
   limits.opDeadlines = std::move(kindDeadlines);
   limits.startDeadline = deadlines_.startDeadline();
@@ -131,7 +141,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file,
   ++executions_;
   if (setup_.sanitizer.tool != SanitizerTool::None) {
     return superviseUnderSanitizer(command, limits, setup_.sanitizer,
-                                   file.string() + ".sanitizer.log", destroyAt);
+                                   file.string() + ".sanitizer.log", firstContextDestroy(seq));
   }
   return supervise(command, limits);
 }
@@ -143,12 +153,17 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
                                       std::to_string(counter++) + ".seq");
   Sequence bare;
   bare.ops = seq.ops;
+  if (!setup_.target.empty()) {
+    // A target learns the policy and the plan from the file (the runner from its arguments).
+    bare.directives.policy = std::string(policyName(setup_.policy));
+    bare.directives.faults = setup_.faults;
+  }
   writeFile(file, printSequence(bare));
 
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
   const DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
-  result.evidence = runOnce(file, firstContextDestroy(seq), deadline, kinds, false);
+  result.evidence = runOnce(file, seq, deadline, kinds, false);
   result.executions = 1;
   if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
     result.outcome = result.evidence.outcome;
@@ -156,8 +171,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
     const Supervised first = std::move(result.evidence);
     const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
     const Millis longerDefault = deadlines_.confirmationDeadline();
-    result.evidence =
-        runOnce(file, firstContextDestroy(seq), longerDefault, longer, mode == TrialMode::Evidence);
+    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {

@@ -17,6 +17,7 @@
 
 #include "harness/base/RunConfig.h"
 #include "harness/base/RunOutcome.h"
+#include "harness/base/TargetCommand.h"
 #include "harness/supervise/ComputeSanitizer.h"
 #include "harness/supervise/Deadline.h"
 #include "harness/supervise/Supervisor.h"
@@ -59,7 +60,10 @@ class DeviceSpread {
 };
 
 struct TrialSetup {
-  std::string runner;             // the gpufuzz-runner executable
+  std::string runner;  // the gpufuzz-runner executable
+  /// --target: the program run instead of the runner (target.md), as `WORDS... FILE`, its FILE
+  /// carrying the policy and faults as directives; empty: the runner.
+  TargetCommand target;
   std::string backend;            // a backend of the registry (resolved, not auto)
   BackendOptions backendOptions;  // --device, --validation: passed on to the runner
   /// --sanitizer: every child under compute-sanitizer, as a fresh process (ComputeSanitizer.h).
@@ -112,8 +116,8 @@ class TrialRunner {
   uint64_t executions() const { return executions_.load(); }
 
  private:
-  Supervised runOnce(const std::filesystem::path& file, const std::optional<OpPlace>& destroyAt,
-                     Millis deadline, DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
+  Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
+                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
 
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;

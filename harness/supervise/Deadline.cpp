@@ -34,6 +34,9 @@ const BackendDeadlines kBackendDeadlines[] = {
     // lavapipe shades ~25 M pixel-triangles/s on this 2-core VM: a 512 x 512 draw of 1024
     // triangles takes ~10 s; instance + device under the layer ~15-100 ms (platform.md).
     {"vulkan", Millis{2'000}, Millis{120'000}, Millis{20'000}, 4, Millis{30'000}},
+    // A target of target.md: unknown work, perhaps an interpreter's start-up (CPython with NumPy
+    // and an OpenCL or CUDA binding imports in 0.3-2 s) and a device opened in every child.
+    {"target", Millis{1'000}, Millis{60'000}, Millis{30'000}, 4, Millis{10'000}},
 };
 
 }  // namespace
