@@ -67,10 +67,11 @@ class Renderer:
         grid = ((self.width + BLOCK[0] - 1) // BLOCK[0], (self.height + BLOCK[1] - 1) // BLOCK[1])
         with self.stream:
             tris_d = cupy.asarray(tris)
-            tex = self.textures[0] if self.textures else self.no_texture
+            tex, tsize = ((self.textures[0], self.texture_size) if self.textures
+                          else (self.no_texture, 0))
             self.target.kernel(grid, BLOCK[:2], (self.fb, np.int32(self.width),
                                                  np.int32(self.height), tris_d, np.int32(count),
-                                                 tex, np.int32(self.texture_size)))
+                                                 tex, np.int32(tsize)))
         self.frame.append(tris_d)
         reference_raster(self.image, tris, self.model_textures[0] if self.model_textures else None)
 
@@ -187,10 +188,12 @@ def _raster_agrees():
     target = CuPyRenderer()
     target.configure([])
     target.setup(gpufuzz.parse_sequence("", "<self-test>"))
-    for width, height, count, seed, textures in [(64, 64, 4, 0, 0), (37, 19, 200, 7, 1),
-                                                 (512, 300, 1024, 3, 2), (1, 1, 16, 9, 1)]:
+    # textures: how many set_textures makes (None: no set_textures; 0: it makes none).
+    for width, height, count, seed, textures in [(64, 64, 4, 0, None), (37, 19, 200, 7, 1),
+                                                 (512, 300, 1024, 3, 2), (1, 1, 16, 9, 1),
+                                                 (64, 64, 64, 5, 0)]:
         r = Renderer(target, width, height)
-        if textures:
+        if textures is not None:
             r.set_textures(textures, 13, seed, wait=True)
         r.draw(count, seed)
         r.draw(count, seed + 1)

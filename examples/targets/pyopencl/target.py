@@ -4,7 +4,7 @@ A renderer is a context, an in-order render queue, a transfer queue for texture 
 framebuffer. A draw is a raster kernel enqueued behind the renderer's frame gate (a user event)
 and not waited for: the frame's draws run when it is submitted (sync, read_back, destroy, and a
 texture replacement under the shipped policy). read_back checks the framebuffer against a numpy
-reference of the same raster. Textures of a size are recycled from a pool (that is what makes
+reference of the same raster. Texture buffers are recycled from a pool (that is what makes
 replacing them while draws still need them a bug). Device ops: bare contexts and buffers.
 
     python3 target.py [--platform NAME] FILE      (NAME: a part of the platform's name; pocl)
@@ -54,7 +54,8 @@ class Renderer:
         self.fb = ledger.alloc(self.ctx, READ_WRITE_COPY,
                                hostbuf=np.zeros(width * height, dtype=np.uint32))
         self.no_texture = ledger.alloc(self.ctx, READ_ONLY_COPY, hostbuf=np.zeros(1, np.uint32))
-        self.textures, self.texture_sizes, self.pool = [], 0, []  # pool: (size, buffer) to reuse
+        self.textures, self.texture_sizes, self.pool = [], 0, []  # pool: buffers to reuse
+        self.replacements = 0
         self.frame = []  # this frame's triangle buffers
         self.gate = None  # the user event the frame's draws wait for
         self.image = np.zeros((height, width), dtype=np.uint32)  # the model's image
@@ -66,9 +67,10 @@ class Renderer:
         self.frame.append(buf)
         if self.gate is None:
             self.gate = cl.UserEvent(self.ctx)
-        tex = self.textures[0] if self.textures else self.no_texture
+        tex, tsize = ((self.textures[0], self.texture_sizes) if self.textures
+                      else (self.no_texture, 0))
         self.kernel.set_args(self.fb, np.int32(self.width), buf, np.int32(count), tex,
-                             np.int32(self.texture_sizes))
+                             np.int32(tsize))
         cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.width, self.height), None,
                                    wait_for=[self.gate])
         reference_raster(self.image, tris,
@@ -91,19 +93,26 @@ class Renderer:
     def set_textures(self, count, size, seed, wait):
         if wait:
             self.wait()  # the draws that sample the old textures are done
-        self.pool += [(self.texture_sizes, t) for t in self.textures]
+        self.pool += self.textures
         self.textures = []
-        for data in texels(count, size, seed):
-            reusable = [p for p in self.pool if p[0] == size]
+        # Each replacement's texels differ (stamped with how many came before), as a renderer's
+        # streamed textures would, even when the seed repeats.
+        self.replacements += 1
+        stamped = seed + 7919 * self.replacements
+        for data in texels(count, size, stamped):
+            # Buffers come in power-of-two sizes from 4 KiB; a pooled one that holds the texels is
+            # reused (the smallest), else one is made.
+            reusable = sorted((b for b in self.pool if b.size >= data.nbytes), key=lambda b: b.size)
             if reusable:
-                self.pool.remove(reusable[0])
-                buf = reusable[0][1]
-                cl.enqueue_copy(self.transfers, buf, data, is_blocking=True)
+                buf = reusable[0]
+                self.pool.remove(buf)
             else:
-                buf = self.target.ledger.alloc(self.ctx, READ_ONLY_COPY, hostbuf=data)
+                bucket = max(4096, 1 << (data.nbytes - 1).bit_length())
+                buf = self.target.ledger.alloc(self.ctx, cl.mem_flags.READ_ONLY, bucket)
+            cl.enqueue_copy(self.transfers, buf, data, is_blocking=True)
             self.textures.append(buf)
         self.texture_sizes = size
-        self.model_textures = texels(count, size, seed)
+        self.model_textures = texels(count, size, stamped)
 
     def read_back(self, name):
         self.wait()
@@ -116,7 +125,7 @@ class Renderer:
     def release(self, policy):
         """The teardown, under the sequence's policy (README.md: what each one does)."""
         ledger = self.target.ledger
-        buffers = ([b for _, b in self.pool] + self.textures + self.frame +
+        buffers = (self.pool + self.textures + self.frame +
                    [self.no_texture, self.fb])
         if policy == "no-destroy-sync":
             self.submit()  # the frame runs, but nothing waits for it

@@ -82,6 +82,8 @@ class SimDevice:
         self.queues[ctx].append(command)
 
     def finish(self, ctx):
+        if ctx not in self.queues:
+            raise gpufuzz.Error(f"finish: context {ctx} was destroyed")
         queue = self.queues[ctx]
         while queue:
             queue.pop(0)()
