@@ -421,13 +421,13 @@ def _parse_request(message, fds, flags):
 def _become_child(target, server, harness, sock, fds, env, args):
     """In the fork: the process a freshly started target would be, then the run."""
     try:
-        sock.close()
+        os.close(sock.fileno())  # not sock.close(): each Python call a fork makes costs it pages
         os.setpgid(0, 0)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != server:
             os._exit(127)  # the server died before the signal was armed
         _prctl(_PR_SET_PTRACER, harness)  # for the harness's gdb, as the runner allows
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the dispositions are the server's
+        # The signal dispositions and the (empty) mask are the server's, set once.
         output = fcntl.fcntl(fds[0], fcntl.F_DUPFD_CLOEXEC, 10)
         events = fcntl.fcntl(fds[1], fcntl.F_DUPFD_CLOEXEC, 10) if len(fds) > 1 else None
         os.dup2(output, 1)
@@ -435,8 +435,8 @@ def _become_child(target, server, harness, sock, fds, env, args):
         if events is not None:
             os.dup2(events, 3)
         os.closerange(3 if events is None else 4, os.sysconf("SC_OPEN_MAX"))
-        os.environ.pop(FORK_SERVER_FD_VARIABLE, None)
-        os.environ.pop(EVENTS_FD_VARIABLE, None)
+        if EVENTS_FD_VARIABLE in os.environ:
+            del os.environ[EVENTS_FD_VARIABLE]
         for entry in env:
             name, _, value = entry.partition("=")
             os.environ[name] = value
@@ -526,9 +526,10 @@ def serve_forks(target, fd):
     server, harness = os.getpid(), os.getppid()
     sock = socket.socket(fileno=fd)
     _prctl(_PR_SET_PTRACER, harness)  # loads the C library's handle once, for every child
-    # The server's signal dispositions are those of a fresh start (its children inherit them),
-    # whatever start-up installed: set once here rather than in every fork.
+    # The server's signal dispositions and mask are those of a fresh start (its children inherit
+    # them), whatever start-up installed: set once here rather than in every fork.
     _reset_signals()
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     # Start-up's objects are never collected in a child: frozen, forks do not copy their pages.
     gc.collect()
     gc.freeze()
