@@ -5,6 +5,10 @@
 // (to create, draw, destroy) and explain.
 //
 //   gpufuzz fuzz --target "toy-target --bug" --ops renderer --runs 200
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -25,6 +29,12 @@ struct Renderer {
 class ToyTarget final : public gt::Target {
  public:
   explicit ToyTarget(bool bug) : bug_(bug) {}
+
+  // Runs in the process that runs the sequence (a fork, under a fork server): where a real
+  // target opens its device. GPUFUZZ_TOY_PRINT_PARENT shows which process that is.
+  void start(const gt::Sequence&) override {
+    if (std::getenv("GPUFUZZ_TOY_PRINT_PARENT")) std::printf("parent %d\n", ::getppid());
+  }
 
   void run(const gt::Operation& op) override {
     if (op.op == "create") {

@@ -37,6 +37,7 @@ struct Behaviour {
   uint32_t hangAt = 0, spinAt = 0, segvAt = 0, failAt = 0, sleepAt = 0;
   long sleepMs = 0;
   bool hangBeforeStart = false, noOutcome = false, grandchild = false, listFds = false;
+  bool printParent = false;
   int exitStatus = -1;  // -1: 0 for pass, 1 for a failure
   long outputBytes = 0;
   std::string printEnv;
@@ -82,6 +83,8 @@ Behaviour parse(int argc, char** argv) {
       b.grandchild = true;
     else if (arg == "--list-fds")
       b.listFds = true;
+    else if (arg == "--print-parent")
+      b.printParent = true;
     else if (arg == "--print-env" && i + 1 < argc)
       b.printEnv = argv[++i];
     else {
@@ -124,6 +127,7 @@ void writeOutput(long bytes) {
 }
 
 int run(const Behaviour& b) {
+  if (b.printParent) std::printf("parent %d\n", static_cast<int>(::getppid()));
   if (b.listFds) {
     DIR* dir = ::opendir("/proc/self/fd");
     while (const dirent* entry = dir ? ::readdir(dir) : nullptr) {
@@ -170,8 +174,11 @@ int run(const Behaviour& b) {
 
 int main(int argc, char** argv) {
   using namespace gpufuzz;
-  if (argc == 2 && std::string_view(argv[1]) == kForkServerFlag) {
-    return serveForks(3, [argv0 = argv[0]](const std::vector<std::string>& args) {
+  const int serverSocket = argc == 2 && std::string_view(argv[1]) == kForkServerFlag ? 3
+                           : argc == 1 ? target::forkServerSocket()
+                                       : -1;
+  if (serverSocket >= 0) {
+    return serveForks(serverSocket, [argv0 = argv[0]](const std::vector<std::string>& args) {
       std::vector<char*> forkArgv{argv0};
       for (const std::string& arg : args)
         forkArgv.push_back(const_cast<char*>(arg.c_str()));

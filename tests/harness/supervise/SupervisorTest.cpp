@@ -92,6 +92,18 @@ pid_t grandchildPid(const std::string& output) {
   return pos == std::string::npos ? -1 : std::atoi(output.c_str() + pos + 11);
 }
 
+TEST_P(Supervisor, ChildrenAreForkedByAServerOrStartedByTheHarnessAsAsked) {
+  const Supervised s = runFake({"--print-parent"});
+  ASSERT_EQ(s.outcome.cls, OutcomeClass::Pass) << describe(s);
+  const std::string mine = "parent " + std::to_string(::getpid()) + "\n";
+  if (forkServerInUse) {
+    EXPECT_NE(s.outputTail.find("parent "), std::string::npos) << s.outputTail;
+    EXPECT_EQ(s.outputTail.find(mine), std::string::npos) << "started afresh: " << s.outputTail;
+  } else {
+    EXPECT_NE(s.outputTail.find(mine), std::string::npos) << s.outputTail;
+  }
+}
+
 TEST_P(Supervisor, PassingChildReportsPassAndTimings) {
   const Supervised s = runFake({"--ops", "3"});
   ASSERT_FALSE(s.harnessError) << describe(s);

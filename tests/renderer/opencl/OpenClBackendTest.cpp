@@ -81,11 +81,12 @@ TEST_F(OpenClBackendTest, AContextReleasedBeforeItsBuffersLivesUntilTheyGo) {
   cl_context owner = nullptr;
   ASSERT_EQ(api().getMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof owner, &owner, nullptr), CL_SUCCESS);
   EXPECT_EQ(owner, handle);
+  // Its public reference count may read 0 (NVIDIA's does; pocl counts the buffer's retain): the
+  // specification keeps a context with a count of 0 until the objects attached to it are gone.
   cl_uint references = 0;
   ASSERT_EQ(api().getContextInfo(handle, CL_CONTEXT_REFERENCE_COUNT, sizeof references, &references,
                                  nullptr),
             CL_SUCCESS);
-  EXPECT_GE(references, 1U);
   EXPECT_NO_THROW(cl().freeBuffer(buf));
   EXPECT_EQ(cl().memoryInUse(), MemoryInUse{});
   // The next context allocates as usual (the seed's hang is a fault plan's, not OpenCL's).
@@ -175,8 +176,16 @@ TEST_F(OpenClBackendTest, CallsOnReleasedOrForeignHandlesAreRefusedWithoutReachi
 TEST_F(OpenClBackendTest, AnAllocationBeyondTheDevicesLimitIsTheRuntimesError) {
   const ContextId ctx = cl().createContext();
   const uint64_t tooMany = cl().device().maxAllocBytes + 1;
-  const std::string error = deviceErrorOf([&] { cl().allocBuffer(ctx, tooMany); });
-  EXPECT_EQ(error.rfind("clCreateBuffer: CL_", 0), 0U) << error;
+  std::optional<BufferId> accepted;
+  const std::string error = deviceErrorOf([&] { accepted = cl().allocBuffer(ctx, tooMany); });
+  if (accepted && cl().device().platformName == "NVIDIA CUDA") {
+    // NVIDIA's driver (580.159.04 on the H200) creates the buffer where the specification says
+    // CL_INVALID_BUFFER_SIZE (corpus/runtimes/README.md): then it is accounted and freed as any.
+    EXPECT_EQ(cl().memoryInUse(), (MemoryInUse{tooMany, 1, 1}));
+    cl().freeBuffer(*accepted);
+  } else {
+    EXPECT_EQ(error, "clCreateBuffer: CL_INVALID_BUFFER_SIZE") << error;
+  }
   EXPECT_EQ(cl().memoryInUse(), (MemoryInUse{0, 0, 1}));
   cl().destroyContext(ctx);
 }
