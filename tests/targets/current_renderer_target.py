@@ -2,7 +2,9 @@
 gpufuzz finds, shrinks and explains it through --target. The renderer's teardown waits for the
 queue of the *current* renderer (the one created last, as a "current context" global would) instead
 of its own: with one renderer they are the same; once a second renderer is created, dropping the
-first with draws queued destroys its context under them (a device error at destroy)."""
+first waits for the wrong queue: with draws of its own queued, its context is destroyed under
+them; with the second already dropped, it waits on a destroyed context (either way a device
+error at destroy; the shrinker keeps whichever it meets first, each 1-minimal in 4 steps)."""
 
 import os
 import sys
