@@ -61,7 +61,7 @@ int cudaRuns = 40;
 int openclRuns = 200;
 constexpr const char* kOpenClDevice = "pocl";
 int vulkanRuns = 300;
-int pythonRuns = 2000;
+int pythonRuns = 400;  // fresh Python starts run ~12 a second here
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
