@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/supervise/ForkServer.h"
+#include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
 
 namespace gpufuzz {
@@ -314,6 +315,7 @@ TEST_P(Supervisor, MissingExecutableIsAHarnessError) {
 
 TEST_P(Supervisor, ManyRunsLeaveNoZombiesAndNoDescriptors) {
   stopForkServers();
+  strays::prepare();  // opens what stays open for the process's life (Strays.h), once
   const int fdsBefore = countOpenFds();
   SupervisionLimits limits = fastLimits();
   limits.progressDeadline = 100ms;
