@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "harness/supervise/ChildProcess.h"
@@ -91,8 +93,13 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   if (::access(runner_.c_str(), X_OK) != 0) {
     throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
   }
-  char pattern[] = "/tmp/gpufuzz-XXXXXX";
-  if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("cannot create a work directory");
+  // The sequence files of the children: in $TMPDIR when it is set (a node's scratch), else /tmp.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpufuzz-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a work directory like " + pattern + ": " +
+                             std::strerror(errno));
+  }
   workDir_ = pattern;
   slots_ = std::make_shared<ChildSlots>(jobs_);
   installStopHandlers();
