@@ -61,6 +61,8 @@ class Campaign {
   void run(std::optional<uint64_t> runs, std::optional<std::chrono::seconds> time) {
     runs_ = runs;
     deadline_ = time ? std::optional(started_ + *time) : std::nullopt;
+    // Generation ends with the time; a shrink under way may finish within the grace.
+    if (deadline_) trials_.stopAt(*deadline_ + plan_.grace);
     std::vector<std::jthread> workers;
     for (unsigned w = 0; w < plan_.jobs; ++w)
       workers.emplace_back([this] { work(); });
@@ -172,7 +174,9 @@ class Campaign {
       TrialResult t = trials_.run(seq, TrialMode::Quick);
       // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
       // saturated kind, whose misses are hits of a failure already understood.
-      if (t.evidence.stuck && !t.harnessError && !saturated(t.outcome)) {
+      // A miss of a kind already confirmed as a finding needs no confirmation either.
+      if (t.evidence.stuck && !t.harnessError && !saturated(t.outcome) &&
+          !trials_.isConfirmedKind(t.outcome)) {
         t = trials_.run(seq, TrialMode::Confirmed);
       }
       if (t.harnessError) {
@@ -234,7 +238,10 @@ class Campaign {
     f.minimal.directives.notes.push_back("found on " + plan_.deviceDescription);
     if (stopRequested()) {
       // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
-      f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
+      f.minimal.directives.notes.push_back(
+          plan_.stopRequested && plan_.stopRequested()
+              ? "shrink interrupted by a stop: may not be minimal"
+              : "shrink cut short when --time and --grace were spent: may not be minimal");
     } else if (f.confirmations > 0 && f.reproduced == 0) {
       ++unconfirmed_;  // never reproduced: a timing accident, not a finding
       std::lock_guard lock(mutex_);
@@ -242,6 +249,7 @@ class Campaign {
       return;
     }
     ++failures_;
+    if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
     const auto [isNew, dir] = store_.record(f);
     {
       std::lock_guard lock(mutex_);
@@ -273,6 +281,7 @@ class Campaign {
     options.knownReproduction = std::pair{f.reproduced, f.confirmations};
     try {
       const Explanation e = explainFailure(trials_, plan_.jobs, f.minimal, f.outcome, options);
+      if (stopRequested()) return;  // its trials were cut short: no explanation
       writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
     } catch (const std::exception& error) {
       say(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
@@ -376,7 +385,10 @@ class Campaign {
   }
 
  private:
-  bool stopRequested() const { return plan_.stopRequested && plan_.stopRequested(); }
+  /// A stop request, or the time and grace spent.
+  bool stopRequested() const {
+    return (plan_.stopRequested && plan_.stopRequested()) || trials_.stopRequested();
+  }
 
   const CampaignPlan& plan_;
   TrialRunner& trials_;
