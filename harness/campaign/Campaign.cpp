@@ -92,6 +92,8 @@ class Campaign {
       s.run.byClass[c] = byClass_[c].load();
     s.run.failures = failures_.load();
     s.run.unconfirmed = unconfirmed_.load();
+    s.run.longConfirmations = trials_.longConfirmations() - confirmationsBefore_.first;
+    s.run.confirmationsSkipped = trials_.confirmationsSkipped() - confirmationsBefore_.second;
     s.run.harnessErrors = harnessErrors_.load();
     s.run.runTimeSeconds = secondsSince(started_);
     s.execsPerSecond = s.run.runTimeSeconds > 0
@@ -175,9 +177,12 @@ class Campaign {
       // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
       // saturated kind, whose misses are hits of a failure already understood.
       // A miss of a kind already confirmed as a finding needs no confirmation either.
-      if (t.evidence.stuck && !t.harnessError && !saturated(t.outcome) &&
-          !trials_.isConfirmedKind(t.outcome)) {
-        t = trials_.run(seq, TrialMode::Confirmed);
+      if (t.evidence.stuck && !t.harnessError) {
+        if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
+          trials_.countSkippedConfirmation();
+        } else {
+          t = trials_.run(seq, TrialMode::Confirmed);
+        }
       }
       if (t.harnessError) {
         if (stopRequested()) return;
@@ -405,6 +410,8 @@ class Campaign {
   std::size_t blockLines_ = 0;
   std::optional<Clock::time_point> deadline_;
   const Clock::time_point started_ = Clock::now();
+  const std::pair<uint64_t, uint64_t> confirmationsBefore_{trials_.longConfirmations(),
+                                                           trials_.confirmationsSkipped()};
   const int64_t startedUnix_ = unixNow();
   std::filesystem::path statsFile_;
   CampaignStats statsIdentity_;

@@ -125,6 +125,8 @@ class TrialRunner {
   /// Long confirmations run, and deadline misses taken without one (of a confirmed kind).
   uint64_t longConfirmations() const { return longConfirmations_.load(); }
   uint64_t confirmationsSkipped() const { return confirmationsSkipped_.load(); }
+  /// Counts a Quick miss that its caller takes without confirming it (a confirmed kind).
+  void countSkippedConfirmation() { ++confirmationsSkipped_; }
   /// Stops new children from `when` on, as a stop request does (a campaign's time and grace).
   void stopAt(std::chrono::steady_clock::time_point when);
   bool stopRequested() const;
@@ -139,9 +141,8 @@ class TrialRunner {
   std::atomic<uint64_t> longConfirmations_{0}, confirmationsSkipped_{0};
   mutable std::mutex kindsMutex_;
   std::vector<std::pair<OutcomeClass, std::string>> confirmedKinds_;
-  std::atomic<std::chrono::steady_clock::rep> stopAt_{std::chrono::steady_clock::time_point::max()
-                                                          .time_since_epoch()
-                                                          .count()};
+  std::atomic<std::chrono::steady_clock::rep> stopAt_{
+      std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };
 
 /// The directory of the running executable (where gpufuzz-runner and plans/ live).
