@@ -225,7 +225,9 @@ class Campaign {
       }
     }
     std::lock_guard shrinking(shrinkMutex_);
-    if (stopRequested()) return;
+    // After a stop request nothing new starts; once the time and grace are spent, a failure
+    // found in time is still saved, its shrink cut short.
+    if (plan_.stopRequested && plan_.stopRequested()) return;
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);

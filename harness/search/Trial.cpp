@@ -11,6 +11,8 @@ namespace gpufuzz {
 
 namespace {
 
+constexpr const char* kStoppedBeforeStart = "stopped before it started";
+
 void writeFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -114,7 +116,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   limits.forkServer = setup_.forkServer;
   if (stopRequested()) {
     Supervised stopped;
-    stopped.harnessError = "stopped before it started";
+    stopped.harnessError = kStoppedBeforeStart;
     return stopped;
   }
   struct Slot {
@@ -170,7 +172,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
       kinds[op] = std::max(Millis{1}, deadlineOf(kinds, op, deadline) / 4);
   }
   result.evidence = runOnce(file, seq, deadline, kinds, false);
-  result.executions = 1;
+  result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
   if (known && mode == TrialMode::Evidence && setup_.captureStacks) {
     result.evidence = runOnce(file, seq, deadline, kinds, true);  // the same, with its stacks
