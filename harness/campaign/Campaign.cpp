@@ -28,6 +28,7 @@
 #include "harness/base/Json.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/Campaign.h"
+#include "harness/campaign/PlotData.h"
 #include "harness/campaign/ReportFile.h"
 #include "harness/campaign/SeedStream.h"
 #include "harness/campaign/StatsFile.h"
@@ -73,6 +74,7 @@ class Campaign {
     status.request_stop();
     status.join();
     writeStatsFile(true);
+    appendPlotLine(true);
   }
 
   /// This run's stats, over the counts of the earlier campaigns in the folder.
@@ -329,15 +331,33 @@ class Campaign {
     }
   }
 
+  /// A line of plot_data: the stats now, at the rate since the line before.
+  void appendPlotLine(bool finished) {
+    if (statsFile_.empty()) return;
+    const auto now = Clock::now();
+    const uint64_t executions = trials_.executions();
+    const double seconds = std::chrono::duration<double>(now - lastPlot_.first).count();
+    const double rate =
+        seconds > 0 ? static_cast<double>(executions - lastPlot_.second) / seconds : 0.0;
+    lastPlot_ = {now, executions};
+    try {
+      appendPlotData(statsFile_.parent_path() / kPlotDataFile, stats(finished), rate);
+    } catch (const std::exception& error) {
+      if (!statsFailed_.exchange(true))
+        say(stderr, "gpufuzz: cannot write the plot data: %s\n", error.what());
+    }
+  }
+
   void statusLoop(std::stop_token stop) {
     // Once a second: the stats file, and the status (a block refreshed in place on a terminal,
-    // a log line otherwise).
+    // a log line otherwise); once a minute a line of plot_data.
     auto last = Clock::now();
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (Clock::now() - last < std::chrono::seconds(1)) continue;
       last = Clock::now();
       writeStatsFile(false);
+      if (last - lastPlot_.first >= std::chrono::minutes(1)) appendPlotLine(false);
       if (plan_.quiet) continue;
       std::lock_guard lock(outputMutex_);
       if (!tty_) {
@@ -412,6 +432,7 @@ class Campaign {
   std::size_t blockLines_ = 0;
   std::optional<Clock::time_point> deadline_;
   const Clock::time_point started_ = Clock::now();
+  std::pair<Clock::time_point, uint64_t> lastPlot_{started_, trials_.executions()};
   const std::pair<uint64_t, uint64_t> confirmationsBefore_{trials_.longConfirmations(),
                                                            trials_.confirmationsSkipped()};
   const int64_t startedUnix_ = unixNow();

@@ -47,6 +47,8 @@ constexpr CommandRow kCommands[] = {
      "gpufuzz promote FINDING [options]    copy a finding into the corpus as a regression test"},
     {"merge", 'm', 1, SIZE_MAX, "one or more findings folders",
      "gpufuzz merge   DIR... [--out OUT]   merge findings folders and their stats into OUT"},
+    {"plot", 'l', 1, 1, "one findings folder",
+     "gpufuzz plot    DIR                  draw DIR/plot_data into DIR/plot.png and plot.svg"},
 };
 
 std::string commandNames() {
