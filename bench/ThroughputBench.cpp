@@ -20,8 +20,15 @@
 // - Campaign/vulkan-validation-<on|off>/...: the same on the vulkan backend, under the validation
 //   layer and without it (where `gpufuzz-runner --probe --backend vulkan` succeeds).
 //
+// - Campaign/python-sim/<fork|fresh>/...: `gpufuzz fuzz --target "python3
+//   examples/targets/pysim/target.py"`, a Python target of the client library on a simulated
+//   device in pure Python, with its fork server and started afresh (--python-runs sequences).
+// - PythonTarget/sim/max_ops:M/jobs:J: that target against the built-in runner on sim, both
+//   forked, in alternating pairs of campaigns of --python-runs sequences; ratio_to_runner is the
+//   median ratio of their executions/s (the goal: at least 1/3).
+//
 //   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--opencl-runs N] [--vulkan-runs N]
-//                            [google benchmark flags]
+//                            [--python-runs N] [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -35,6 +42,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -53,6 +61,7 @@ int cudaRuns = 40;
 int openclRuns = 200;
 constexpr const char* kOpenClDevice = "pocl";
 int vulkanRuns = 300;
+int pythonRuns = 400;  // fresh Python starts run ~12 a second here
 // Parallel children contend inside the CUDA driver (context creation serializes); a few
 // workers are the sweet spot on one GPU.
 constexpr long kCudaJobs = 4;
@@ -117,52 +126,117 @@ std::optional<double> reportNumber(const std::string& json, const std::string& k
   return std::strtod(json.c_str() + pos + key.size() + 3, nullptr);
 }
 
+/// The Python target of the benchmark, as --target's words.
+std::string pythonSimTarget() {
+  return std::string(GPUFUZZ_PYTHON) + " " + GPUFUZZ_SOURCE_DIR +
+         "/examples/targets/pysim/target.py";
+}
+
+/// One `gpufuzz fuzz` of `runs` sequences: {executions, elapsed seconds}, or nullopt (and why in
+/// `error`) when it gave no usable report.
+std::optional<std::pair<double, double>> runCampaign(const std::string& backend, bool forkServer,
+                                                     long maxOps, unsigned jobs, int runs,
+                                                     const std::vector<std::string>& backendArgs,
+                                                     std::string& error) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpufuzz-bench-" + std::to_string(::getpid()) + "-" + backend);
+  fs::remove_all(dir);
+  std::vector<std::string> args{"fuzz", "--faults", "none", "--seed", "1"};
+  if (backend == "python-sim") {
+    args.insert(args.end(), {"--target", pythonSimTarget()});
+  } else {
+    args.insert(args.end(), {"--backend", backend});
+  }
+  if (backend == "opencl") args.insert(args.end(), {"--device", kOpenClDevice});
+  args.insert(args.end(), backendArgs.begin(), backendArgs.end());
+  args.insert(args.end(), {"--runs", std::to_string(runs), "--jobs", std::to_string(jobs),
+                           "--max-ops", std::to_string(maxOps), "--quiet"});
+  args.insert(args.end(),
+              {"--out", (dir / "findings").string(), "--report", (dir / "report.json").string()});
+  if (!forkServer) args.push_back("--no-fork-server");
+  const int status = runQuietly((binDir() / "gpufuzz").string(), args);
+  std::ifstream in(dir / "report.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  in.close();
+  fs::remove_all(dir);
+  const auto execs = reportNumber(text.str(), "executions");
+  const auto elapsed = reportNumber(text.str(), "elapsed_s");
+  if (status > 1 || !execs || !elapsed || *elapsed <= 0) {
+    error = "gpufuzz fuzz (" + backend + ") exited " + std::to_string(status) +
+            " without a usable report";
+    return std::nullopt;
+  }
+  return std::make_pair(*execs, *elapsed);
+}
+
 void Campaign(benchmark::State& state, const std::string& backend, bool forkServer,
               const std::vector<std::string>& backendArgs = {}) {
   const auto maxOps = state.range(0);
   const auto jobs = static_cast<unsigned>(state.range(1));
-  const fs::path dir =
-      fs::temp_directory_path() / ("gpufuzz-bench-" + std::to_string(::getpid()) + "-" + backend);
-  const std::string gpufuzz = (binDir() / "gpufuzz").string();
+  const int runs = backend == "cuda"         ? cudaRuns
+                   : backend == "opencl"     ? openclRuns
+                   : backend == "vulkan"     ? vulkanRuns
+                   : backend == "python-sim" ? pythonRuns
+                                             : simRuns;
   double executions = 0, seconds = 0;
   for (auto _ : state) {
-    fs::remove_all(dir);
-    const int count = backend == "cuda"     ? cudaRuns
-                      : backend == "opencl" ? openclRuns
-                      : backend == "vulkan" ? vulkanRuns
-                                            : simRuns;
-    const std::string runs = std::to_string(count);
-    std::vector<std::string> args{"fuzz", "--backend", backend, "--faults", "none", "--seed", "1"};
-    if (backend == "opencl") args.insert(args.end(), {"--device", kOpenClDevice});
-    args.insert(args.end(), backendArgs.begin(), backendArgs.end());
-    args.insert(args.end(), {"--runs", runs, "--jobs", std::to_string(jobs), "--max-ops",
-                             std::to_string(maxOps), "--quiet"});
-    args.insert(args.end(),
-                {"--out", (dir / "findings").string(), "--report", (dir / "report.json").string()});
-    if (!forkServer) args.push_back("--no-fork-server");
-    const int status = runQuietly(gpufuzz, args);
-    std::ifstream in(dir / "report.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto execs = reportNumber(text.str(), "executions");
-    const auto elapsed = reportNumber(text.str(), "elapsed_s");
-    if (status > 1 || !execs || !elapsed || *elapsed <= 0) {
-      state.SkipWithError(("gpufuzz fuzz --backend " + backend + " exited " +
-                           std::to_string(status) + " without a usable report")
-                              .c_str());
+    std::string error;
+    const auto result = runCampaign(backend, forkServer, maxOps, jobs, runs, backendArgs, error);
+    if (!result) {
+      state.SkipWithError(error.c_str());
       break;
     }
-    state.SetIterationTime(*elapsed);
-    executions += *execs;
-    seconds += *elapsed;
+    state.SetIterationTime(result->second);
+    executions += result->first;
+    seconds += result->second;
   }
-  fs::remove_all(dir);
   if (seconds <= 0) return;
   const double rate = executions / seconds;
   state.counters["execs_per_s"] = rate;
   state.counters["us_per_exec"] = 1e6 / rate;
   state.counters["raw_spawns_per_s"] = rawSpawnsPerSecond();
   state.counters["ratio_to_raw_spawn"] = rate / rawSpawnsPerSecond();
+  state.counters["jobs"] = jobs;
+  state.counters["max_ops"] = static_cast<double>(maxOps);
+}
+
+/// PythonTarget: the Python target against the built-in runner on sim, both with the fork server,
+/// as `rounds` alternating pairs of campaigns of `runs` sequences, so that a change in the
+/// machine's load between them (other processes) weighs on both alike. ratio_to_runner: the
+/// median over rounds of the Python target's executions/s over the runner's.
+void PythonTarget(benchmark::State& state) {
+  const auto maxOps = state.range(0);
+  const auto jobs = static_cast<unsigned>(state.range(1));
+  constexpr int kRounds = 5;
+  std::vector<double> ratios;
+  double pyExecs = 0, pySeconds = 0, simExecs = 0, simSeconds = 0;
+  for (auto _ : state) {
+    double iteration = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      std::string error;
+      const auto sim = runCampaign("sim", true, maxOps, jobs, pythonRuns, {}, error);
+      const auto py =
+          sim ? runCampaign("python-sim", true, maxOps, jobs, pythonRuns, {}, error) : std::nullopt;
+      if (!sim || !py) {
+        state.SkipWithError(error.c_str());
+        return;
+      }
+      simExecs += sim->first;
+      simSeconds += sim->second;
+      pyExecs += py->first;
+      pySeconds += py->second;
+      iteration += sim->second + py->second;
+      ratios.push_back((py->first / py->second) / (sim->first / sim->second));
+    }
+    state.SetIterationTime(iteration);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  state.counters["ratio_to_runner"] = ratios[ratios.size() / 2];
+  state.counters["ratio_min"] = ratios.front();
+  state.counters["ratio_max"] = ratios.back();
+  state.counters["python_execs_per_s"] = pyExecs / pySeconds;
+  state.counters["runner_execs_per_s"] = simExecs / simSeconds;
   state.counters["jobs"] = jobs;
   state.counters["max_ops"] = static_cast<double>(maxOps);
 }
@@ -237,6 +311,8 @@ int main(int argc, char** argv) {
       vulkanRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--cuda-runs") == 0 && i + 1 < argc) {
       cudaRuns = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--python-runs") == 0 && i + 1 < argc) {
+      pythonRuns = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--opencl-runs") == 0 && i + 1 < argc) {
       openclRuns = std::atoi(argv[++i]);
     } else {
@@ -246,7 +322,17 @@ int main(int argc, char** argv) {
   }
   const auto cores = static_cast<long>(std::max(1U, std::thread::hardware_concurrency()));
   benchmark::RegisterBenchmark("RawSpawn", RawSpawn)->UseRealTime()->Unit(benchmark::kMicrosecond);
-  std::vector<std::string> backends{"sim"};
+  // The Python target of the client library: fork and fresh, and against the runner (PythonTarget).
+  std::vector<std::string> backends{"sim", "python-sim"};
+  benchmark::RegisterBenchmark("PythonTarget/sim", PythonTarget)
+      ->Args({1, 1})
+      ->Args({1, cores})
+      ->Args({kMaxOps, 1})
+      ->Args({kMaxOps, cores})
+      ->ArgNames({"max_ops", "jobs"})
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   if (cudaUsable()) {
     backends.push_back("cuda");
   } else {

@@ -11,6 +11,7 @@
 
 #include "harness/protocol/SupervisedChild.h"
 #include "harness/supervise/ForkServer.h"
+#include "harness/supervise/Strays.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process/v2/default_launcher.hpp>
 #include <boost/process/v2/process.hpp>
@@ -58,6 +60,9 @@ constexpr auto kKillGrace = std::chrono::seconds(5);
 constexpr auto kPipeGrace = std::chrono::milliseconds(500);
 constexpr auto kMaxExitPoll = std::chrono::milliseconds(20);
 constexpr std::size_t kMaxEventLine = 4096;
+// A pipe is read at most this much at a time before the other pipe, the exit and the deadline
+// get their turn: a child flooding its output delays nothing else.
+constexpr std::size_t kMaxDrain = 1024 * 1024;
 
 // --- the registry of live process groups, for killAllChildren() ---------------------------
 
@@ -138,12 +143,27 @@ Pipe makePipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+/// The child's stdout and stderr: a capture pipe, or /dev/null (no read end) when nothing of it
+/// is kept. A pipe nobody reads would block the child once full (a fork server, chatty at start).
+Pipe makeOutput(std::size_t outputLimit) {
+  if (outputLimit > 0) return makePipe();
+  const int devNull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devNull < 0) {
+    throw ChildStartError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  }
+  return Pipe{UniqueFd(), UniqueFd(devNull)};
+}
+
 /// Keeps the last `limit` bytes of a stream, in amortised constant time per byte.
 class OutputTail {
  public:
   explicit OutputTail(std::size_t limit) : limit_(limit) {}
   void append(std::string_view bytes) {
     if (limit_ == 0) return;
+    if (bytes.size() >= limit_) {
+      data_.assign(bytes.substr(bytes.size() - limit_));
+      return;
+    }
     data_.append(bytes);
     if (data_.size() > 2 * limit_) data_.erase(0, data_.size() - limit_);
   }
@@ -225,7 +245,10 @@ int waitForStatus(pid_t pid) {
 
 /// Reaps `pid` on a thread of its own, for a child that did not die when killed.
 void reapInBackground(pid_t pid) {
-  std::thread([pid] { waitForStatus(pid); }).detach();
+  std::thread([pid] {
+    waitForStatus(pid);
+    strays::disown(pid);
+  }).detach();
 }
 
 }  // namespace
@@ -245,12 +268,13 @@ struct ChildProcess::Impl {
   Clock::time_point armedFor = Clock::time_point::min();  // min: no deadline wait pending
   std::chrono::milliseconds exitPollInterval{1};
 
-  std::array<char, 16 * 1024> buffer{};
+  std::array<char, 64 * 1024> buffer{};  // a whole pipe's default capacity
   std::string partialLine;
   OutputTail tail;
   ChildObserver* observer = nullptr;
 
-  std::unique_ptr<ForkedChild> forked;  // set when a fork server started the child
+  std::unique_ptr<ForkedChild> forked;   // set when a fork server started the child
+  std::uint64_t run = strays::newRun();  // its tag (Strays.h)
 
   bool ran = false, exited = false, reaped = false;
   bool killedOnDeadline = false, unkillable = false, interrupted = false, serverLost = false;
@@ -264,13 +288,18 @@ struct ChildProcess::Impl {
   void fork(const ChildCommand& command, const Options& options);
   /// Registers the child's group and watches its pipes (and its exit through `exitFd`, if any).
   void watch(Pipe& outputPipe, std::optional<Pipe>& eventsPipe, int exitFd);
+  /// The options' environment with the child's tag.
+  EnvironmentOverrides taggedEnvironment(const Options& options) const;
 
   // Reading. All reads are ours (wait for readiness, then read(2)), so the drain before a
   // deadline sees every byte in order: nothing can sit in a completed-but-undelivered read.
   template <typename Sink>
   void watchPipe(asio::posix::stream_descriptor& pipe, Sink sink);
   template <typename Sink>
-  bool drain(asio::posix::stream_descriptor& pipe, Sink& sink);
+  void continueReading(asio::posix::stream_descriptor& pipe, Sink sink);
+  enum class Drained { Empty, More, Closed };
+  template <typename Sink>
+  Drained drain(asio::posix::stream_descriptor& pipe, Sink& sink);
   void closePipe(asio::posix::stream_descriptor& pipe);
   void onEventBytes(std::string_view bytes);
   void onOutputBytes(std::string_view bytes) { tail.append(bytes); }
@@ -280,6 +309,7 @@ struct ChildProcess::Impl {
   bool hasExited() const;
   void onExited();
   void reap();
+  void sweepStrays();
   void abandon();
   void killAndReapNow();
 
@@ -292,33 +322,35 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   if (sigchldIsIgnored()) {
     throw ChildStartError("SIGCHLD is ignored in this process: exit statuses would be lost");
   }
+  strays::prepare();
   if (options.forkServer) return fork(command, options);
-  Pipe outputPipe = makePipe();
+  Pipe outputPipe = makeOutput(options.outputLimit);
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();
 
+  const EnvironmentOverrides overrides = taggedEnvironment(options);
   std::vector<std::string> environment;
   std::vector<const char*> envp;
-  if (!options.environment.empty()) {
-    for (char** entry = environ; *entry; ++entry) {
-      const std::string_view text(*entry);
-      const std::string_view key = text.substr(0, text.find('='));
-      bool replaced = false;
-      for (const auto& [name, value] : options.environment)
-        replaced = replaced || name == key;
-      if (!replaced) environment.emplace_back(text);
-    }
-    for (const auto& [name, value] : options.environment)
-      environment.push_back(name + "=" + value);
-    for (const std::string& entry : environment)
-      envp.push_back(entry.c_str());
-    envp.push_back(nullptr);
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string_view text(*entry);
+    const std::string_view key = text.substr(0, text.find('='));
+    bool replaced = false;
+    for (const auto& [name, value] : overrides)
+      replaced = replaced || name == key;
+    if (!replaced) environment.emplace_back(text);
   }
+  for (const auto& [name, value] : overrides)
+    environment.push_back(name + "=" + value);
+  for (const std::string& entry : environment)
+    envp.push_back(entry.c_str());
+  envp.push_back(nullptr);
 
-  const ChildSetup setup{envp.empty() ? nullptr : envp.data(), outputPipe.write.get(),
+  const ChildSetup setup{envp.data(), outputPipe.write.get(),
                          eventsPipe ? eventsPipe->write.get() : options.fd3, ::getpid()};
   bp::posix::default_launcher launcher;
   bp::error_code error;
+  // Until own() has it, a sweep must not look at this process's children (Strays.h).
+  std::optional<strays::SpawnGuard> guard(std::in_place);
   try {
     auto process = launcher(io.get_executor(), error, bp::filesystem::path(command.executable),
                             command.args, setup);
@@ -334,15 +366,17 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
     throw ChildStartError(command.executable + ": " + error.message());
   }
   pid = launcher.pid;
+  strays::own(pid);
+  guard.reset();  // before anything below can reap, and so sweep
   const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
   watch(outputPipe, eventsPipe, static_cast<int>(pidfd));  // without a pidfd, exit is polled
 }
 
 void ChildProcess::Impl::fork(const ChildCommand& command, const Options& options) {
-  Pipe outputPipe = makePipe();
+  Pipe outputPipe = makeOutput(options.outputLimit);
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();
-  forked = ForkServers::start(command, options.environment, outputPipe.write.get(),
+  forked = ForkServers::start(command, taggedEnvironment(options), outputPipe.write.get(),
                               eventsPipe ? eventsPipe->write.get() : -1);
   if (!forked) {  // it does not serve forks: started afresh
     Options fresh = options;
@@ -367,16 +401,25 @@ void ChildProcess::Impl::watch(Pipe& outputPipe, std::optional<Pipe>& eventsPipe
     throw ChildStartError("too many live children (" + std::to_string(kRegistrySlots) + ")");
   }
   if (exitFd >= 0) exitWatch.assign(exitFd);
-  output.assign(outputPipe.read.release());
-  output.non_blocking(true);
+  if (outputPipe.read.get() >= 0) {
+    output.assign(outputPipe.read.release());
+    output.non_blocking(true);
+  }
   if (eventsPipe) {
     events.assign(eventsPipe->read.release());
     events.non_blocking(true);
   }
 }
 
+EnvironmentOverrides ChildProcess::Impl::taggedEnvironment(const Options& options) const {
+  EnvironmentOverrides overrides = options.environment;
+  overrides.push_back(strays::tagFor(run));
+  return overrides;
+}
+
 ChildProcess::Impl::~Impl() {
   if (pid > 0 && !reaped) killAndReapNow();
+  strays::runEnds(run);
 }
 
 template <typename Sink>
@@ -384,23 +427,41 @@ void ChildProcess::Impl::watchPipe(asio::posix::stream_descriptor& pipe, Sink si
   pipe.async_wait(asio::posix::descriptor_base::wait_read,
                   [this, &pipe, sink](const boost::system::error_code& ec) mutable {
                     if (ec) return;  // closed
-                    if (!drain(pipe, sink)) return closePipe(pipe);
-                    watchPipe(pipe, sink);
+                    continueReading(pipe, sink);
                   });
 }
 
-/// Reads all the pipe holds now; false at end of file.
 template <typename Sink>
-bool ChildProcess::Impl::drain(asio::posix::stream_descriptor& pipe, Sink& sink) {
-  for (;;) {
+void ChildProcess::Impl::continueReading(asio::posix::stream_descriptor& pipe, Sink sink) {
+  switch (drain(pipe, sink)) {
+    case Drained::Closed:
+      return closePipe(pipe);
+    case Drained::Empty:
+      return watchPipe(pipe, sink);
+    case Drained::More:
+      // Asio's reactor is edge-triggered: what is left would not wake a wait. Come back after
+      // the handlers that are ready now.
+      asio::post(io, [this, &pipe, sink]() mutable {
+        if (pipe.is_open()) continueReading(pipe, sink);
+      });
+  }
+}
+
+/// Reads what the pipe holds now, up to kMaxDrain.
+template <typename Sink>
+ChildProcess::Impl::Drained ChildProcess::Impl::drain(asio::posix::stream_descriptor& pipe,
+                                                      Sink& sink) {
+  for (std::size_t taken = 0; taken < kMaxDrain;) {
     const ssize_t n = ::read(pipe.native_handle(), buffer.data(), buffer.size());
     if (n > 0) {
       sink(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+      taken += static_cast<std::size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? Drained::Empty : Drained::Closed;
   }
+  return Drained::More;
 }
 
 void ChildProcess::Impl::closePipe(asio::posix::stream_descriptor& pipe) {
@@ -476,9 +537,17 @@ void ChildProcess::Impl::reap() {
   } else {
     registration.reset();
     status = waitForStatus(pid);
+    strays::disown(pid);
   }
   reaped = true;
   reapedAt = Clock::now();
+  sweepStrays();
+}
+
+/// The descendants that left the group came to this process as orphans when the child died.
+void ChildProcess::Impl::sweepStrays() {
+  strays::sweep(run, Clock::now() + kPipeGrace);
+  strays::runEnds(run);
 }
 
 /// Gives up on a child that outlived SIGKILL: leaves it to a background reaper.
@@ -493,6 +562,7 @@ void ChildProcess::Impl::abandon() {
     reapInBackground(pid);
   }
   reapedAt = Clock::now();
+  sweepStrays();
 }
 
 void ChildProcess::Impl::killAndReapNow() {
@@ -523,8 +593,13 @@ void ChildProcess::Impl::onDeadlineTimer() {
   armedFor = Clock::time_point::min();
   if (exited) return;
   if (events.is_open()) {
+    // What the child wrote before the deadline, as far as kMaxDrain at a time: a child that
+    // floods its events pipe with a line that never ends is not waited for.
     auto sink = [this](std::string_view bytes) { onEventBytes(bytes); };
-    if (!drain(events, sink)) closePipe(events);
+    Drained drained;
+    for (std::size_t rounds = 0; (drained = drain(events, sink)) == Drained::More && rounds < 4;)
+      ++rounds;
+    if (drained == Drained::Closed) closePipe(events);
   }
   if (hasExited()) return;  // the exit watch takes it from here
   const auto now = Clock::now();
@@ -562,10 +637,13 @@ ChildExit ChildProcess::run(ChildObserver& observer) {
   if (p.ran) throw std::logic_error("ChildProcess::run() called twice");
   p.ran = true;
   p.observer = &observer;
+  strays::runBegins(p.run);
   if (p.events.is_open()) {
     p.watchPipe(p.events, [&p](std::string_view bytes) { p.onEventBytes(bytes); });
   }
-  p.watchPipe(p.output, [&p](std::string_view bytes) { p.onOutputBytes(bytes); });
+  if (p.output.is_open()) {
+    p.watchPipe(p.output, [&p](std::string_view bytes) { p.onOutputBytes(bytes); });
+  }
   p.watchExit();
   p.armDeadline();
   p.io.run();

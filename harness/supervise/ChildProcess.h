@@ -11,8 +11,26 @@
 //   (a stop of the whole job, as Slurm sends it, is the harness's to act on). It is killed
 //   (SIGKILL) if the thread that started it exits, so a harness that dies takes its children
 //   along.
+//   Its environment also gets GPUFUZZ_CHILD=<harness>/<run>, a tag unique to this process and
+//   this child that its descendants inherit (Strays.h).
 // - run() returns once the child has exited and been reaped. Whatever way it ends, the whole
-//   process group is killed before the leader is reaped, so no grandchild outlives it.
+//   process group is killed before the leader is reaped, so no grandchild outlives it. A
+//   descendant that left the group (setsid, setpgid) is not reached by that kill: this process
+//   is the subreaper of its descendants (PR_SET_CHILD_SUBREAPER, set before the first child),
+//   so such a descendant becomes its child when its parent dies, and once the child is reaped
+//   the run's strays are swept: killed and reaped, pass after pass, for up to kPipeGrace
+//   (Strays.h says which children count as strays; never waitpid(-1), never a child another
+//   ChildProcess waits for, never a stray that carries the tag of another run still going).
+//   The pipes are then given kPipeGrace to reach end of file, and closed.
+// - When this process dies, even by SIGKILL, its children die by their parent-death signal and
+//   a watchdog process (forked once, before the first child) kills every process still carrying
+//   this process's tag. A descendant that replaced its environment and left its group before
+//   the harness died is the one thing nothing here finds.
+// - Output: the last outputLimit bytes are kept, read as they come, at most a megabyte at a
+//   time per pipe before the other pipe, the exit and the deadline get their turn, so a child
+//   that floods its output neither grows this process nor delays its deadlines. With
+//   outputLimit 0 the child's stdout and stderr are /dev/null (a pipe nobody read would block
+//   it once full). An events line is kept up to 4096 bytes; the rest of a longer one is dropped.
 // - A ChildProcess destroyed without run() completing kills its group and reaps the child.
 // - Thread safety: a ChildProcess belongs to the thread that uses it; any number of them may
 //   live on different threads at once (each owns its event loop). killAllChildren() may be

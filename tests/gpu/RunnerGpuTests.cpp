@@ -459,8 +459,9 @@ TEST(RunnerGpu, AHandWrittenSequenceRunsOnBothBackendsAsItsDirectivesExpect) {
     const RunResult r = runToEnd(dir, {"--backend", backend, clean.string()});
     ASSERT_RUNNER_STARTED(r);
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    EXPECT_TRUE(contains(r.out, "backend " + std::string(backend) + ", policy no-texture-wait"))
-        << r.out;
+    // "backend cuda (NVIDIA H200, ...), policy no-texture-wait": the runner names the device.
+    EXPECT_TRUE(contains(r.out, "backend " + std::string(backend) + " (")) << r.out;
+    EXPECT_TRUE(contains(r.out, "), policy no-texture-wait")) << r.out;
     EXPECT_TRUE(contains(r.out, " end  release leftovers ... ok\n")) << r.out;
     EXPECT_TRUE(contains(r.out, "outcome: pass\nexpected: pass (met)\n")) << r.out;
   }

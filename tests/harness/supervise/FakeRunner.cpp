@@ -4,8 +4,10 @@
 //   gpufuzz-fake-runner [--ops N] [--hang-at K] [--spin-at K] [--segv-at K] [--fail-at K]
 //                       [--sleep-at K --sleep-ms MS] [--hang-before-start] [--no-outcome]
 //                       [--exit STATUS] [--output-bytes N] [--grandchild] [--list-fds]
-//                       [--print-env NAME] [--events-fd FD]
-//   gpufuzz-fake-runner --fork-server      (as gpufuzz-runner: each request runs in a fork)
+//                       [--print-env NAME] [--events-fd FD] [--print-parent]
+//                       [--setsid-grandchild]
+//   gpufuzz-fake-runner --fork-server      (as gpufuzz-runner: each request runs in a fork;
+//                                           GPUFUZZ_FAKE_SERVER_NOISE=N: N bytes of output first)
 //
 // Operation K is named after the K-th entry of a fixed list (create, draw, sync, ...).
 #include <dirent.h>
@@ -38,7 +40,8 @@ struct Behaviour {
   long sleepMs = 0;
   bool hangBeforeStart = false, noOutcome = false, grandchild = false, listFds = false;
   bool printParent = false;
-  int exitStatus = -1;  // -1: 0 for pass, 1 for a failure
+  bool setsidGrandchild = false;  // one in a session of its own: out of the group kill's reach
+  int exitStatus = -1;            // -1: 0 for pass, 1 for a failure
   long outputBytes = 0;
   std::string printEnv;
   int eventsFd = -1;
@@ -81,6 +84,8 @@ Behaviour parse(int argc, char** argv) {
       b.noOutcome = true;
     else if (arg == "--grandchild")
       b.grandchild = true;
+    else if (arg == "--setsid-grandchild")
+      b.setsidGrandchild = true;
     else if (arg == "--list-fds")
       b.listFds = true;
     else if (arg == "--print-parent")
@@ -145,6 +150,14 @@ int run(const Behaviour& b) {
     if (pid == 0) waitForever();
     std::printf("grandchild %d\n", static_cast<int>(pid));
   }
+  if (b.setsidGrandchild) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      waitForever();
+    }
+    std::printf("stray %d\n", static_cast<int>(pid));
+  }
   if (b.outputBytes > 0) writeOutput(b.outputBytes);
   std::fflush(stdout);
   if (b.hangBeforeStart) waitForever();
@@ -178,6 +191,9 @@ int main(int argc, char** argv) {
                            : argc == 1 ? target::forkServerSocket()
                                        : -1;
   if (serverSocket >= 0) {
+    if (const char* noise = std::getenv("GPUFUZZ_FAKE_SERVER_NOISE")) {
+      writeOutput(std::atol(noise));  // a server that talks at start-up, before its hello
+    }
     return serveForks(serverSocket, [argv0 = argv[0]](const std::vector<std::string>& args) {
       std::vector<char*> forkArgv{argv0};
       for (const std::string& arg : args)
