@@ -3,7 +3,7 @@
 // comparison:
 // - the folder's own path (finding.json's `file`, stats.json's `folder` and `command_line`);
 // - clock times: finding.json's `found_at`, stats.json's start, update and last-find times, run
-//   time and rate;
+//   time and rate, plot_data's time, run time and rate;
 // - the harness's pid (stats.json), and in stacks.txt the child's addresses, thread and process
 //   ids (ASLR and the kernel pick those);
 // - how long a stuck child was quiet ("no progress for 301 ms"): the deadline timer's latency.
@@ -34,6 +34,11 @@ std::string normalised(const fs::path& relative, std::string text, const fs::pat
     static const std::regex volatileLine(
         R"re(\n *"(command_line|pid|start_time|start_time_utc|last_update|last_update_utc|last_find|last_find_utc|run_time_s|execs_per_sec)": [^\n]*)re");
     text = replaceAll(text, volatileLine, "\n(volatile)");
+  }
+  if (relative.filename() == "plot_data") {
+    // unix_time, run_time_s, executions, execs_per_sec: the first, second and fourth columns.
+    static const std::regex clocks(R"re((^|\n)[0-9]+, [0-9.]+, ([0-9]+), [0-9.]+,)re");
+    text = replaceAll(text, clocks, "$1(volatile), (volatile), $2, (volatile),");
   }
   if (relative.filename() == "finding.json") {
     static const std::regex foundAt(R"re("found_at": "[^"]*")re");
