@@ -61,6 +61,8 @@ bench: deps configure
 	done
 	tools/plot-bench -o bench/results/teardown.svg bench/results/teardown-*.json
 	tools/bench-summary bench/results/teardown-*.json
+	cmake --build $(BUILD) -j $(JOBS) --target gpufuzz gpufuzz-runner
+	bench/campaign-flat $(BUILD)/bin/gpufuzz bench/results/campaign-flat-$(BENCH_TAG).json
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')

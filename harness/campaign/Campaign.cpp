@@ -28,6 +28,7 @@
 #include "harness/base/Json.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/Campaign.h"
+#include "harness/campaign/PlotData.h"
 #include "harness/campaign/ReportFile.h"
 #include "harness/campaign/SeedStream.h"
 #include "harness/campaign/StatsFile.h"
@@ -61,6 +62,8 @@ class Campaign {
   void run(std::optional<uint64_t> runs, std::optional<std::chrono::seconds> time) {
     runs_ = runs;
     deadline_ = time ? std::optional(started_ + *time) : std::nullopt;
+    // Generation ends with the time; a shrink under way may finish within the grace.
+    if (deadline_) trials_.stopAt(*deadline_ + plan_.grace);
     std::vector<std::jthread> workers;
     for (unsigned w = 0; w < plan_.jobs; ++w)
       workers.emplace_back([this] { work(); });
@@ -71,6 +74,7 @@ class Campaign {
     status.request_stop();
     status.join();
     writeStatsFile(true);
+    appendPlotLine(true);
   }
 
   /// This run's stats, over the counts of the earlier campaigns in the folder.
@@ -90,6 +94,8 @@ class Campaign {
       s.run.byClass[c] = byClass_[c].load();
     s.run.failures = failures_.load();
     s.run.unconfirmed = unconfirmed_.load();
+    s.run.longConfirmations = trials_.longConfirmations() - confirmationsBefore_.first;
+    s.run.confirmationsSkipped = trials_.confirmationsSkipped() - confirmationsBefore_.second;
     s.run.harnessErrors = harnessErrors_.load();
     s.run.runTimeSeconds = secondsSince(started_);
     s.execsPerSecond = s.run.runTimeSeconds > 0
@@ -172,8 +178,13 @@ class Campaign {
       TrialResult t = trials_.run(seq, TrialMode::Quick);
       // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
       // saturated kind, whose misses are hits of a failure already understood.
-      if (t.evidence.stuck && !t.harnessError && !saturated(t.outcome)) {
-        t = trials_.run(seq, TrialMode::Confirmed);
+      // A miss of a kind already confirmed as a finding needs no confirmation either.
+      if (t.evidence.stuck && !t.harnessError) {
+        if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
+          trials_.countSkippedConfirmation();
+        } else {
+          t = trials_.run(seq, TrialMode::Confirmed);
+        }
       }
       if (t.harnessError) {
         if (stopRequested()) return;
@@ -216,7 +227,9 @@ class Campaign {
       }
     }
     std::lock_guard shrinking(shrinkMutex_);
-    if (stopRequested()) return;
+    // After a stop request nothing new starts; once the time and grace are spent, a failure
+    // found in time is still saved, its shrink cut short.
+    if (plan_.stopRequested && plan_.stopRequested()) return;
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
@@ -234,7 +247,10 @@ class Campaign {
     f.minimal.directives.notes.push_back("found on " + plan_.deviceDescription);
     if (stopRequested()) {
       // Nothing found is lost: a shrink cut short keeps its best sequence so far, marked so.
-      f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
+      f.minimal.directives.notes.push_back(
+          plan_.stopRequested && plan_.stopRequested()
+              ? "shrink interrupted by a stop: may not be minimal"
+              : "shrink cut short when --time and --grace were spent: may not be minimal");
     } else if (f.confirmations > 0 && f.reproduced == 0) {
       ++unconfirmed_;  // never reproduced: a timing accident, not a finding
       std::lock_guard lock(mutex_);
@@ -242,6 +258,7 @@ class Campaign {
       return;
     }
     ++failures_;
+    if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
     const auto [isNew, dir] = store_.record(f);
     {
       std::lock_guard lock(mutex_);
@@ -273,6 +290,7 @@ class Campaign {
     options.knownReproduction = std::pair{f.reproduced, f.confirmations};
     try {
       const Explanation e = explainFailure(trials_, plan_.jobs, f.minimal, f.outcome, options);
+      if (stopRequested()) return;  // its trials were cut short: no explanation
       writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
     } catch (const std::exception& error) {
       say(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
@@ -313,15 +331,33 @@ class Campaign {
     }
   }
 
+  /// A line of plot_data: the stats now, at the rate since the line before.
+  void appendPlotLine(bool finished) {
+    if (statsFile_.empty()) return;
+    const auto now = Clock::now();
+    const uint64_t executions = trials_.executions();
+    const double seconds = std::chrono::duration<double>(now - lastPlot_.first).count();
+    const double rate =
+        seconds > 0 ? static_cast<double>(executions - lastPlot_.second) / seconds : 0.0;
+    lastPlot_ = {now, executions};
+    try {
+      appendPlotData(statsFile_.parent_path() / kPlotDataFile, stats(finished), rate);
+    } catch (const std::exception& error) {
+      if (!statsFailed_.exchange(true))
+        say(stderr, "gpufuzz: cannot write the plot data: %s\n", error.what());
+    }
+  }
+
   void statusLoop(std::stop_token stop) {
     // Once a second: the stats file, and the status (a block refreshed in place on a terminal,
-    // a log line otherwise).
+    // a log line otherwise); once a minute a line of plot_data.
     auto last = Clock::now();
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (Clock::now() - last < std::chrono::seconds(1)) continue;
       last = Clock::now();
       writeStatsFile(false);
+      if (last - lastPlot_.first >= std::chrono::minutes(1)) appendPlotLine(false);
       if (plan_.quiet) continue;
       std::lock_guard lock(outputMutex_);
       if (!tty_) {
@@ -376,7 +412,10 @@ class Campaign {
   }
 
  private:
-  bool stopRequested() const { return plan_.stopRequested && plan_.stopRequested(); }
+  /// A stop request, or the time and grace spent.
+  bool stopRequested() const {
+    return (plan_.stopRequested && plan_.stopRequested()) || trials_.stopRequested();
+  }
 
   const CampaignPlan& plan_;
   TrialRunner& trials_;
@@ -393,6 +432,9 @@ class Campaign {
   std::size_t blockLines_ = 0;
   std::optional<Clock::time_point> deadline_;
   const Clock::time_point started_ = Clock::now();
+  std::pair<Clock::time_point, uint64_t> lastPlot_{started_, trials_.executions()};
+  const std::pair<uint64_t, uint64_t> confirmationsBefore_{trials_.longConfirmations(),
+                                                           trials_.confirmationsSkipped()};
   const int64_t startedUnix_ = unixNow();
   std::filesystem::path statsFile_;
   CampaignStats statsIdentity_;

@@ -30,6 +30,9 @@ struct CampaignPlan {
   /// The budget: a number of sequences of the stream, a time, or both (the first spent ends it).
   std::optional<uint64_t> runs;
   std::optional<std::chrono::seconds> time;
+  /// With `time`: how long a shrink under way when it is spent may go on; then it is cut short
+  /// and saved marked so.
+  std::chrono::seconds grace{300};
   /// What the backend runs on (platform, device, driver), for the report and each finding.
   std::string deviceDescription;
   uint32_t confirmations = 5;             // replays of each new minimal sequence

@@ -25,6 +25,8 @@ void visitCounts(Io& io, Counts& c) {
   io.byClass("by_class", c.byClass);
   io.number("failures", c.failures);
   io.number("unconfirmed", c.unconfirmed);
+  io.number("long_confirmations", c.longConfirmations);
+  io.number("confirmations_skipped", c.confirmationsSkipped);
   io.number("harness_errors", c.harnessErrors);
   io.number("run_time_s", c.runTimeSeconds);
 }
@@ -212,6 +214,8 @@ CampaignCounts& CampaignCounts::operator+=(const CampaignCounts& other) {
     byClass[i] += other.byClass[i];
   failures += other.failures;
   unconfirmed += other.unconfirmed;
+  longConfirmations += other.longConfirmations;
+  confirmationsSkipped += other.confirmationsSkipped;
   harnessErrors += other.harnessErrors;
   runTimeSeconds += other.runTimeSeconds;
   return *this;

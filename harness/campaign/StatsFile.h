@@ -33,6 +33,10 @@ struct CampaignCounts {
   std::array<uint64_t, kOutcomeClassCount> byClass{};  // by OutcomeClass
   uint64_t failures = 0;                               // failures that stand (noise left out)
   uint64_t unconfirmed = 0;  // failures whose minimal sequence never reproduced
+  /// Deadline misses re-run under the long deadline, and misses of a kind already confirmed as
+  /// a finding taken without that (TrialRunner::markConfirmedKind).
+  uint64_t longConfirmations = 0;
+  uint64_t confirmationsSkipped = 0;
   uint64_t harnessErrors = 0;
   double runTimeSeconds = 0;
 

@@ -47,6 +47,8 @@ constexpr CommandRow kCommands[] = {
      "gpufuzz promote FINDING [options]    copy a finding into the corpus as a regression test"},
     {"merge", 'm', 1, SIZE_MAX, "one or more findings folders",
      "gpufuzz merge   DIR... [--out OUT]   merge findings folders and their stats into OUT"},
+    {"plot", 'l', 1, 1, "one findings folder",
+     "gpufuzz plot    DIR                  draw DIR/plot_data into DIR/plot.png and plot.svg"},
 };
 
 std::string commandNames() {
@@ -82,15 +84,16 @@ uint64_t CommandLine::number(Option o, uint64_t fallback, uint64_t min, uint64_t
   return n;
 }
 
-std::chrono::seconds parseDuration(const std::string& text) {
+std::chrono::seconds parseDuration(const std::string& text, const std::string& option,
+                                   bool zeroAllowed) {
   std::chrono::seconds total{0};
   std::size_t i = 0;
-  if (text.empty()) throw InputError("--time: empty duration");
+  if (text.empty()) throw InputError(option + ": empty duration");
   while (i < text.size()) {
     uint64_t n = 0;
     auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + text.size(), n);
     if (ec != std::errc() || n > 10'000'000) {
-      throw InputError("--time: '" + text + "' is not a duration (like 30s, 10m, 8h, 1h30m)");
+      throw InputError(option + ": '" + text + "' is not a duration (like 30s, 10m, 8h, 1h30m)");
     }
     i = static_cast<std::size_t>(ptr - text.data());
     const char unit = i < text.size() ? text[i++] : 's';
@@ -100,12 +103,14 @@ std::chrono::seconds parseDuration(const std::string& text) {
                            : unit == 'd' ? 86400
                                          : 0;
     if (scale == 0) {
-      throw InputError("--time: unknown unit '" + std::string(1, unit) + "' in '" + text +
+      throw InputError(option + ": unknown unit '" + std::string(1, unit) + "' in '" + text +
                        "' (s, m, h or d)");
     }
     total += std::chrono::seconds(static_cast<int64_t>(n * scale));
   }
-  if (total.count() == 0) throw InputError("--time: the duration must be positive");
+  if (total.count() == 0 && !zeroAllowed) {
+    throw InputError(option + ": the duration must be positive");
+  }
   return total;
 }
 

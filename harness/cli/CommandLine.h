@@ -37,8 +37,10 @@ CommandLine parseCommandLine(int argc, char** argv);
 /// The option's flag ("--backend").
 const char* optionFlag(Option o);
 
-/// "30s", "10m", "8h", "1h30m", "90" (seconds); InputError otherwise.
-std::chrono::seconds parseDuration(const std::string& text);
+/// "30s", "10m", "8h", "1h30m", "90" (seconds); InputError naming `option` otherwise (also for
+/// a zero duration unless `zeroAllowed`).
+std::chrono::seconds parseDuration(const std::string& text, const std::string& option = "--time",
+                                   bool zeroAllowed = false);
 
 /// The usage text: subcommands and the option table.
 std::string usageText();

@@ -60,6 +60,8 @@ int runFuzz(Session& session) {
     time = parseDuration(*cl.get(Option::Time));
     if (!cl.has(Option::Runs)) runs.reset();
   }
+  std::optional<std::chrono::seconds> grace;
+  if (cl.has(Option::Grace)) grace = parseDuration(*cl.get(Option::Grace), "--grace", true);
   FindingStore store(cl.get(Option::Out).value_or("findings"));
   // A campaign in a folder where campaigns ran before continues their counts.
   std::optional<CampaignStats> previous = ownStats(store.root());
@@ -96,6 +98,7 @@ int runFuzz(Session& session) {
   plan.shard = shard;
   plan.runs = runs;
   plan.time = time;
+  if (grace) plan.grace = *grace;
   plan.deviceDescription = description;
   plan.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   plan.explain = !cl.has(Option::NoExplain);

@@ -11,5 +11,6 @@ int runFuzz(Session& session);
 int runExplain(Session& session);
 int runPromote(Session& session);
 int runMerge(Session& session);
+int runPlot(Session& session);
 
 }  // namespace gpufuzz

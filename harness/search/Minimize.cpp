@@ -40,8 +40,7 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   f.shrinkSteps = shrunk.steps;
   f.stacks = request.first.evidence.stacks;
   f.outputTail = request.first.evidence.outputTail;
-  const auto& stopRequested = trials.setup().stopRequested;
-  const auto stopped = [&] { return stopRequested && stopRequested(); };
+  const auto stopped = [&] { return trials.stopRequested(); };
   // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
   f.stopped = stopped();
   if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;

@@ -3,12 +3,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
 namespace gpufuzz {
 
 namespace {
+
+constexpr const char* kStoppedBeforeStart = "stopped before it started";
 
 void writeFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -111,9 +114,9 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
   limits.forkServer = setup_.forkServer;
-  if (setup_.stopRequested && setup_.stopRequested()) {
+  if (stopRequested()) {
     Supervised stopped;
-    stopped.harnessError = "stopped before it started";
+    stopped.harnessError = kStoppedBeforeStart;
     return stopped;
   }
   struct Slot {
@@ -162,12 +165,25 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
 
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
-  const DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
+  DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
+  {
+    std::lock_guard lock(kindsMutex_);
+    for (const auto& [cls, op] : confirmedKinds_)
+      kinds[op] = std::max(Millis{1}, deadlineOf(kinds, op, deadline) / 4);
+  }
   result.evidence = runOnce(file, seq, deadline, kinds, false);
-  result.executions = 1;
-  if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError) {
+  result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
+  const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
+  if (known && mode == TrialMode::Evidence && setup_.captureStacks) {
+    result.evidence = runOnce(file, seq, deadline, kinds, true);  // the same, with its stacks
+    result.executions = 2;
+  }
+  if (known && mode != TrialMode::Quick) ++confirmationsSkipped_;
+  if (!result.evidence.stuck || mode == TrialMode::Quick || result.evidence.harnessError ||
+      isConfirmedKind(result.evidence.outcome)) {
     result.outcome = result.evidence.outcome;
   } else {
+    ++longConfirmations_;
     const Supervised first = std::move(result.evidence);
     const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
     const Millis longerDefault = deadlines_.confirmationDeadline();
@@ -196,6 +212,29 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
   std::error_code ignored;
   std::filesystem::remove(file, ignored);
   return result;
+}
+
+void TrialRunner::markConfirmedKind(const RunOutcome& failure) {
+  if (failure.cls != OutcomeClass::Hang && failure.cls != OutcomeClass::Spin) return;
+  std::lock_guard lock(kindsMutex_);
+  const std::pair<OutcomeClass, std::string> kind{failure.cls, failure.op};
+  if (std::find(confirmedKinds_.begin(), confirmedKinds_.end(), kind) == confirmedKinds_.end())
+    confirmedKinds_.push_back(kind);
+}
+
+bool TrialRunner::isConfirmedKind(const RunOutcome& outcome) const {
+  std::lock_guard lock(kindsMutex_);
+  return std::find(confirmedKinds_.begin(), confirmedKinds_.end(),
+                   std::pair{outcome.cls, outcome.op}) != confirmedKinds_.end();
+}
+
+void TrialRunner::stopAt(std::chrono::steady_clock::time_point when) {
+  stopAt_ = when.time_since_epoch().count();
+}
+
+bool TrialRunner::stopRequested() const {
+  if (setup_.stopRequested && setup_.stopRequested()) return true;
+  return std::chrono::steady_clock::now().time_since_epoch().count() >= stopAt_.load();
 }
 
 }  // namespace gpufuzz

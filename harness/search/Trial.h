@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -115,6 +116,21 @@ class TrialRunner {
   DeadlineCalibrator& deadlines() { return deadlines_; }
   uint64_t executions() const { return executions_.load(); }
 
+  /// A failure kind (a hang or spin at a kind of operation) confirmed as a finding: from now on
+  /// a run stuck that way is taken as it is, without the long confirmation, and operations of
+  /// that kind are stuck after a quarter of their deadline (a known hang is not waited out in
+  /// full). Anything else stuck keeps the full deadline and its confirmation.
+  void markConfirmedKind(const RunOutcome& failure);
+  bool isConfirmedKind(const RunOutcome& outcome) const;
+  /// Long confirmations run, and deadline misses taken without one (of a confirmed kind).
+  uint64_t longConfirmations() const { return longConfirmations_.load(); }
+  uint64_t confirmationsSkipped() const { return confirmationsSkipped_.load(); }
+  /// Counts a Quick miss that its caller takes without confirming it (a confirmed kind).
+  void countSkippedConfirmation() { ++confirmationsSkipped_; }
+  /// Stops new children from `when` on, as a stop request does (a campaign's time and grace).
+  void stopAt(std::chrono::steady_clock::time_point when);
+  bool stopRequested() const;
+
  private:
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
                      DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
@@ -122,6 +138,11 @@ class TrialRunner {
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;
   std::atomic<uint64_t> executions_{0};
+  std::atomic<uint64_t> longConfirmations_{0}, confirmationsSkipped_{0};
+  mutable std::mutex kindsMutex_;
+  std::vector<std::pair<OutcomeClass, std::string>> confirmedKinds_;
+  std::atomic<std::chrono::steady_clock::rep> stopAt_{
+      std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };
 
 /// The directory of the running executable (where gpufuzz-runner and plans/ live).

@@ -1,0 +1,120 @@
+// KnownKindTest.cpp: a deadline miss of a kind already confirmed as a finding (the same class at
+// the same kind of operation) is taken without the long confirmation and is seen after a
+// quarter of the deadline; a miss of any other kind still waits out its deadline and its
+// confirmation. Under a plan where most sequences hang, a campaign takes the fast path far more
+// often than the slow one, and every finding it writes was confirmed.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "harness/campaign/StatsFile.h"
+#include "tests/harness/TestSupport.h"
+
+namespace gpufuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path syncHangsPlan() {
+  return testing::sourceDir() / "tests/harness/campaign/plans/sync-hangs.plan";
+}
+
+/// The milliseconds of "no progress for N ms" in a stuck run's detail.
+long quietMillis(const RunOutcome& o) {
+  std::smatch m;
+  const std::regex pattern("no progress for ([0-9]+) ms");
+  return std::regex_search(o.detail, m, pattern) ? std::stol(m[1]) : -1;
+}
+
+struct HangingTrials {
+  testing::ScratchDir work;
+  DeadlineCalibrator deadlines{[] {
+    DeadlineSettings s = DeadlineSettings::forBackend("sim");
+    s.fixed = Millis{200};
+    s.confirmFloor = Millis{1'000};
+    return s;
+  }()};
+  TrialRunner runner{
+      testing::SimTrials::setupFor(TeardownPolicy::Shipped, syncHangsPlan().string(), work.path()),
+      deadlines};
+};
+
+constexpr const char* kHangsAtSync = "create a\ndraw a\ndraw a\nsync a\n";
+constexpr const char* kHangsAtDestroy = "create a\nset_textures a count=3\ndestroy a\n";
+
+TEST(KnownKinds, AMissOfAConfirmedKindSkipsTheLongConfirmation) {
+  HangingTrials trials;
+  const Sequence sync = parseSequence(kHangsAtSync, "sync.seq");
+  const TrialResult first = trials.runner.run(sync, TrialMode::Confirmed);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Hang) << outcomeText(first.outcome);
+  ASSERT_EQ(first.outcome.op, "sync");
+  EXPECT_EQ(first.executions, 2U);  // nothing known yet: confirmed under the long deadline
+  EXPECT_EQ(trials.runner.longConfirmations(), 1U);
+  EXPECT_GE(quietMillis(first.outcome), 1'000) << first.outcome.detail;
+
+  trials.runner.markConfirmedKind(first.outcome);
+  const TrialResult again = trials.runner.run(sync, TrialMode::Confirmed);
+  EXPECT_EQ(again.outcome.cls, OutcomeClass::Hang) << outcomeText(again.outcome);
+  EXPECT_EQ(again.outcome.op, "sync");
+  EXPECT_EQ(again.executions, 1U);
+  EXPECT_EQ(trials.runner.longConfirmations(), 1U);
+  EXPECT_EQ(trials.runner.confirmationsSkipped(), 1U);
+  // Seen after a quarter of the 200 ms deadline, not after all of it.
+  const long quiet = quietMillis(again.outcome);
+  EXPECT_GE(quiet, 50) << again.outcome.detail;
+  EXPECT_LT(quiet, 200) << again.outcome.detail;
+}
+
+TEST(KnownKinds, AMissOfAnotherKindIsStillConfirmed) {
+  HangingTrials trials;
+  RunOutcome syncHang{OutcomeClass::Hang, At{4}, "sync", "known"};
+  trials.runner.markConfirmedKind(syncHang);
+  // A spin at sync is not the hang at sync that was confirmed.
+  EXPECT_FALSE(trials.runner.isConfirmedKind(RunOutcome{OutcomeClass::Spin, At{4}, "sync", ""}));
+  const TrialResult destroy =
+      trials.runner.run(parseSequence(kHangsAtDestroy, "destroy.seq"), TrialMode::Confirmed);
+  EXPECT_EQ(destroy.outcome.cls, OutcomeClass::Hang) << outcomeText(destroy.outcome);
+  EXPECT_EQ(destroy.outcome.op, "destroy");
+  EXPECT_EQ(destroy.executions, 2U);
+  EXPECT_EQ(trials.runner.longConfirmations(), 1U);
+  EXPECT_EQ(trials.runner.confirmationsSkipped(), 0U);
+  EXPECT_GE(quietMillis(destroy.outcome), 1'000) << destroy.outcome.detail;
+}
+
+TEST(KnownKinds, AQuickRunIsNotCountedAsASkippedConfirmation) {
+  HangingTrials trials;
+  trials.runner.markConfirmedKind(RunOutcome{OutcomeClass::Hang, At{4}, "sync", "known"});
+  const TrialResult quick =
+      trials.runner.run(parseSequence(kHangsAtSync, "sync.seq"), TrialMode::Quick);
+  EXPECT_EQ(quick.outcome.cls, OutcomeClass::Hang);
+  EXPECT_EQ(trials.runner.confirmationsSkipped(), 0U);
+  EXPECT_LT(quietMillis(quick.outcome), 200) << quick.outcome.detail;
+}
+
+TEST(KnownKinds, ACampaignWhereMostSequencesHangTakesTheFastPath) {
+  testing::ScratchDir dir;
+  const fs::path out = dir.path() / "findings";
+  const auto r = testing::gpufuzz(testing::kQuickSimFuzz + " --faults " + syncHangsPlan().string() +
+                                  " --runs 100 --max-ops 10 --seed 1 --out " + out.string());
+  ASSERT_EQ(r.status, 1) << r.output;
+  const auto stats = readStats(out / kStatsFile);
+  ASSERT_TRUE(stats.has_value());
+  const CampaignCounts& c = stats->run;
+  EXPECT_GT(c.byClass[static_cast<std::size_t>(OutcomeClass::Hang)], 30U) << r.output;
+  // Each kind's first miss is confirmed; most later misses are not.
+  std::set<std::string> kinds;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    const auto stored = readStoredFinding(entry.path());
+    if (!stored) continue;
+    const std::string id = stored->id;
+    kinds.insert(id.substr(0, id.rfind('-')));
+    EXPECT_GT(stored->reproduced, 0U) << id;  // every finding written was confirmed
+  }
+  ASSERT_FALSE(kinds.empty()) << r.output;
+  EXPECT_GE(c.longConfirmations, kinds.size());
+  EXPECT_GT(c.confirmationsSkipped, 2 * c.longConfirmations)
+      << "long " << c.longConfirmations << ", skipped " << c.confirmationsSkipped;
+}
+
+}  // namespace
+}  // namespace gpufuzz

@@ -1,0 +1,103 @@
+// SameSeedTest.cpp: the same seed and settings (sim, --jobs 1, a fixed deadline) write the same
+// findings folder byte for byte, apart from what is volatile by nature, normalised before the
+// comparison:
+// - the folder's own path (finding.json's `file`, stats.json's `folder` and `command_line`);
+// - clock times: finding.json's `found_at`, stats.json's start, update and last-find times, run
+//   time and rate, plot_data's time, run time and rate;
+// - the harness's pid (stats.json), and in stacks.txt the child's addresses, thread and process
+//   ids (ASLR and the kernel pick those);
+// - how long a stuck child was quiet ("no progress for 301 ms"): the deadline timer's latency.
+// Everything else (which findings, their minimal sequences, variants, causes, explanations,
+// counts, hits, stats by class) must be equal.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+
+#include "harness/base/AtomicFile.h"
+#include "tests/harness/TestSupport.h"
+
+namespace gpufuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string replaceAll(std::string text, const std::regex& pattern, const std::string& with) {
+  return std::regex_replace(text, pattern, with);
+}
+
+std::string normalised(const fs::path& relative, std::string text, const fs::path& out) {
+  const std::string root = out.string();
+  for (std::size_t at = text.find(root); at != std::string::npos; at = text.find(root, at))
+    text.replace(at, root.size(), "OUT");
+  if (relative.filename() == "stats.json") {
+    static const std::regex volatileLine(
+        R"re(\n *"(command_line|pid|start_time|start_time_utc|last_update|last_update_utc|last_find|last_find_utc|run_time_s|execs_per_sec)": [^\n]*)re");
+    text = replaceAll(text, volatileLine, "\n(volatile)");
+  }
+  if (relative.filename() == "plot_data") {
+    // unix_time, run_time_s, executions, execs_per_sec: the first, second and fourth columns.
+    static const std::regex clocks(R"re((^|\n)[0-9]+, [0-9.]+, ([0-9]+), [0-9.]+,)re");
+    text = replaceAll(text, clocks, "$1(volatile), (volatile), $2, (volatile),");
+  }
+  if (relative.filename() == "finding.json") {
+    static const std::regex foundAt(R"re("found_at": "[^"]*")re");
+    text = replaceAll(text, foundAt, "\"found_at\": (volatile)");
+  }
+  if (relative.filename() == "stacks.txt") {
+    static const std::regex address("0x[0-9a-f]+"), lwp("LWP [0-9]+"), process("process [0-9]+");
+    text = replaceAll(replaceAll(replaceAll(text, address, "0x?"), lwp, "LWP ?"), process,
+                      "process ?");
+  }
+  static const std::regex quiet("no progress for [0-9]+ ms");
+  return replaceAll(text, quiet, "no progress for ? ms");
+}
+
+/// Every file under `out` (by path relative to it), normalised.
+std::map<std::string, std::string> folderContents(const fs::path& out) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(out)) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path relative = fs::relative(entry.path(), out);
+    files[relative.string()] = normalised(relative, readFile(entry.path()), out);
+  }
+  return files;
+}
+
+TEST(SameSeed, TheSameSettingsWriteTheSameFindingsFolder) {
+  testing::ScratchDir dir;
+  std::map<std::string, std::string> first;
+  for (const char* name : {"first", "second"}) {
+    const fs::path out = dir.path() / name;
+    const auto r = testing::gpufuzz(
+        "fuzz --backend sim --policy no-destroy-sync --faults max-26.5.0 --runs 60 --jobs 1 "
+        "--seed 17 --confirmations 2 --deadline 300 --quiet --out " +
+        out.string());
+    ASSERT_EQ(r.status, 1) << r.output;
+    const auto contents = folderContents(out);
+    // Findings with their evidence, explanation and a variant: worth comparing.
+    std::size_t findings = 0, variants = 0;
+    for (const auto& [path, text] : contents) {
+      findings += fs::path(path).filename() == "signature";
+      variants += fs::path(path).parent_path().filename() == "variants";
+    }
+    ASSERT_GE(findings, 1U);
+    ASSERT_GE(variants, 1U);
+    ASSERT_GE(contents.size(), 10U);
+    if (first.empty()) {
+      first = contents;
+      continue;
+    }
+    std::vector<std::string> firstNames, secondNames;
+    for (const auto& [path, text] : first)
+      firstNames.push_back(path);
+    for (const auto& [path, text] : contents)
+      secondNames.push_back(path);
+    ASSERT_EQ(firstNames, secondNames);
+    for (const auto& [path, text] : contents)
+      EXPECT_EQ(first.at(path), text) << path;
+  }
+}
+
+}  // namespace
+}  // namespace gpufuzz
