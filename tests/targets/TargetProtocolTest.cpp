@@ -15,6 +15,7 @@
 
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/harness/supervise/DescribeSupervised.h"
 
 namespace gpufuzz {
 namespace {
@@ -67,8 +68,7 @@ class TargetProtocol : public ::testing::Test {
 };
 
 std::string describe(const Supervised& s) {
-  return outcomeText(s.outcome) + "; harness error: " + s.harnessError.value_or("none") +
-         "; output: " + s.outputTail;
+  return testing::describeSupervised(s);
 }
 
 constexpr const char* kTwoOps =

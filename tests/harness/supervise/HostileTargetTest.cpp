@@ -24,6 +24,7 @@
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/harness/supervise/DescribeSupervised.h"
 
 extern char** environ;
 
@@ -59,12 +60,7 @@ Supervised runTarget(std::vector<std::string> args, const SupervisionLimits& l =
 }
 
 std::string describe(const Supervised& s) {
-  std::ostringstream out;
-  out << outcomeText(s.outcome) << "; exit " << s.exitCode << ", signal " << s.termSignal
-      << ", stuck " << s.stuck << ", wall " << s.wall.count() / 1000
-      << " ms, harness error: " << s.harnessError.value_or("none")
-      << "\noutput: " << s.outputTail.substr(0, 2000);
-  return out.str();
+  return testing::describeSupervised(s, std::string::npos);
 }
 
 /// A process that is neither running nor a zombie waiting for anyone.

@@ -22,6 +22,7 @@
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/harness/supervise/DescribeSupervised.h"
 
 namespace gpufuzz {
 namespace {
@@ -54,11 +55,7 @@ Supervised runFake(std::vector<std::string> args, const SupervisionLimits& limit
 }
 
 std::string describe(const Supervised& s) {
-  std::ostringstream out;
-  out << outcomeText(s.outcome) << "; exit " << s.exitCode << ", signal " << s.termSignal
-      << ", stuck " << s.stuck << ", harness error: " << s.harnessError.value_or("none")
-      << "\noutput: " << s.outputTail;
-  return out.str();
+  return testing::describeSupervised(s, std::string::npos);
 }
 
 int countOpenFds() {
