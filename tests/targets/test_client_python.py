@@ -261,7 +261,11 @@ class ForkServer(Fixture):
         self.assertEqual(forked["fds"][4:], [4])  # /proc/self/fd's own descriptor only
         self.assertEqual(forked["sigblk"], "0000000000000000")
         self.assertEqual(forked["sigign"], fresh["sigign"])
-        self.assertEqual(forked["env"], {"GPUFUZZ_EVENTS_FD": "3", "PROBE_X": "a=b"})
+        # The server's environment (what this test runs under: CI sets GPUFUZZ_* variables of
+        # its own), less the server's socket, plus the request's entries.
+        inherited = {k: v for k, v in os.environ.items()
+                     if k.startswith(("GPUFUZZ", "PROBE")) and k != "GPUFUZZ_FORK_SERVER_FD"}
+        self.assertEqual(forked["env"], {**inherited, "GPUFUZZ_EVENTS_FD": "3", "PROBE_X": "a=b"})
         self.assertEqual(forked["stdin"], "/dev/null")
         # Reaped once asked: the pid is gone.
         deadline = time.monotonic() + 10
