@@ -323,7 +323,9 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
     throw ChildStartError("SIGCHLD is ignored in this process: exit statuses would be lost");
   }
   strays::prepare();
-  if (options.forkServer) return fork(command, options);
+  // A command known not to serve forks goes straight to a fresh start (fork() finds that out
+  // once, the first time).
+  if (options.forkServer && !ForkServers::refuses(command)) return fork(command, options);
   Pipe outputPipe = makeOutput(options.outputLimit);
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();

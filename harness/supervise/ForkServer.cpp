@@ -111,6 +111,11 @@ class Pool {
     idle_[key].push_back(std::move(server));
   }
 
+  bool refuses(const ChildCommand& command) {
+    std::lock_guard lock(mutex_);
+    return refused_.contains(serverKey(command));
+  }
+
   void stopIdle() {
     std::map<std::string, std::vector<std::unique_ptr<Server>>> stopping;
     {
@@ -289,6 +294,10 @@ std::unique_ptr<ForkedChild> ForkServers::start(const ChildCommand& command,
     failure = reply.empty() ? "the fork server ended" : "the fork server said '" + reply + "'";
   }
   throw ChildStartError(command.executable + " as a fork server: " + failure);
+}
+
+bool ForkServers::refuses(const ChildCommand& command) {
+  return Pool::instance().refuses(command);
 }
 
 void ForkServers::stopIdle() {

@@ -71,6 +71,8 @@ class ForkServers {
                                             int eventsFd);
   /// Stops every idle server (they are started again when needed).
   static void stopIdle();
+  /// Whether `command` was tried as a fork server and said no hello (start() gives null for it).
+  static bool refuses(const ChildCommand& command);
 };
 
 }  // namespace gpufuzz
