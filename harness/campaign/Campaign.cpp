@@ -86,7 +86,8 @@ class Campaign {
     s.lastFind = lastFindUnix_ ? lastFindUnix_ : previous_ ? previous_->lastFind : std::nullopt;
     s.deadline = trials_.deadlines().describe();
     s.shrinking = shrinking_;
-    s.nextSequence = std::max(frontier_, inFlight_.empty() ? startedUpTo_ : *inFlight_.begin());
+    s.nextSequence = std::max(frontier_, startedUpTo_);
+    s.unfinished.assign(unfinished_.begin(), unfinished_.end());
     s.run.campaigns = 1;
     s.run.executions = trials_.executions();
     s.run.sequences = sequences_.load();
@@ -103,7 +104,9 @@ class Campaign {
                            : 0.0;
     s.uniqueFindings = store_.size();
     s.newFindings = findings_.size();
-    s.finished = finished;
+    s.finished = finished && stopReason_.empty() && !broken_;
+    s.stopped = finished && !s.finished;
+    if (s.stopped) s.stopReason = broken_ ? "most runs failed in the harness itself" : stopReason_;
     if (previous_) s.cumulative = previous_->cumulative;
     s.cumulative += s.run;
     return s;
@@ -129,7 +132,7 @@ class Campaign {
 
   /// Failures this run that stand: recorded findings (new or known) and hits of saturated kinds.
   /// A failure whose minimal sequence never reproduced was noise and does not count.
-  uint64_t failuresFound() const { return failures_.load(); }
+  uint64_t failuresFound() const { return failures_.load() + failuresCutShort_.load(); }
 
   std::size_t uniqueFindings() const {
     std::lock_guard lock(mutex_);
@@ -155,25 +158,18 @@ class Campaign {
     return "\"" + std::string(outcomeClassName(c)) + "\"";
   }
 
-  bool budgetLeft(uint64_t index) const {
+  /// Whether generation goes on: no stop, a working harness, time left (mutex_ held; the runs
+  /// are counted by take()).
+  bool budgetLeft() const {
     if (stopRequested() || broken_) return false;
-    if (deadline_) return Clock::now() < *deadline_;
-    return !runs_ || index < *runs_;
+    return !deadline_ || Clock::now() < *deadline_;
   }
 
   void work() {
-    for (uint64_t k = next_++; budgetLeft(streamIndex(shard_, k)); k = next_++) {
-      // Until it is done, the sequence is where a resumed campaign goes on; one cut short by a
-      // stop is run again then.
-      begun(k);
-      struct Done {
-        Campaign& campaign;
-        uint64_t k;
-        ~Done() {
-          if (!campaign.stopRequested()) campaign.done(k);
-        }
-      } done{*this, k};
-      const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, k));
+    for (std::optional<uint64_t> k = take(); k; k = take()) {
+      // Until it is done, the sequence is where a resumed campaign goes on: one cut short by a
+      // stop counts nothing here and is run again then.
+      const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, *k));
       const Sequence seq = generateSequence(gen_, seqSeed);
       TrialResult t = trials_.run(seq, TrialMode::Quick);
       // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
@@ -187,26 +183,61 @@ class Campaign {
         }
       }
       if (t.harnessError) {
-        if (stopRequested()) return;
+        if (cutShort()) return;
         say(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
             static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
+        done(*k);
         if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
         continue;
       }
+      const bool stands = t.outcome.failed() && onFailure(seq, seqSeed, t);
+      if (cutShort()) {
+        if (stands) ++failuresCutShort_;
+        return;
+      }
+      done(*k);
       ++sequences_;
       ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
-      if (t.outcome.failed()) onFailure(seq, seqSeed, t);
+      if (stands) ++failures_;
     }
   }
 
-  void begun(uint64_t k) {
+  /// The next sequence to run (a shard counter), begun; nullopt once the budget is spent. The
+  /// sequences an earlier campaign left unfinished come first.
+  std::optional<uint64_t> take() {
     std::lock_guard lock(mutex_);
-    inFlight_.insert(k);
-    startedUpTo_ = std::max(startedUpTo_, k + 1);
+    if (plan_.stopRequested && plan_.stopRequested()) {
+      if (stopReason_.empty()) stopReason_ = "stop requested";
+      return std::nullopt;
+    }
+    if (!budgetLeft()) return std::nullopt;
+    uint64_t k = 0;
+    if (!redo_.empty()) {
+      k = *redo_.begin();
+      redo_.erase(redo_.begin());
+    } else {
+      k = next_++;
+      if (runs_ && streamIndex(shard_, k) >= *runs_) return std::nullopt;
+      startedUpTo_ = std::max(startedUpTo_, k + 1);
+    }
+    unfinished_.insert(k);
+    return k;
   }
   void done(uint64_t k) {
     std::lock_guard lock(mutex_);
-    inFlight_.erase(k);
+    unfinished_.erase(k);
+  }
+
+  /// Whether this run was stopped while a sequence was under way (recorded): by a stop request,
+  /// or by its time and grace spent; the sequence is then cut short, not done.
+  bool cutShort() {
+    if (!stopRequested()) return false;
+    std::lock_guard lock(mutex_);
+    if (stopReason_.empty()) {
+      stopReason_ = plan_.stopRequested && plan_.stopRequested() ? "stop requested"
+                                                                 : "--time and --grace spent";
+    }
+    return true;
   }
 
   bool saturated(const RunOutcome& o) const {
@@ -215,21 +246,22 @@ class Campaign {
     return it != kindRepeats_.end() && it->second >= kSaturatedAfter;
   }
 
-  void onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t) {
+  /// Handles a failure: a hit of a saturated kind, or a shrink and a finding recorded. Whether
+  /// the failure stands (not noise, not dropped by a stop).
+  bool onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t) {
     const std::string kind = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
     {
       std::lock_guard lock(mutex_);
       const uint64_t seen = ++kindHits_[kind];
       const bool powerOfTwo = (seen & (seen - 1)) == 0;
       if (kindRepeats_[kind] >= kSaturatedAfter && !powerOfTwo) {
-        ++failures_;
-        return;
+        return true;
       }
     }
     std::lock_guard shrinking(shrinkMutex_);
     // After a stop request nothing new starts; once the time and grace are spent, a failure
     // found in time is still saved, its shrink cut short.
-    if (plan_.stopRequested && plan_.stopRequested()) return;
+    if (plan_.stopRequested && plan_.stopRequested()) return false;
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
@@ -255,9 +287,8 @@ class Campaign {
       ++unconfirmed_;  // never reproduced: a timing accident, not a finding
       std::lock_guard lock(mutex_);
       shrinking_.clear();
-      return;
+      return false;
     }
-    ++failures_;
     if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
     const auto [isNew, dir] = store_.record(f);
     {
@@ -265,7 +296,7 @@ class Campaign {
       if (!isNew) {
         ++kindRepeats_[kind];
         shrinking_.clear();
-        return;
+        return true;
       }
       kindRepeats_[kind] = 0;
       shrinking_ = "explaining " + kind;
@@ -279,6 +310,7 @@ class Campaign {
     findings_.push_back({f, (dir / "minimal.seq").string()});
     printFinding(f, dir);
     if (report_) writeReport(*report_, reportUnlocked());
+    return true;
   }
 
   Report reportUnlocked() const;
@@ -393,14 +425,20 @@ class Campaign {
 
  public:
   void setReport(std::optional<std::string> path) { report_ = std::move(path); }
-  /// Starts the shard's stream at its k-th sequence instead of the first (before run()).
-  void startAt(uint64_t k) {
+  /// Starts the shard's stream at its k-th sequence instead of the first, after the sequences
+  /// an earlier campaign left unfinished (before run()).
+  void startAt(uint64_t k, const std::vector<uint64_t>& unfinished) {
     next_ = k;
     startedUpTo_ = k;
+    redo_.insert(unfinished.begin(), unfinished.end());
   }
   /// The stream's earlier campaigns in this folder got to its k-th sequence: the stats keep
   /// that as the place to go on from even when this run covers less of it.
-  void keepFrontier(uint64_t k) { frontier_ = k; }
+  /// The sequences they left unfinished stay so until this run completes them.
+  void keepFrontier(uint64_t k, const std::vector<uint64_t>& unfinished) {
+    frontier_ = k;
+    unfinished_.insert(unfinished.begin(), unfinished.end());
+  }
   void setConfirmations(uint32_t n) { confirmations_ = n; }
   void setExplain(bool explain) { explain_ = explain; }
   /// Where the stats go, what they say of this campaign, and the folder's earlier stats.
@@ -440,14 +478,18 @@ class Campaign {
   CampaignStats statsIdentity_;
   std::optional<CampaignStats> previous_;
   std::atomic<bool> statsFailed_{false};
-  std::atomic<uint64_t> next_{0};
-  std::set<uint64_t> inFlight_;  // sequences (shard counters) begun and not done
+  // Sequences are shard counters; next_, redo_, unfinished_ and startedUpTo_ under mutex_.
+  uint64_t next_ = 0;
+  std::set<uint64_t> redo_;        // left unfinished by an earlier campaign, not begun yet
+  std::set<uint64_t> unfinished_;  // begun and not done, and redo_
   uint64_t startedUpTo_ = 0;
   uint64_t frontier_ = 0;
   std::atomic<uint64_t> sequences_{0};
   std::atomic<uint64_t> harnessErrors_{0};
   std::atomic<bool> broken_{false};
   std::atomic<uint64_t> failures_{0};
+  std::atomic<uint64_t> failuresCutShort_{0};  // failures of sequences a stop cut short
+  std::string stopReason_;                     // why the run was stopped; empty when it was not
   std::atomic<uint64_t> unconfirmed_{0};
   std::array<std::atomic<uint64_t>, kOutcomeClassCount> byClass_{};
   mutable std::mutex mutex_;
@@ -544,9 +586,9 @@ CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, Findin
                           previous->backend == identity.backend &&
                           previous->policy == identity.policy &&
                           previous->faults == identity.faults && previous->ops == identity.ops;
-  if (sameStream) campaign.keepFrontier(*previous->nextSequence);
+  if (sameStream) campaign.keepFrontier(*previous->nextSequence, previous->unfinished);
   if (sameStream && !runs) {
-    campaign.startAt(*previous->nextSequence);
+    campaign.startAt(*previous->nextSequence, previous->unfinished);
     std::printf("continuing the stream of seed %llu at its sequence %llu\n",
                 static_cast<unsigned long long>(seed),
                 static_cast<unsigned long long>(*previous->nextSequence));

@@ -42,7 +42,9 @@ void visitStats(Io& io, Stats& s) {
   io.optionalNumber("seed", s.seed);
   io.shard("shard", s.shard);
   io.optionalNumber("next_sequence", s.nextSequence);
+  io.numbers("unfinished", s.unfinished);
   io.text("backend", s.backend);
+  io.text("device", s.device);
   io.text("target", s.target);
   io.text("target_version", s.targetVersion);
   io.text("policy", s.policy);
@@ -56,6 +58,8 @@ void visitStats(Io& io, Stats& s) {
   io.text("deadline", s.deadline);
   io.text("shrinking", s.shrinking);
   io.number("finished", s.finished);
+  io.number("stopped", s.stopped);
+  io.text("stop_reason", s.stopReason);
   io.nested("cumulative", [&](auto& inner) { visitCounts(inner, s.cumulative); });
   io.texts("merged_from", s.mergedFrom);
 }
@@ -95,6 +99,12 @@ class StatsWriter {
     j_.key(key).beginObject();
     visit(*this);
     j_.endObject();
+  }
+  void numbers(std::string_view key, const std::vector<uint64_t>& list) {
+    j_.key(key).beginArray();
+    for (const uint64_t n : list)
+      j_.value(n);
+    j_.endArray();
   }
   void texts(std::string_view key, const std::vector<std::string>& list) {
     if (list.empty()) return;
@@ -167,6 +177,17 @@ class StatsReader {
     if (!v->is_object()) fail(key, "an object");
     const StatsReader inner(v->get_object(), where_ + ": " + std::string(key));
     visit(inner);
+  }
+  void numbers(std::string_view key, std::vector<uint64_t>& out) const {
+    const boost::json::value* v = find(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) fail(key, "an array of numbers");
+    for (const boost::json::value& n : v->get_array()) {
+      boost::system::error_code ec;
+      const uint64_t k = n.is_number() ? n.to_number<uint64_t>(ec) : 0;
+      if (!n.is_number() || ec) fail(key, "an array of numbers");
+      out.push_back(k);
+    }
   }
   void texts(std::string_view key, std::vector<std::string>& out) const {
     const boost::json::value* v = find(key);
@@ -268,11 +289,13 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
     m.execsPerSecond += p.execsPerSecond;
     m.newFindings += p.newFindings;
     m.finished = m.finished && p.finished;
+    m.stopped = m.stopped || p.stopped;
     m.run += p.run;
     m.cumulative += p.cumulative;
     m.mergedFrom.push_back(p.folder);
   }
   m.backend = shared(parts, &CampaignStats::backend);
+  m.device = shared(parts, &CampaignStats::device);
   m.target = shared(parts, &CampaignStats::target);
   m.targetVersion = shared(parts, &CampaignStats::targetVersion);
   m.policy = shared(parts, &CampaignStats::policy);

@@ -1,11 +1,11 @@
 // StatsFile.h: a campaign's stats file, <out>/stats.json, in the spirit of AFL's fuzzer_stats:
 // machine-readable, rewritten atomically about once a second while the campaign runs and once
-// more when it ends (`finished`). It says who runs (pid, command line, start and last update),
-// on what (seed, shard, backend, policy, faults, ops), how fast (executions, execs/s), what came
-// out (sequences by outcome class, standing failures, unique findings, time of the last find),
-// and what it is doing (the deadline in force, the current shrink). `cumulative` sums every
-// campaign run in the folder: a campaign resumed in the same --out continues it.
-// `gpufuzz merge` writes a stats.json of the same shape whose counts sum its sources
+// more when it ends (`finished`, or `stopped` when cut short). It says who runs (pid, command line,
+// start and last update), on what (seed, shard, backend, policy, faults, ops), how fast
+// (executions, execs/s), what came out (sequences by outcome class, standing failures, unique
+// findings, time of the last find), and what it is doing (the deadline in force, the current
+// shrink). `cumulative` sums every campaign run in the folder: a campaign resumed in the same --out
+// continues it. `gpufuzz merge` writes a stats.json of the same shape whose counts sum its sources
 // (`merged_from`); the last stats of each source are kept under <out>/merged/, and the folder's
 // own campaign stats as merged/self.json, so merging again recomputes instead of adding twice.
 #pragma once
@@ -54,8 +54,15 @@ struct CampaignStats {
   std::optional<Shard> shard;
   /// The shard's next sequence (its k-th, stream index I + k*N) not yet run to the end: where a
   /// time-bounded campaign of the same seed and settings resumed in this folder goes on.
+  /// The next sequence (its k-th, stream index I + k*N) this shard's campaigns in the folder
+  /// have not begun, and those before it begun and not run to the end (cut short by a stop):
+  /// a time-bounded campaign of the same seed and settings resumed in this folder runs these
+  /// first, then goes on at nextSequence.
   std::optional<uint64_t> nextSequence;
+  std::vector<uint64_t> unfinished;
   std::string backend, policy, faults, ops;
+  /// What the backend runs on (platform, device, driver), as the runner's --probe says.
+  std::string device;
   /// --target's command line and what its --version said; empty for the project's runner.
   std::string target, targetVersion;
   std::string deadline;   // the deadline in force
@@ -63,7 +70,11 @@ struct CampaignStats {
   double execsPerSecond = 0;
   uint64_t uniqueFindings = 0;  // in the folder
   uint64_t newFindings = 0;     // this run's
+  /// Set when the campaign ends: finished when it spent its --runs or --time; stopped (and
+  /// why) when a stop, its --time and --grace, or a broken harness cut it short.
   bool finished = false;
+  bool stopped = false;
+  std::string stopReason;
   CampaignCounts run;                   // this run (a merge: the sources' last runs)
   CampaignCounts cumulative;            // every run in the folder, this one included
   std::vector<std::string> mergedFrom;  // a merge's sources; empty for a campaign's file

@@ -113,6 +113,7 @@ int runFuzz(Session& session) {
   identity.seed = seed;
   if (cl.has(Option::Shard)) identity.shard = shard;
   identity.backend = backend;
+  identity.device = description;
   if (target) {
     identity.target = target->text();
     identity.targetVersion = target->version;

@@ -68,20 +68,24 @@ std::vector<pid_t> waitUntilNoneMarked(const std::string& marker, std::chrono::s
   return left;
 }
 
+/// The campaign the stop tests run unless told otherwise: it meets the seed's hang at once.
+const std::string kSeedHangs = "--policy context-first --faults max-26.5.0 --seed 7";
+
 /// A campaign started in the background, its output in a file.
 struct BackgroundCampaign {
   pid_t pid = -1;
   std::string marker;
   fs::path out, log;
 
-  BackgroundCampaign(const fs::path& dir, const std::string& extra) {
+  BackgroundCampaign(const fs::path& dir, const std::string& extra,
+                     const std::string& settings = kSeedHangs) {
     marker = "GPUFUZZ_STOP_TEST=" + std::to_string(::getpid()) + "-" + dir.filename().string();
     out = dir / "findings";
     log = dir / "campaign.log";
     const std::string command = "exec " + (testing::binDir() / "gpufuzz").string() +
-                                " fuzz --backend sim --policy context-first --faults max-26.5.0 "
-                                "--deadline 150 --confirmations 2 --no-explain --jobs 2 "
-                                "--time 120s --seed 7 --out " +
+                                " fuzz --backend sim " + settings +
+                                " --deadline 150 --confirmations 2 --no-explain --jobs 2 "
+                                "--time 120s --out " +
                                 out.string() + " " + extra + " > " + log.string() + " 2>&1";
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e)
@@ -171,6 +175,11 @@ void expectStoppedCleanly(int sig) {
   EXPECT_NE(log.find("unique finding(s) this run"), std::string::npos) << log;
   EXPECT_EQ(waitUntilNoneMarked(campaign.marker, 5s), std::vector<pid_t>{}) << log;
   EXPECT_GE(checkFindings(campaign.out), 1u);
+  const std::optional<CampaignStats> stats = readStats(campaign.out / "stats.json");
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_FALSE(stats->finished) << "a stopped campaign did not run out its --time";
+  EXPECT_TRUE(stats->stopped);
+  EXPECT_EQ(stats->stopReason, "stop requested");
 }
 
 TEST(CampaignStop, CtrlCKillsEveryChildPrintsASummaryAndKeepsTheFindings) {
@@ -237,9 +246,70 @@ TEST(CampaignStop, AJobStopThatReachesTheChildrenFirstKeepsTheFindingUnderShrink
       << log;
   EXPECT_GE(stats->uniqueFindings, 1u) << log;
   ASSERT_TRUE(stats->nextSequence.has_value());
-  EXPECT_EQ(*stats->nextSequence + 1, stats->run.sequences)
+  EXPECT_EQ(stats->unfinished, std::vector<uint64_t>{*stats->nextSequence - 1})
       << "the sequence under shrink runs again when the campaign resumes";
+  EXPECT_EQ(stats->run.sequences + 1, *stats->nextSequence)
+      << "the sequence cut short counts when it runs again, not now";
   EXPECT_EQ(waitUntilNoneMarked(campaign.marker, 5s), std::vector<pid_t>{}) << log;
+}
+
+// A --time campaign stopped while one worker shrinks and the other goes on, then resumed in its
+// folder: the stream is covered once. Every sequence begun is counted once it is done, or listed
+// as unfinished and run (and counted) by the resumed campaign; the two halves' cumulative counts
+// are those of one uninterrupted run of the same sequences.
+TEST(CampaignStop, AStoppedCampaignResumedCountsEverySequenceOnce) {
+  testing::ScratchDir dir;
+  const fs::path plan = testing::sourceDir() / "tests/harness/campaign/plans/rare-hang.plan";
+  const std::string settings = "--policy shipped --faults " + plan.string() + " --seed 5";
+  const fs::path out = dir.path() / "findings";
+  const fs::path statsFile = out / "stats.json";
+  {
+    BackgroundCampaign campaign(dir.path(), "", settings);
+    ASSERT_GT(campaign.pid, 0);
+    const auto giveUp = Clock::now() + 60s;
+    while (readFile(statsFile).find("\"shrinking\": \"shrinking") == std::string::npos) {
+      ASSERT_LT(Clock::now(), giveUp) << "no shrink began:\n" << readFile(campaign.log);
+      std::this_thread::sleep_for(20ms);
+    }
+    std::this_thread::sleep_for(300ms);  // the other worker goes on meanwhile
+    ASSERT_NE(campaign.stop(SIGINT), -1) << readFile(campaign.log);
+  }
+  const std::optional<CampaignStats> first = readStats(statsFile);
+  ASSERT_TRUE(first.has_value() && first->nextSequence.has_value());
+  EXPECT_TRUE(first->stopped && !first->finished);
+  EXPECT_EQ(first->run.harnessErrors, 0u);
+  EXPECT_FALSE(first->unfinished.empty()) << "the sequence under shrink was cut short";
+  EXPECT_EQ(first->cumulative.sequences + first->unfinished.size(), *first->nextSequence)
+      << "a sequence is counted, or unfinished, never both";
+
+  const std::string again = "fuzz --backend sim " + settings +
+                            " --deadline 150 --confirmations 2 --no-explain --jobs 2 --quiet "
+                            "--out " +
+                            out.string();
+  const auto resumed = testing::gpufuzz(again + " --time 8s");
+  const std::optional<CampaignStats> second = readStats(statsFile);
+  ASSERT_TRUE(second.has_value() && second->nextSequence.has_value()) << resumed.output;
+  EXPECT_NE(resumed.output.find("continuing the stream of seed 5 at its sequence " +
+                                std::to_string(*first->nextSequence)),
+            std::string::npos)
+      << resumed.output;
+  EXPECT_TRUE(second->finished && !second->stopped) << resumed.output;
+  EXPECT_EQ(second->cumulative.campaigns, 2u);
+  EXPECT_EQ(second->unfinished, std::vector<uint64_t>{});
+  EXPECT_GE(*second->nextSequence, *first->nextSequence);
+  EXPECT_EQ(second->cumulative.harnessErrors, 0u) << resumed.output;
+  EXPECT_EQ(second->cumulative.sequences, *second->nextSequence)
+      << "sequences counted twice or not at all:\n"
+      << resumed.output;
+
+  // The same sequences in one uninterrupted run (in the same folder: its findings are known).
+  const auto whole = testing::gpufuzz(again + " --runs " + std::to_string(*second->nextSequence));
+  const std::optional<CampaignStats> third = readStats(statsFile);
+  ASSERT_TRUE(third.has_value()) << whole.output;
+  EXPECT_TRUE(third->finished) << whole.output;
+  EXPECT_EQ(third->run.sequences, second->cumulative.sequences);
+  EXPECT_EQ(third->run.byClass, second->cumulative.byClass) << whole.output;
+  EXPECT_GE(second->cumulative.byClass[static_cast<std::size_t>(OutcomeClass::Hang)], 1u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "harness/base/AtomicFile.h"
+#include "harness/campaign/StatsFile.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {
@@ -47,6 +48,13 @@ TEST(Grace, ZeroSavesTheShrinkUnderWayMarkedAsCutShort) {
     EXPECT_NE(readFile(d / "minimal.seq").find("cut short when --time and --grace were spent"),
               std::string::npos);
   }
+  // The campaign did not run out its time: it was cut short.
+  const std::optional<CampaignStats> stats = readStats(out / kStatsFile);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_FALSE(stats->finished);
+  EXPECT_TRUE(stats->stopped);
+  EXPECT_EQ(stats->stopReason, "--time and --grace spent");
+  EXPECT_FALSE(stats->unfinished.empty()) << "the sequence cut short runs again when resumed";
 }
 
 TEST(Grace, TheDefaultFinishesTheShrinkAndItsConfirmations) {
@@ -63,6 +71,10 @@ TEST(Grace, TheDefaultFinishesTheShrinkAndItsConfirmations) {
     EXPECT_NE(json.find("\"confirmation\": \"reproduced "), std::string::npos) << json;
     EXPECT_EQ(readFile(d / "minimal.seq").find("cut short"), std::string::npos);
   }
+  const std::optional<CampaignStats> stats = readStats(out / kStatsFile);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_TRUE(stats->finished && !stats->stopped);
+  EXPECT_EQ(stats->unfinished, std::vector<uint64_t>{});
 }
 
 TEST(Grace, ABadDurationIsRefusedBeforeAnythingRuns) {

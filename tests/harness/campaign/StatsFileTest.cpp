@@ -34,13 +34,21 @@ TEST(Stats, TheStatsFileAgreesWithTheReport) {
   // Any JSON reader can take it; these are the fields the README names.
   const boost::json::object json = readJsonFile((out / kStatsFile).string()).as_object();
   for (const char* field :
-       {"start_time", "last_update", "pid", "command_line", "seed", "shard", "backend", "policy",
-        "faults", "executions", "execs_per_sec", "sequences", "by_class", "unique_findings",
-        "last_find", "deadline", "shrinking", "cumulative", "finished"}) {
+       {"start_time",    "last_update",   "pid",        "command_line",    "seed",
+        "shard",         "backend",       "policy",     "faults",          "executions",
+        "execs_per_sec", "sequences",     "by_class",   "unique_findings", "last_find",
+        "deadline",      "shrinking",     "cumulative", "finished",        "stopped",
+        "device",        "next_sequence", "unfinished"}) {
     EXPECT_TRUE(json.contains(field)) << field;
   }
   const CampaignStats s = *readStats(out / kStatsFile);
   EXPECT_TRUE(s.finished);
+  EXPECT_FALSE(s.stopped);
+  EXPECT_EQ(s.stopReason, "");
+  EXPECT_EQ(s.unfinished, std::vector<uint64_t>{});
+  // What the runs were on, as the runner's probe describes it, in both files.
+  EXPECT_NE(s.device, "");
+  EXPECT_EQ(s.device, report.at("device").as_string());
   EXPECT_EQ(s.seed, 5U);
   EXPECT_FALSE(s.shard.has_value());
   EXPECT_EQ(s.backend, "sim");
