@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -35,6 +36,39 @@ boost::json::object findingJson(const std::filesystem::path& dir) {
   boost::json::value v = readJsonFile(path);
   if (!v.is_object()) throw InputError(path + ": not a finding record (expected a JSON object)");
   return std::move(v.get_object());
+}
+
+/// One operation of a timeline: where, what, how long (ms), its deadline (ms).
+void writeTimedOp(JsonWriter& j, const OpTiming& t, std::string_view elapsedKey) {
+  j.beginObject();
+  j.key("at");
+  writeAt(j, t.at);
+  j.key("op").value(t.op);
+  j.key(elapsedKey).value(std::chrono::duration<double, std::milli>(t.elapsed).count());
+  j.key("deadline_ms").value(static_cast<int64_t>(t.deadline.count()));
+  j.endObject();
+}
+
+/// finding.json's `timeline`: the confirmation run of the minimal sequence, operation by
+/// operation (`gpufuzz plot` draws it), and the operation it was stuck in; null without one.
+void writeTimeline(JsonWriter& j, const Finding& f) {
+  j.key("timeline");
+  if (f.timings.empty() && !f.stuckOp) {
+    j.null();
+    return;
+  }
+  j.beginObject();
+  j.key("operations").beginArray();
+  for (const OpTiming& t : f.timings)
+    writeTimedOp(j, t, "elapsed_ms");
+  j.endArray();
+  j.key("stuck");
+  if (f.stuckOp) {
+    writeTimedOp(j, *f.stuckOp, "watched_ms");
+  } else {
+    j.null();
+  }
+  j.endObject();
 }
 
 }  // namespace
@@ -258,6 +292,7 @@ void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding&
   for (const std::string& s : f.shrinkSteps)
     j.value(s);
   j.endArray();
+  writeTimeline(j, f);
   j.endObject();
   writeFileAtomically(dir / "finding.json", j.str());
 }

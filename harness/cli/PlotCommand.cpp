@@ -1,11 +1,13 @@
-// PlotCommand.cpp: `gpufuzz plot DIR`: DIR/plot_data (campaign/PlotData.h) checked, then drawn by
-// tools/plot-campaign (matplotlib) into DIR/plot.png and DIR/plot.svg.
+// PlotCommand.cpp: `gpufuzz plot DIR`: DIR/plot_data (campaign/PlotData.h) and the findings'
+// records checked, then drawn by tools/plot-campaign (matplotlib) into DIR/plot.png and
+// DIR/plot.svg, and each finding's timeline into DIR/plots/finding-ID.png and .svg.
 #include <spawn.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 
+#include "harness/campaign/FindingStore.h"
 #include "harness/campaign/PlotData.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/search/Trial.h"
@@ -40,10 +42,14 @@ int runPlot(Session& session) {
                      ": no data lines yet (a line comes a minute into a "
                      "campaign, and one at its end)");
   }
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.is_directory()) readStoredFinding(entry.path());  // a malformed record: InputError
+  }
   const std::string script = plotScript().string();
   const std::string source = data.string();
   const std::string prefix = (dir / "plot").string();
-  const char* argv[] = {script.c_str(), source.c_str(), prefix.c_str(), nullptr};
+  const std::string findings = dir.string();
+  const char* argv[] = {script.c_str(), source.c_str(), prefix.c_str(), findings.c_str(), nullptr};
   pid_t pid = 0;
   if (::posix_spawn(&pid, script.c_str(), nullptr, nullptr, const_cast<char* const*>(argv),
                     environ) != 0) {

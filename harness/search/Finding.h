@@ -11,6 +11,7 @@
 
 #include "harness/base/Json.h"
 #include "harness/base/RunOutcome.h"
+#include "harness/supervise/Supervisor.h"
 #include "model/Sequence.h"
 
 namespace gpufuzz {
@@ -36,6 +37,11 @@ struct Finding {
   std::string stacks;
   std::string outputTail;
   std::vector<std::string> shrinkSteps;
+  /// The confirmation run of `minimal` whose evidence it keeps: each completed operation's
+  /// time and deadline, and the operation it was stuck in (hang, spin); empty when no
+  /// confirmation reproduced it.
+  std::vector<OpTiming> timings;
+  std::optional<OpTiming> stuckOp;
 
   /// class, op and normalized operations: what makes two findings the same bug.
   std::string signature() const;

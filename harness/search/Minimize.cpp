@@ -58,6 +58,8 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
     // The minimal sequence's own evidence is the clearer one.
     if (!r.evidence->stacks.empty()) f.stacks = r.evidence->stacks;
     f.outputTail = r.evidence->outputTail;
+    f.timings = r.evidence->timings;
+    f.stuckOp = r.evidence->stuckOp;
   }
   return f;
 }

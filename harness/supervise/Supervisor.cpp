@@ -94,9 +94,10 @@ class ProgressWatch final : public ChildObserver {
         break;
       case Event::Kind::Done:
         if (running_ && running_->at == event->at) {
-          timings_.push_back(OpTiming{
-              running_->at, running_->op,
-              std::chrono::duration_cast<std::chrono::microseconds>(now - running_->began)});
+          timings_.push_back(
+              OpTiming{running_->at, running_->op,
+                       std::chrono::duration_cast<std::chrono::microseconds>(now - running_->began),
+                       deadlineOf(limits_.opDeadlines, running_->op, limits_.progressDeadline)});
           running_.reset();
         }
         break;
@@ -136,6 +137,13 @@ class ProgressWatch final : public ChildObserver {
     stuck_ = Stuck{share, "no progress for " + std::to_string(quiet.count()) + " ms" +
                               (!running_ && place() ? " after it completed" : "") + ", " +
                               percent(share) + " CPU"};
+    if (const Operation* op = place()) {
+      const auto from = running_ ? running_->began : lastProgress_;
+      stuckOp_ = OpTiming{
+          op->at, op->op, std::chrono::duration_cast<std::chrono::microseconds>(now - from),
+          running_ ? deadlineOf(limits_.opDeadlines, op->op, limits_.progressDeadline)
+                   : limits_.progressDeadline};
+    }
     if (limits_.captureStacks) stacks_ = captureStacks(pid_);
     return true;
   }
@@ -163,6 +171,7 @@ class ProgressWatch final : public ChildObserver {
   const std::optional<std::string>& protocolError() const { return protocolError_; }
   const std::optional<RunOutcome>& reported() const { return outcome_; }
   std::vector<OpTiming> takeTimings() { return std::move(timings_); }
+  const std::optional<OpTiming>& stuckOp() const { return stuckOp_; }
   std::string takeStacks() { return std::move(stacks_); }
 
  private:
@@ -191,6 +200,7 @@ class ProgressWatch final : public ChildObserver {
   std::optional<CpuSample> cpuSample_;
   std::vector<OpTiming> timings_;
   std::optional<Stuck> stuck_;
+  std::optional<OpTiming> stuckOp_;
   std::string stacks_;
   EventOrder order_;
   std::optional<std::string> protocolError_;
@@ -277,6 +287,7 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
     result.stuck = true;
     result.cpuShareWhileStuck = stuck->cpuShare;
     result.stacks = watch.takeStacks();
+    result.stuckOp = watch.stuckOp();
     const auto cls = stuck->cpuShare < kSpinCpuShare ? OutcomeClass::Hang : OutcomeClass::Spin;
     result.outcome = watch.at(
         cls, stuck->detail + (exit.unkillable ? " (survived SIGKILL: uninterruptible sleep)" : ""));

@@ -76,11 +76,13 @@ struct SupervisionLimits {
   std::vector<std::string> expectedOps;
 };
 
-/// How long one completed operation took, from its `begin` to its `done`.
+/// How long one completed operation took, from its `begin` to its `done` (for a stuck one: how
+/// long it was watched), and the deadline it had.
 struct OpTiming {
   At at;
   std::string op;
   std::chrono::microseconds elapsed{};
+  std::chrono::milliseconds deadline{};
 };
 
 struct Supervised {
@@ -99,6 +101,9 @@ struct Supervised {
   int termSignal = 0;  // when a signal ended it
   /// Completed operations' durations, in order (for deadline calibration).
   std::vector<OpTiming> timings;
+  /// When stuck in or after an operation: that operation, watched from its `begin` (or, between
+  /// operations, from the last event) until it counted as stuck.
+  std::optional<OpTiming> stuckOp;
   std::chrono::microseconds wall{};
   /// Set when the run says nothing about the system under test: the child could not start,
   /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its
