@@ -5,7 +5,7 @@
 // - clock times: finding.json's `found_at`, stats.json's start, update and last-find times, run
 //   time and rate, plot_data's time, run time and rate;
 // - the harness's pid (stats.json), and in stacks.txt the child's addresses, thread and process
-//   ids (ASLR and the kernel pick those);
+//   ids (ASLR and the kernel pick those), and the trial file's work directory and pid;
 // - how long a stuck child was quiet ("no progress for 301 ms"): the deadline timer's latency,
 //   and the latencies of finding.json's timeline (`elapsed_ms`, `watched_ms`);
 // - how long an explanation took (its closing line).
@@ -57,6 +57,9 @@ std::string normalised(const fs::path& relative, std::string text, const fs::pat
     static const std::regex address("0x[0-9a-f]+"), lwp("LWP [0-9]+"), process("process [0-9]+");
     text = replaceAll(replaceAll(replaceAll(text, address, "0x?"), lwp, "LWP ?"), process,
                       "process ?");
+    // The trial's file in the frames' arguments: the work directory's random name and the pid.
+    static const std::regex trial(R"re(gpufuzz-[A-Za-z0-9]+/trial-[0-9]+-)re");
+    text = replaceAll(text, trial, "gpufuzz-?/trial-?-");
   }
   static const std::regex quiet("no progress for [0-9]+ ms");
   return replaceAll(text, quiet, "no progress for ? ms");
