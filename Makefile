@@ -10,6 +10,9 @@ FUZZ_FAULTS  ?=
 FUZZ_JOBS    ?= $(shell nproc)
 FUZZ_OPS     ?= renderer
 FUZZ_OUT     ?= findings
+# Sequences a child runs in one process (--persistent): 1000 on cuda-async makes a night's run
+# hundreds of times longer (bench/RESULTS.md).
+FUZZ_PERSISTENT ?= 1
 GPU_BUDGET   ?= 300
 
 # Benchmarks: one executable of $(BUILD)/bin per line. Each writes
@@ -40,7 +43,7 @@ build: deps configure
 fuzz: build
 	$(BUILD)/bin/gpufuzz fuzz --time $(FUZZ_TIME) --backend $(FUZZ_BACKEND) \
 	  --policy $(FUZZ_POLICY) $(if $(FUZZ_FAULTS),--faults $(FUZZ_FAULTS)) \
-	  --jobs $(FUZZ_JOBS) --ops $(FUZZ_OPS) --out $(FUZZ_OUT)
+	  --jobs $(FUZZ_JOBS) --ops $(FUZZ_OPS) --persistent $(FUZZ_PERSISTENT) --out $(FUZZ_OUT)
 
 test: build
 	ctest --test-dir $(BUILD) -LE "gpu|rusticl" --output-on-failure -j $(JOBS) --timeout 600
