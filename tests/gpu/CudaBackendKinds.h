@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "renderer/cuda/CudaAsyncBackend.h"
@@ -42,6 +43,11 @@ inline const CudaBackendKind kCudaAsync{"cuda-async",
                                         "cuMemPoolDestroy",
                                         true,
                                         nullptr};
+
+/// How GoogleTest names a kind in test lists ("# GetParam() = cuda-async").
+inline void PrintTo(const CudaBackendKind& kind, std::ostream* out) {
+  *out << kind.name;
+}
 
 inline std::string kindLabel(const ::testing::TestParamInfo<CudaBackendKind>& info) {
   return info.param.label;

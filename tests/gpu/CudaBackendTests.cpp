@@ -58,6 +58,16 @@ struct Bystanders {
 
 const std::vector<uint64_t> kOrphanSizes = {1, 256, 4096, 1 << 20, 64 << 20};
 
+/// Buffers of kOrphanSizes, allocated in a context that is then destroyed.
+std::vector<BufferId> makeOrphans(Backend& backend) {
+  const ContextId first = backend.createContext();
+  std::vector<BufferId> orphans;
+  for (uint64_t bytes : kOrphanSizes)
+    orphans.push_back(backend.allocBuffer(first, bytes));
+  backend.destroyContext(first);
+  return orphans;
+}
+
 /// Frees each orphan, expecting DeviceError naming cuMemFree; prints what the driver said.
 void freeOrphans(Backend& backend, const std::vector<BufferId>& orphans) {
   for (BufferId buf : orphans) {
@@ -68,11 +78,7 @@ void freeOrphans(Backend& backend, const std::vector<BufferId>& orphans) {
 }
 
 TEST_P(CudaBackendTest, FreeAfterContextDestroyIsAnErrorAndTheNextContextWorks) {
-  const ContextId first = backend_->createContext();
-  std::vector<BufferId> orphans;
-  for (uint64_t bytes : kOrphanSizes)
-    orphans.push_back(backend_->allocBuffer(first, bytes));
-  backend_->destroyContext(first);
+  const std::vector<BufferId> orphans = makeOrphans(*backend_);
 
   // The next context allocates normally, likely at the addresses just released.
   const ContextId next = backend_->createContext();
@@ -87,11 +93,7 @@ TEST_P(CudaBackendTest, FreeAfterContextDestroyIsAnErrorAndTheNextContextWorks) 
 }
 
 TEST_P(CudaBackendTest, FreeAfterContextDestroyIsAnErrorAcrossBackends) {
-  const ContextId first = backend_->createContext();
-  std::vector<BufferId> orphans;
-  for (uint64_t bytes : kOrphanSizes)
-    orphans.push_back(backend_->allocBuffer(first, bytes));
-  backend_->destroyContext(first);
+  const std::vector<BufferId> orphans = makeOrphans(*backend_);
 
   const std::unique_ptr<Backend> other = makeCudaBackend();
   Bystanders bystanders(*other, other->createContext(), kOrphanSizes);
