@@ -57,6 +57,7 @@ using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
 int simRuns = 2000;
+constexpr int kPersistent = 1000;
 int cudaRuns = 40;
 int openclRuns = 200;
 constexpr const char* kOpenClDevice = "pocl";
@@ -170,11 +171,19 @@ std::optional<std::pair<double, double>> runCampaign(const std::string& backend,
   return std::make_pair(*execs, *elapsed);
 }
 
+/// The options of a campaign's way of running children: fork (forked from a fork server), fresh
+/// (started afresh: the fork server off, added by runCampaign), persistent (--persistent 1000,
+/// forked too: the runtime starts once per 1000 sequences).
+std::vector<std::string> modeArgs(const std::string& mode) {
+  if (mode == "persistent") return {"--persistent", std::to_string(kPersistent)};
+  return {};
+}
+
 void Campaign(benchmark::State& state, const std::string& backend, bool forkServer,
               const std::vector<std::string>& backendArgs = {}) {
   const auto maxOps = state.range(0);
   const auto jobs = static_cast<unsigned>(state.range(1));
-  const int runs = backend == "cuda"         ? cudaRuns
+  const int runs = backend == "cuda" || backend == "cuda-async" ? cudaRuns
                    : backend == "opencl"     ? openclRuns
                    : backend == "vulkan"     ? vulkanRuns
                    : backend == "python-sim" ? pythonRuns
@@ -335,6 +344,7 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMillisecond);
   if (cudaUsable()) {
     backends.push_back("cuda");
+    backends.push_back("cuda-async");
   } else {
     std::fprintf(stderr, "gpufuzz-bench-throughput: no usable CUDA device: cuda cases skipped\n");
   }
@@ -348,14 +358,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpufuzz-bench-throughput: no pocl device: opencl cases skipped\n");
   }
   for (const std::string& backend : backends) {
-    for (const bool fork : {true, false}) {
+    for (const std::string mode : {"fork", "fresh", "persistent"}) {
+      if (mode == "persistent" && backend == "python-sim") continue;  // a runner's option
       auto* b = benchmark::RegisterBenchmark(
-          ("Campaign/" + backend + "/" + (fork ? "fork" : "fresh")).c_str(),
-          [backend, fork](benchmark::State& s) { Campaign(s, backend, fork); });
-      if (backend == "cuda") {
+          ("Campaign/" + backend + "/" + mode).c_str(), [backend, mode](benchmark::State& s) {
+            Campaign(s, backend, mode != "fresh", modeArgs(mode));
+          });
+      if (backend == "cuda" || backend == "cuda-async") {
         b->Args({kMaxOps, kCudaJobs});
       } else if (backend == "opencl") {
-        b->Args({1, cores})->Args({kMaxOps, cores});
+        b->Args({1, cores})->Args({kMaxOps, 1})->Args({kMaxOps, cores});
       } else {
         for (const long ops : {1L, kMaxOps})
           b->Args({ops, 1})->Args({ops, cores});
@@ -370,13 +382,16 @@ int main(int argc, char** argv) {
   // the same run as sim so that the rates compare.
   if (vulkanUsable()) {
     for (const std::string validation : {"on", "off"}) {
-      for (const bool fork : {true, false}) {
+      for (const std::string mode : {"fork", "fresh", "persistent"}) {
         benchmark::RegisterBenchmark(
-            ("Campaign/vulkan-validation-" + validation + "/" + (fork ? "fork" : "fresh")).c_str(),
-            [validation, fork](benchmark::State& s) {
-              Campaign(s, "vulkan", fork, {"--validation", validation});
+            ("Campaign/vulkan-validation-" + validation + "/" + mode).c_str(),
+            [validation, mode](benchmark::State& s) {
+              std::vector<std::string> args = modeArgs(mode);
+              args.insert(args.end(), {"--validation", validation});
+              Campaign(s, "vulkan", mode != "fresh", args);
             })
             ->Args({1, cores})
+            ->Args({kMaxOps, 1})
             ->Args({kMaxOps, cores})
             ->ArgNames({"max_ops", "jobs"})
             ->Iterations(1)

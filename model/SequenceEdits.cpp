@@ -2,6 +2,7 @@
 #include "model/SequenceEdits.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -232,6 +233,47 @@ std::optional<Sequence> insertOperation(const Sequence& seq, std::size_t positio
                  op);
   if (!isValid(out)) return std::nullopt;
   return out;
+}
+
+Sequence concatenate(const std::vector<Sequence>& parts) {
+  Sequence whole;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const std::string prefix = "p" + std::to_string(p) + "_";
+    // Alive at the part's end, by kind (NameKind order), in creation order.
+    std::array<std::vector<std::string>, 3> alive;
+    for (Operation op : renumbered(parts[p]).ops) {
+      const OpForm& form = opForm(op.kind);
+      for (std::size_t i = 0; i < op.names.size() && i < form.names.size(); ++i) {
+        op.names[i] = prefix + op.names[i];
+        if (form.names[i].introduces) {
+          alive[static_cast<std::size_t>(form.names[i].kind)].push_back(op.names[i]);
+        }
+      }
+      const auto release = [&](NameKind kind) {
+        auto& names = alive[static_cast<std::size_t>(kind)];
+        names.erase(std::remove(names.begin(), names.end(), op.names.front()), names.end());
+      };
+      if (op.kind == OpKind::Destroy) release(NameKind::Renderer);
+      if (op.kind == OpKind::BufDestroy) release(NameKind::Buffer);
+      if (op.kind == OpKind::CtxDestroy) release(NameKind::Context);
+      op.line = 0;
+      whole.ops.push_back(std::move(op));
+    }
+    if (p + 1 == parts.size()) break;
+    const std::array<std::pair<NameKind, OpKind>, 3> releases{
+        {{NameKind::Renderer, OpKind::Destroy},
+         {NameKind::Buffer, OpKind::BufDestroy},
+         {NameKind::Context, OpKind::CtxDestroy}}};
+    for (const auto& [kind, releaseOp] : releases) {
+      for (const std::string& name : alive[static_cast<std::size_t>(kind)]) {
+        Operation op;
+        op.kind = releaseOp;
+        op.names = {name};
+        whole.ops.push_back(std::move(op));
+      }
+    }
+  }
+  return renumbered(whole);
 }
 
 }  // namespace gpufuzz

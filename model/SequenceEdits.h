@@ -65,6 +65,13 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq);
 std::optional<Sequence> mergeName(const Sequence& seq, std::size_t index, const std::string& name,
                                   const std::string& into);
 
+/// The parts run one after another in one process, as one sequence (a persistent child's
+/// history, --persistent): each part's names made its own, and what a part leaves alive
+/// released at its end by explicit operations, in the order the runner releases leftovers
+/// (renderers, then bare buffers, then bare contexts, each in creation order); the last part's
+/// leftovers are left to the end, as in the part itself. Names renumbered; no directives.
+Sequence concatenate(const std::vector<Sequence>& parts);
+
 /// `op` inserted at `position` (0..size); nullopt when the result breaks a precondition.
 std::optional<Sequence> insertOperation(const Sequence& seq, std::size_t position,
                                         const Operation& op);

@@ -35,6 +35,7 @@
 #include "harness/search/Explainer.h"
 #include "harness/search/Minimize.h"
 #include "model/Generator.h"
+#include "model/SequenceEdits.h"
 #include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
 
@@ -97,6 +98,9 @@ class Campaign {
     s.run.longConfirmations = trials_.longConfirmations() - confirmationsBefore_.first;
     s.run.confirmationsSkipped = trials_.confirmationsSkipped() - confirmationsBefore_.second;
     s.run.harnessErrors = harnessErrors_.load();
+    s.run.persistentFailures = persistentFailures_.load();
+    s.run.persistentSame = persistentSame_.load();
+    s.run.persistentNeededHistory = persistentNeededHistory_.load();
     s.run.runTimeSeconds = secondsSince(started_);
     s.execsPerSecond = s.run.runTimeSeconds > 0
                            ? static_cast<double>(s.run.executions) / s.run.runTimeSeconds
@@ -143,6 +147,7 @@ class Campaign {
     std::string classes;  // " pass=12 hang=1"
     std::size_t unique = 0;
     std::string lastFind, deadline, shrinking;
+    std::string persistent;  // --persistent: how often a fresh process agreed
   };
   Status status() const;
   /// One line, for logs and the final summary.
@@ -162,6 +167,8 @@ class Campaign {
   }
 
   void work() {
+    std::optional<PersistentRuns> persistent;
+    if (plan_.persistent > 1) persistent.emplace(plan_.persistent);
     for (uint64_t k = next_++; budgetLeft(streamIndex(shard_, k)); k = next_++) {
       // Until it is done, the sequence is where a resumed campaign goes on; one cut short by a
       // stop is run again then.
@@ -175,16 +182,17 @@ class Campaign {
       } done{*this, k};
       const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, k));
       const Sequence seq = generateSequence(gen_, seqSeed);
-      TrialResult t = trials_.run(seq, TrialMode::Quick);
-      // A deadline miss counts only once confirmed (hang, spin, slow, or noise), except for a
-      // saturated kind, whose misses are hits of a failure already understood.
-      // A miss of a kind already confirmed as a finding needs no confirmation either.
-      if (t.evidence.stuck && !t.harnessError) {
-        if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
-          trials_.countSkippedConfirmation();
-        } else {
-          t = trials_.run(seq, TrialMode::Confirmed);
-        }
+      // What failed, as a fresh process runs it: the sequence, or with --persistent perhaps the
+      // sequences its process ran before it too.
+      Sequence failing = seq;
+      std::size_t ranBefore = 0;
+      TrialResult t;
+      if (!persistent) {
+        t = classified(seq, trials_.run(seq, TrialMode::Quick));
+      } else if (t = trials_.runPersistent(*persistent, seq);
+                 t.outcome.failed() || t.evidence.stuck || t.harnessError) {
+        if (stopRequested()) return;
+        ranBefore = rerunFresh(failing, t);
       }
       if (t.harnessError) {
         if (stopRequested()) return;
@@ -195,8 +203,52 @@ class Campaign {
       }
       ++sequences_;
       ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
-      if (t.outcome.failed()) onFailure(seq, seqSeed, t);
+      if (t.outcome.failed()) onFailure(failing, seqSeed, t, ranBefore);
     }
+  }
+
+  /// A quick run's deadline miss counts only once confirmed (hang, spin, slow, or noise),
+  /// except for a saturated kind, whose misses are hits of a failure already understood, and a
+  /// kind already confirmed as a finding.
+  TrialResult classified(const Sequence& seq, TrialResult t) {
+    if (!t.evidence.stuck || t.harnessError) return t;
+    if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
+      trials_.countSkippedConfirmation();
+      return t;
+    }
+    return trials_.run(seq, TrialMode::Confirmed);
+  }
+
+  /// A persistent run that did not pass, re-run in a fresh process: alone, and when it passes
+  /// there, after the last 1, 2, 4, ... sequences its process ran before it (concatenated as one
+  /// sequence), until it fails or all of them were tried. `failing` and `t` become what failed
+  /// in the fresh process (or the pass alone, when nothing did); returns how many sequences
+  /// before it that needed.
+  std::size_t rerunFresh(Sequence& failing, TrialResult& t) {
+    const bool harnessFailed = t.harnessError.has_value();
+    const std::vector<Sequence> before = std::move(t.before);
+    const OutcomeClass persistentClass = t.outcome.cls;
+    const Sequence seq = failing;
+    t = classified(seq, trials_.run(seq, TrialMode::Quick));
+    if (harnessFailed) return 0;  // the persistent child failed in the harness: this stands
+    ++persistentFailures_;
+    if (!t.harnessError && t.outcome.cls == persistentClass) ++persistentSame_;
+    if (t.outcome.failed() || t.harnessError) return 0;
+    for (std::size_t k = 1; k <= before.size() && !stopRequested(); k *= 2) {
+      if (2 * k > before.size()) k = before.size();  // the last try takes them all
+      std::vector<Sequence> parts(before.end() - static_cast<std::ptrdiff_t>(k), before.end());
+      parts.push_back(seq);
+      const Sequence whole = concatenate(parts);
+      TrialResult r = classified(whole, trials_.run(whole, TrialMode::Quick));
+      if (r.outcome.failed() && !r.harnessError) {
+        ++persistentNeededHistory_;
+        failing = whole;
+        t = std::move(r);
+        return k;
+      }
+      if (k == before.size()) break;
+    }
+    return 0;
   }
 
   void begun(uint64_t k) {
@@ -215,7 +267,10 @@ class Campaign {
     return it != kindRepeats_.end() && it->second >= kSaturatedAfter;
   }
 
-  void onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t) {
+  /// `ranBefore`: how many sequences of a persistent process `seq` (their concatenation with the
+  /// one that failed) holds before the one generated with seqSeed.
+  void onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
+                 std::size_t ranBefore) {
     const std::string kind = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
     {
       std::lock_guard lock(mutex_);
@@ -236,10 +291,15 @@ class Campaign {
       shrinking_ = "shrinking " + kind;
     }
     Shrinker shrinker(trials_, plan_.jobs);
-    MinimizeRequest request{seq, first, seqSeed,
-                            "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
-                                std::to_string(seqSeed) + ")",
-                            confirmations_};
+    MinimizeRequest request{
+        seq, first, seqSeed,
+        "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
+            std::to_string(seqSeed) +
+            (ranBefore ? ", after the " + std::to_string(ranBefore) +
+                             " sequence(s) its persistent process ran before it"
+                       : std::string()) +
+            ")",
+        confirmations_};
     Finding f = minimizeFailure(shrinker, trials_, request, {}, [this](const Finding& candidate) {
       return store_.knows(candidate.signature());
     });
@@ -449,6 +509,7 @@ class Campaign {
   std::atomic<bool> broken_{false};
   std::atomic<uint64_t> failures_{0};
   std::atomic<uint64_t> unconfirmed_{0};
+  std::atomic<uint64_t> persistentFailures_{0}, persistentSame_{0}, persistentNeededHistory_{0};
   std::array<std::atomic<uint64_t>, kOutcomeClassCount> byClass_{};
   mutable std::mutex mutex_;
   std::mutex shrinkMutex_;
@@ -490,19 +551,33 @@ Campaign::Status Campaign::status() const {
                     : "never";
   st.deadline = trials_.deadlines().describe();
   st.shrinking = shrinking_;
+  if (plan_.persistent > 1) {
+    const uint64_t failures = persistentFailures_.load();
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "persistent %u: stability %s (%llu of %llu failures the same alone), %llu "
+                  "needed the sequences before them",
+                  plan_.persistent,
+                  failures ? (std::to_string(100 * persistentSame_.load() / failures) + "%").c_str()
+                           : "100%",
+                  static_cast<unsigned long long>(persistentSame_.load()),
+                  static_cast<unsigned long long>(failures),
+                  static_cast<unsigned long long>(persistentNeededHistory_.load()));
+    st.persistent = text;
+  }
   return st;
 }
 
 std::string Campaign::statusLine() const {
   const Status st = status();
-  char line[512];
+  char line[768];
   std::snprintf(line, sizeof line,
                 "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
-                "deadline %s%s%s",
+                "deadline %s%s%s%s%s",
                 st.elapsed, static_cast<unsigned long long>(st.executions), st.rate,
                 static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.unique,
-                st.lastFind.c_str(), st.deadline.c_str(), st.shrinking.empty() ? "" : " | ",
-                st.shrinking.c_str());
+                st.lastFind.c_str(), st.deadline.c_str(), st.persistent.empty() ? "" : " | ",
+                st.persistent.c_str(), st.shrinking.empty() ? "" : " | ", st.shrinking.c_str());
   return line;
 }
 
@@ -514,7 +589,7 @@ std::vector<std::string> Campaign::statusBlock() const {
                 total % 60);
   std::snprintf(executions, sizeof executions, "%llu (%.1f/s)",
                 static_cast<unsigned long long>(st.executions), st.rate);
-  return {
+  std::vector<std::string> block{
       std::string("  elapsed     ") + elapsed,
       std::string("  executions  ") + executions,
       "  sequences   " + std::to_string(st.sequences) + (st.classes.empty() ? "" : ":") +
@@ -523,6 +598,8 @@ std::vector<std::string> Campaign::statusBlock() const {
       "  deadline    " + st.deadline,
       "  now         " + (st.shrinking.empty() ? std::string("fuzzing") : st.shrinking),
   };
+  if (!st.persistent.empty()) block.insert(block.end() - 1, "  processes   " + st.persistent);
+  return block;
 }
 
 }  // namespace

@@ -39,6 +39,9 @@ struct CampaignPlan {
   bool explain = true;                    // explanation.md for each new finding
   std::optional<std::string> reportFile;  // --report: refreshed as findings arrive
   unsigned jobs = 1;                      // concurrent children
+  /// --persistent N: each worker's child runs up to N sequences in one process; a failure
+  /// there is re-run in a fresh process, alone and then after the sequences before it.
+  unsigned persistent = 1;
   bool quiet = false;                     // no status, no per-finding messages
   std::function<bool()> stopRequested;
   /// What stats.json says of this campaign, and the folder's earlier stats (a campaign in a

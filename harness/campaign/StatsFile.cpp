@@ -28,6 +28,9 @@ void visitCounts(Io& io, Counts& c) {
   io.number("long_confirmations", c.longConfirmations);
   io.number("confirmations_skipped", c.confirmationsSkipped);
   io.number("harness_errors", c.harnessErrors);
+  io.number("persistent_failures", c.persistentFailures);
+  io.number("persistent_same_alone", c.persistentSame);
+  io.number("persistent_needed_history", c.persistentNeededHistory);
   io.number("run_time_s", c.runTimeSeconds);
 }
 
@@ -48,6 +51,7 @@ void visitStats(Io& io, Stats& s) {
   io.text("policy", s.policy);
   io.text("faults", s.faults);
   io.text("ops", s.ops);
+  io.number("persistent", s.persistent);
   io.number("execs_per_sec", s.execsPerSecond);
   visitCounts(io, s.run);
   io.number("unique_findings", s.uniqueFindings);
@@ -217,6 +221,9 @@ CampaignCounts& CampaignCounts::operator+=(const CampaignCounts& other) {
   longConfirmations += other.longConfirmations;
   confirmationsSkipped += other.confirmationsSkipped;
   harnessErrors += other.harnessErrors;
+  persistentFailures += other.persistentFailures;
+  persistentSame += other.persistentSame;
+  persistentNeededHistory += other.persistentNeededHistory;
   runTimeSeconds += other.runTimeSeconds;
   return *this;
 }

@@ -38,6 +38,12 @@ struct CampaignCounts {
   uint64_t longConfirmations = 0;
   uint64_t confirmationsSkipped = 0;
   uint64_t harnessErrors = 0;
+  /// --persistent: runs in a persistent child that did not pass, each re-run in a fresh
+  /// process; of those, how many did the same there alone (AFL's stability: the share of
+  /// them), and how many failed only after the sequences run before them in that process.
+  uint64_t persistentFailures = 0;
+  uint64_t persistentSame = 0;
+  uint64_t persistentNeededHistory = 0;
   double runTimeSeconds = 0;
 
   CampaignCounts& operator+=(const CampaignCounts& other);
@@ -56,6 +62,7 @@ struct CampaignStats {
   /// time-bounded campaign of the same seed and settings resumed in this folder goes on.
   std::optional<uint64_t> nextSequence;
   std::string backend, policy, faults, ops;
+  uint64_t persistent = 1;  // --persistent N: sequences a child may run in one process
   /// --target's command line and what its --version said; empty for the project's runner.
   std::string target, targetVersion;
   std::string deadline;   // the deadline in force

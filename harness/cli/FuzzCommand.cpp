@@ -60,6 +60,17 @@ int runFuzz(Session& session) {
     time = parseDuration(*cl.get(Option::Time));
     if (!cl.has(Option::Runs)) runs.reset();
   }
+  const auto persistent = static_cast<unsigned>(cl.number(Option::Persistent, 1, 1, 1'000'000));
+  if (persistent > 1 && target) {
+    throw InputError("--persistent " + std::to_string(persistent) +
+                     ": a target of target.md runs one sequence per process (or fork); "
+                     "--persistent is the project's runner's");
+  }
+  if (persistent > 1 && cl.has(Option::Sanitizer) && *cl.get(Option::Sanitizer) != "none") {
+    throw InputError("--persistent " + std::to_string(persistent) +
+                     " with --sanitizer: the sanitizer's report covers a whole process, so each "
+                     "sequence runs in one of its own");
+  }
   std::optional<std::chrono::seconds> grace;
   if (cl.has(Option::Grace)) grace = parseDuration(*cl.get(Option::Grace), "--grace", true);
   FindingStore store(cl.get(Option::Out).value_or("findings"));
@@ -77,10 +88,12 @@ int runFuzz(Session& session) {
               (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
   }
   std::printf(
-      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, ops %s, jobs %u, %s\n",
+      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, ops %s, jobs %u%s, %s\n",
       static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
       std::string(policyName(config.policy)).c_str(), faults.c_str(),
-      cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(), budget.c_str());
+      cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
+      persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "",
+      budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(
@@ -104,6 +117,7 @@ int runFuzz(Session& session) {
   plan.explain = !cl.has(Option::NoExplain);
   plan.reportFile = cl.get(Option::Report);
   plan.jobs = session.jobs();
+  plan.persistent = persistent;
   plan.quiet = session.quiet();
   plan.stopRequested = &Session::stopRequested;
   CampaignStats& identity = plan.identity;
@@ -120,6 +134,7 @@ int runFuzz(Session& session) {
   identity.policy = std::string(policyName(config.policy));
   identity.faults = faults;
   identity.ops = cl.get(Option::Ops).value_or("renderer");
+  identity.persistent = persistent;
   plan.previous = std::move(previous);
   const CampaignResult result = runCampaign(plan, trials, store);
 

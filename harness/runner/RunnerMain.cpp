@@ -4,6 +4,12 @@
 //
 //   gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off] [--policy NAME]
 //                  [--faults NAME|PATH] [--events-fd N] [--quiet] FILE
+//   gpufuzz-runner [options as above] --persistent FIFO
+//                                    (many sequences in this one process, one after another:
+//                                     reads each sequence file's path, a line at a time, from
+//                                     the named pipe FIFO, and runs it on the one device, under
+//                                     the one fault plan; exits 1 after a sequence that failed,
+//                                     0 at the end of FIFO)
 //   gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]
 //                                    (makes the backend, prints what it runs on, exits: how the
 //                                     harness checks a backend it must not load itself)
@@ -17,7 +23,11 @@
 //
 // Exit status: 0 pass, 1 the sequence failed (error, invalid, mismatch, leak), 2 bad usage or
 // input (or no usable device), 3 the runner itself failed.
+#include <stdio.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -43,6 +53,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off]\n"
     "                      [--policy NAME] [--faults NAME|PATH] [--events-fd N] [--quiet] FILE\n"
+    "       gpufuzz-runner [options as above] --persistent FIFO\n"
     "       gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]\n";
 
 struct RunnerArgs {
@@ -51,6 +62,7 @@ struct RunnerArgs {
   bool quiet = false;
   bool probe = false;
   std::string file;
+  std::string persistent;  // --persistent FIFO
 };
 
 RunnerArgs parseArgs(const std::vector<std::string>& argv) {
@@ -81,6 +93,8 @@ RunnerArgs parseArgs(const std::vector<std::string>& argv) {
       args.quiet = true;
     } else if (arg == "--probe") {
       args.probe = true;
+    } else if (arg == "--persistent") {
+      args.persistent = value();
     } else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       std::exit(0);
@@ -94,7 +108,10 @@ RunnerArgs parseArgs(const std::vector<std::string>& argv) {
     }
   }
   if (args.probe && !args.file.empty()) throw InputError("--probe takes no sequence file");
-  if (args.file.empty() && !args.probe) {
+  if (!args.persistent.empty() && (args.probe || !args.file.empty())) {
+    throw InputError("--persistent reads its sequence files from its pipe: no FILE, no --probe");
+  }
+  if (args.file.empty() && !args.probe && args.persistent.empty()) {
     throw InputError("no sequence file given\n" + std::string(kUsage));
   }
   return args;
@@ -135,35 +152,91 @@ int probe(const RunnerArgs& args) {
   return 0;
 }
 
-int run(const RunnerArgs& args) {
-  if (args.probe) return probe(args);
-  const Sequence seq = loadSequence(args.file);
-  const RunConfig config = resolveRunConfig(args.overrides, seq.directives, args.file);
-  auto device = std::make_unique<Device>(makeBackend(config.backend, config.backendOptions));
-  const std::string backend(device->backendName());
-  const FaultPlan plan = loadFaultPlan(faultsFor(config, backend));
-  device->addInterceptor(std::make_shared<FaultInjector>(plan));
+/// The device of a run, with the fault plan at its seam.
+struct RunDevice {
+  std::unique_ptr<Device> device;
+  std::string backend;
+  FaultPlan plan;
+};
 
-  const EventWriter events(args.eventsFd >= 0 ? args.eventsFd
-                                              : target::Events::fromEnvironment().fd());
+RunDevice makeRunDevice(const RunConfig& config) {
+  RunDevice d;
+  d.device = std::make_unique<Device>(makeBackend(config.backend, config.backendOptions));
+  d.backend = std::string(d.device->backendName());
+  d.plan = loadFaultPlan(faultsFor(config, d.backend));
+  d.device->addInterceptor(std::make_shared<FaultInjector>(d.plan));
+  return d;
+}
+
+EventWriter eventWriter(const RunnerArgs& args) {
+  return EventWriter(args.eventsFd >= 0 ? args.eventsFd : target::Events::fromEnvironment().fd());
+}
+
+/// One sequence on the device, its events written and, unless quiet, its progress printed.
+RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequence& seq,
+                  const RunConfig& config, RunDevice& d, const EventWriter& events) {
   events.write(Event{Event::Kind::Start, static_cast<uint32_t>(seq.ops.size()), {}, {}, {}});
   if (!args.quiet) {
     std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
-                args.file.c_str(), backend.c_str(), device->backendDescription().c_str(),
-                std::string(policyName(config.policy)).c_str(), plan.name.c_str(), seq.ops.size());
+                file.c_str(), d.backend.c_str(), d.device->backendDescription().c_str(),
+                std::string(policyName(config.policy)).c_str(), d.plan.name.c_str(),
+                seq.ops.size());
     std::fflush(stdout);
   }
   RunnerProgress progress(seq, events, args.quiet);
-  const RunOutcome outcome = executeSequence(seq, *device, config.policy, progress);
+  const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress);
   events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome});
   if (!args.quiet) {
     if (outcome.failed() && outcome.at) std::printf("FAILED\n");
-    const Expectation expected = seq.expectationFor(backend);
+    const Expectation expected = seq.expectationFor(d.backend);
     std::printf("outcome: %s\nexpected: %s (%s)\n", outcomeText(outcome).c_str(),
                 expectationText(expected).c_str(), outcome.meets(expected) ? "met" : "NOT met");
     std::fflush(stdout);
   }
-  return outcome.failed() ? 1 : 0;
+  return outcome;
+}
+
+/// --persistent FIFO: sequences one after another on one device, each named by a line of FIFO.
+/// The plan's counts and the runtime's state carry over from one to the next, as in any process
+/// that renders more than once; a failure ends the process, since what it leaves behind would
+/// make the next sequence's outcome meaningless.
+int runPersistent(const RunnerArgs& args) {
+  const RunConfig config = resolveRunConfig(args.overrides, Directives{}, "");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> requests(
+      std::fopen(args.persistent.c_str(), "re"), &std::fclose);
+  if (!requests) {
+    throw InputError("--persistent: cannot open " + args.persistent + ": " +
+                     std::strerror(errno));
+  }
+  RunDevice d = makeRunDevice(config);
+  const EventWriter events = eventWriter(args);
+  char* line = nullptr;
+  std::size_t capacity = 0;
+  ssize_t length;
+  int status = 0;
+  while (status == 0 && (length = ::getline(&line, &capacity, requests.get())) > 0) {
+    std::string file(line, static_cast<std::size_t>(length));
+    if (file.back() == '\n') file.pop_back();
+    const Sequence seq = loadSequence(file);
+    const RunConfig own = resolveRunConfig(args.overrides, seq.directives, file);
+    if (own.backend != config.backend || own.faults != config.faults) {
+      std::free(line);
+      throw InputError(file + ": a persistent runner keeps its backend and fault plan; the file "
+                       "asks for others");
+    }
+    if (runOne(args, file, seq, own, d, events).failed()) status = 1;
+  }
+  std::free(line);
+  return status;
+}
+
+int run(const RunnerArgs& args) {
+  if (args.probe) return probe(args);
+  if (!args.persistent.empty()) return runPersistent(args);
+  const Sequence seq = loadSequence(args.file);
+  const RunConfig config = resolveRunConfig(args.overrides, seq.directives, args.file);
+  RunDevice d = makeRunDevice(config);
+  return runOne(args, args.file, seq, config, d, eventWriter(args)).failed() ? 1 : 0;
 }
 
 /// The runner's whole job for one sequence, as its exit status: in a process of its own, or in

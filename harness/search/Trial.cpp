@@ -86,17 +86,13 @@ std::optional<OpPlace> firstContextDestroy(const Sequence& seq) {
 TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
     : setup_(std::move(setup)), deadlines_(deadlines) {}
 
-Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
-                                Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
-                                bool stacks) {
+ChildCommand TrialRunner::childCommand() const {
   ChildCommand command;
-  SupervisionLimits limits;
   if (!setup_.target.empty()) {
     // CMD ARGS... FILE; a fork server of it is CMD ARGS... (target.md).
     command.executable = setup_.target.words.front();
     command.args.assign(setup_.target.words.begin() + 1, setup_.target.words.end());
     command.serverArgs = command.args.size();
-    limits.target = true;
   } else {
     command.executable = setup_.runner;
     command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
@@ -105,7 +101,14 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
       command.args.push_back(std::move(arg));
     }
   }
-  command.args.push_back(file.string());
+  return command;
+}
+
+SupervisionLimits TrialRunner::limitsFor(const Sequence& seq, Millis deadline,
+                                         DeadlineCalibrator::ByKind kindDeadlines,
+                                         bool stacks) const {
+  SupervisionLimits limits;
+  limits.target = !setup_.target.empty();
   for (const Operation& op : seq.ops)
     limits.expectedOps.emplace_back(opKindName(op.kind));
   limits.progressDeadline = deadline;
@@ -114,20 +117,38 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
   limits.forkServer = setup_.forkServer;
+  return limits;
+}
+
+namespace {
+
+/// Holds one of the session's child slots for as long as it lives.
+struct SlotHold {
+  ChildSlots* slots;
+  explicit SlotHold(ChildSlots* s) : slots(s) {
+    if (slots) slots->acquire();
+  }
+  ~SlotHold() {
+    if (slots) slots->release();
+  }
+  SlotHold(const SlotHold&) = delete;
+  SlotHold& operator=(const SlotHold&) = delete;
+};
+
+}  // namespace
+
+Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
+                                Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
+                                bool stacks) {
+  ChildCommand command = childCommand();
+  command.args.push_back(file.string());
+  SupervisionLimits limits = limitsFor(seq, deadline, std::move(kindDeadlines), stacks);
   if (stopRequested()) {
     Supervised stopped;
     stopped.harnessError = kStoppedBeforeStart;
     return stopped;
   }
-  struct Slot {
-    ChildSlots* slots;
-    explicit Slot(ChildSlots* s) : slots(s) {
-      if (slots) slots->acquire();
-    }
-    ~Slot() {
-      if (slots) slots->release();
-    }
-  } slot(setup_.slots.get());
+  const SlotHold slot(setup_.slots.get());
   struct Device {
     DeviceSpread* spread;
     std::size_t index = 0;
@@ -137,7 +158,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
     ~Device() {
       if (spread) spread->release(index);
     }
-  } device(setup_.devices && setup_.devices->size() > 1 ? setup_.devices.get() : nullptr);
+  } device(spread());
   if (device.spread) {
     limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", device.spread->device(device.index));
   }
@@ -149,11 +170,20 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   return supervise(command, limits);
 }
 
-TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
+DeviceSpread* TrialRunner::spread() const {
+  return setup_.devices && setup_.devices->size() > 1 ? setup_.devices.get() : nullptr;
+}
+
+std::filesystem::path TrialRunner::childFile(std::string_view stem) const {
   // Unique across every runner of the process: runners share a work directory.
   static std::atomic<uint64_t> counter{0};
-  const auto file = setup_.workDir / ("trial-" + std::to_string(::getpid()) + "-" +
-                                      std::to_string(counter++) + ".seq");
+  return setup_.workDir /
+         (std::string(stem) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+}
+
+std::filesystem::path TrialRunner::writeSequenceFile(const Sequence& seq) const {
+  auto file = childFile("trial");
+  file += ".seq";
   Sequence bare;
   bare.ops = seq.ops;
   if (!setup_.target.empty()) {
@@ -162,15 +192,80 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
     bare.directives.faults = setup_.faults;
   }
   writeFile(file, printSequence(bare));
+  return file;
+}
+
+DeadlineCalibrator::ByKind TrialRunner::kindDeadlines(Millis deadline) const {
+  DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
+  std::lock_guard lock(kindsMutex_);
+  for (const auto& [cls, op] : confirmedKinds_)
+    kinds[op] = std::max(Millis{1}, deadlineOf(kinds, op, deadline) / 4);
+  return kinds;
+}
+
+PersistentRuns::PersistentRuns(unsigned maxSequences) : max_(std::max(maxSequences, 1U)) {}
+
+PersistentRuns::~PersistentRuns() {
+  endProcess();
+}
+
+void PersistentRuns::endProcess() {
+  if (child_) child_->end();
+  history_.clear();
+  if (spread_ && device_) spread_->release(*device_);
+  device_.reset();
+}
+
+TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq) {
+  TrialResult result;
+  if (stopRequested()) {
+    result.harnessError = result.evidence.harnessError = kStoppedBeforeStart;
+    return result;
+  }
+  const auto file = writeSequenceFile(seq);
+  const Millis deadline = deadlines_.deadline();
+  SupervisionLimits limits = limitsFor(seq, deadline, kindDeadlines(deadline), false);
+  if (!runs.child_) {
+    runs.child_ =
+        std::make_unique<PersistentChild>(childCommand(), childFile("persistent"), runs.max_);
+  }
+  if (runs.child_->sequencesRun() == 0) {
+    runs.history_.clear();
+    if ((runs.spread_ = spread()) && !runs.device_) runs.device_ = runs.spread_->acquire();
+  }
+  if (runs.device_) {
+    limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", runs.spread_->device(*runs.device_));
+  }
+  {
+    const SlotHold slot(setup_.slots.get());
+    ++executions_;
+    result.executions = 1;
+    result.evidence = runs.child_->run(file.string(), limits);
+  }
+  result.outcome = result.evidence.outcome;
+  result.harnessError = result.evidence.harnessError;
+  const bool passed =
+      result.outcome.cls == OutcomeClass::Pass && !result.harnessError && !result.evidence.stuck;
+  if (passed) {
+    for (const OpTiming& t : result.evidence.timings)
+      deadlines_.observe(t.op, t.elapsed);
+    runs.history_.push_back(Sequence{});
+    runs.history_.back().ops = seq.ops;
+  } else {
+    result.before = std::move(runs.history_);
+  }
+  if (runs.child_->sequencesRun() == 0) runs.endProcess();  // its process has ended
+  std::error_code ignored;
+  std::filesystem::remove(file, ignored);
+  return result;
+}
+
+TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
+  const auto file = writeSequenceFile(seq);
 
   TrialResult result;
   const Millis deadline = deadlines_.deadline();
-  DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
-  {
-    std::lock_guard lock(kindsMutex_);
-    for (const auto& [cls, op] : confirmedKinds_)
-      kinds[op] = std::max(Millis{1}, deadlineOf(kinds, op, deadline) / 4);
-  }
+  const DeadlineCalibrator::ByKind kinds = kindDeadlines(deadline);
   result.evidence = runOnce(file, seq, deadline, kinds, false);
   result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);

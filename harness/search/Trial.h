@@ -13,6 +13,7 @@
 #include <optional>
 #include <semaphore>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,6 +95,31 @@ struct TrialResult {
   uint32_t executions = 0;
   /// Set when the harness, not the system under test, failed.
   std::optional<std::string> harnessError;
+  /// A persistent run (runPersistent) that did not pass: the sequences its process had passed
+  /// before it, oldest first (what the failure may need).
+  std::vector<Sequence> before;
+};
+
+/// --persistent N: one worker's child that runs up to N sequences in one process
+/// (PersistentChild), and what that process has run so far. One per worker; not shared.
+class PersistentRuns {
+ public:
+  explicit PersistentRuns(unsigned maxSequences);
+  ~PersistentRuns();
+  PersistentRuns(const PersistentRuns&) = delete;
+  PersistentRuns& operator=(const PersistentRuns&) = delete;
+  /// Sequences the running process has passed so far.
+  std::size_t historySize() const { return history_.size(); }
+
+ private:
+  friend class TrialRunner;
+  void endProcess();
+
+  unsigned max_;
+  std::unique_ptr<PersistentChild> child_;
+  std::vector<Sequence> history_;
+  DeviceSpread* spread_ = nullptr;
+  std::optional<std::size_t> device_;  // the GPU the running process was given
 };
 
 /// How thoroughly a trial classifies a deadline miss.
@@ -111,6 +137,10 @@ class TrialRunner {
   TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines);
 
   TrialResult run(const Sequence& seq, TrialMode mode);
+  /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
+  /// anything but a pass ends that process, and its result carries the sequences the process
+  /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.
+  TrialResult runPersistent(PersistentRuns& runs, const Sequence& seq);
 
   const TrialSetup& setup() const { return setup_; }
   DeadlineCalibrator& deadlines() { return deadlines_; }
@@ -134,6 +164,17 @@ class TrialRunner {
  private:
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
                      DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
+  /// The child's command line, without its sequence file.
+  ChildCommand childCommand() const;
+  SupervisionLimits limitsFor(const Sequence& seq, Millis deadline,
+                              DeadlineCalibrator::ByKind kindDeadlines, bool stacks) const;
+  /// The session's per-operation deadlines now, a confirmed kind's shortened.
+  DeadlineCalibrator::ByKind kindDeadlines(Millis deadline) const;
+  std::filesystem::path childFile(std::string_view stem) const;
+  /// The sequence as a child reads it: its operations, and for a target the policy and plan.
+  std::filesystem::path writeSequenceFile(const Sequence& seq) const;
+  /// The spread of GPUs when there are several, else null.
+  DeviceSpread* spread() const;
 
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;

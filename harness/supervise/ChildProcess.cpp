@@ -270,13 +270,15 @@ struct ChildProcess::Impl {
 
   std::array<char, 64 * 1024> buffer{};  // a whole pipe's default capacity
   std::string partialLine;
+  bool pausing = false;      // the observer paused: event bytes wait in `pendingEvents`
+  std::string pendingEvents;
   OutputTail tail;
   ChildObserver* observer = nullptr;
 
   std::unique_ptr<ForkedChild> forked;   // set when a fork server started the child
   std::uint64_t run = strays::newRun();  // its tag (Strays.h)
 
-  bool ran = false, exited = false, reaped = false;
+  bool ran = false, watching = false, exited = false, reaped = false;
   bool killedOnDeadline = false, unkillable = false, interrupted = false, serverLost = false;
   int status = 0;
 
@@ -473,7 +475,12 @@ void ChildProcess::Impl::closePipe(asio::posix::stream_descriptor& pipe) {
 }
 
 void ChildProcess::Impl::onEventBytes(std::string_view bytes) {
-  for (const char c : bytes) {
+  if (pausing) {
+    pendingEvents.append(bytes);
+    return;
+  }
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
     if (c != '\n') {
       // A line longer than any event is garbage: keep its head, which still fails to parse.
       if (partialLine.size() < kMaxEventLine) partialLine.push_back(c);
@@ -481,6 +488,14 @@ void ChildProcess::Impl::onEventBytes(std::string_view bytes) {
     }
     observer->onEventLine(partialLine);
     partialLine.clear();
+    if (observer->paused() && !exited) {
+      pausing = true;
+      pendingEvents.assign(bytes.substr(i + 1));
+      armedFor = Clock::time_point::min();
+      deadlineTimer.cancel();
+      io.stop();
+      return;
+    }
   }
   armDeadline();
 }
@@ -602,6 +617,7 @@ void ChildProcess::Impl::onDeadlineTimer() {
     for (std::size_t rounds = 0; (drained = drain(events, sink)) == Drained::More && rounds < 4;)
       ++rounds;
     if (drained == Drained::Closed) closePipe(events);
+    if (pausing) return;  // the next call arms the deadline it then has
   }
   if (hasExited()) return;  // the exit watch takes it from here
   const auto now = Clock::now();
@@ -635,20 +651,45 @@ pid_t ChildProcess::pid() const {
 }
 
 ChildExit ChildProcess::run(ChildObserver& observer) {
+  if (impl_->ran) throw std::logic_error("ChildProcess::run() called twice");
+  std::optional<ChildExit> exit;
+  while (!(exit = runUntilPaused(observer))) {
+  }
+  return std::move(*exit);
+}
+
+std::optional<ChildExit> ChildProcess::runUntilPaused(ChildObserver& observer) {
   Impl& p = *impl_;
-  if (p.ran) throw std::logic_error("ChildProcess::run() called twice");
-  p.ran = true;
+  if (p.ran) throw std::logic_error("ChildProcess: the child has already been run to its end");
   p.observer = &observer;
-  strays::runBegins(p.run);
-  if (p.events.is_open()) {
-    p.watchPipe(p.events, [&p](std::string_view bytes) { p.onEventBytes(bytes); });
+  if (!p.watching) {
+    p.watching = true;
+    strays::runBegins(p.run);
+    if (p.events.is_open()) {
+      p.watchPipe(p.events, [&p](std::string_view bytes) { p.onEventBytes(bytes); });
+    }
+    if (p.output.is_open()) {
+      p.watchPipe(p.output, [&p](std::string_view bytes) { p.onOutputBytes(bytes); });
+    }
+    p.watchExit();
+  } else {
+    p.io.restart();
   }
-  if (p.output.is_open()) {
-    p.watchPipe(p.output, [&p](std::string_view bytes) { p.onOutputBytes(bytes); });
+  if (p.pausing) {
+    // What came after the line that paused the last call.
+    p.pausing = false;
+    const std::string pending = std::move(p.pendingEvents);
+    p.pendingEvents.clear();
+    p.onEventBytes(pending);
+    if (p.pausing) return std::nullopt;
   }
-  p.watchExit();
   p.armDeadline();
   p.io.run();
+  if (p.pausing) {
+    p.tail.take();  // the next call's tail starts here
+    return std::nullopt;
+  }
+  p.ran = true;
 
   ChildExit exit;
   exit.status = p.status;

@@ -66,6 +66,9 @@ class ChildObserver {
   /// The deadline has come. Every event line the child wrote before it has been delivered, and
   /// the child had not exited. Return true to kill the child's process group.
   virtual bool onDeadline(Clock::time_point now) = 0;
+  /// Asked after each event line: true ends ChildProcess::runUntilPaused() there, the child
+  /// still running (a persistent child that finished one sequence of many).
+  virtual bool paused() const { return false; }
 
  protected:
   ~ChildObserver() = default;
@@ -106,6 +109,11 @@ class ChildProcess {
   pid_t pid() const;
   /// Reads events and output until the child has exited and been reaped; at most once.
   ChildExit run(ChildObserver& observer);
+  /// As run(), but returns nullopt as soon as `observer` says it is paused after an event line,
+  /// the child still running and its later bytes kept for the next call; called again (with the
+  /// same observer or another) it goes on from there. Returns the exit once the child has exited.
+  /// Output read while paused counts toward the next call's tail.
+  std::optional<ChildExit> runUntilPaused(ChildObserver& observer);
 
  private:
   struct Impl;

@@ -2,9 +2,16 @@
 // consistency of what the child reported with how it exited.
 #include "harness/supervise/Supervisor.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <exception>
@@ -51,8 +58,23 @@ std::string percent(double share) {
 /// decides when the child is stuck and records how.
 class ProgressWatch final : public ChildObserver {
  public:
-  ProgressWatch(const SupervisionLimits& limits, pid_t pid)
-      : limits_(limits), pid_(pid), lastProgress_(Clock::now()), order_(limits.expectedOps) {}
+  /// pauseOnPass: paused() once the child reported a passing outcome (a persistent child,
+  /// which goes on to its next sequence).
+  ProgressWatch(const SupervisionLimits& limits, pid_t pid, bool pauseOnPass = false)
+      : limits_(limits),
+        pid_(pid),
+        pauseOnPass_(pauseOnPass),
+        lastProgress_(Clock::now()),
+        order_(limits.expectedOps) {}
+
+  bool paused() const override {
+    return pauseOnPass_ && outcome_ && !outcome_->failed() && !protocolError_ && !stuck_;
+  }
+  /// From now on the child is followed to its exit, as a child that runs one sequence is.
+  void followToExit() {
+    pauseOnPass_ = false;
+    lastProgress_ = Clock::now();
+  }
 
   void onEventLine(std::string_view line) override {
     if (protocolError_) return;  // the child is being killed; what follows does not count
@@ -168,6 +190,7 @@ class ProgressWatch final : public ChildObserver {
 
   const SupervisionLimits& limits_;
   pid_t pid_;
+  bool pauseOnPass_;
   bool started_ = false;
   Clock::time_point lastProgress_;
   std::optional<Operation> running_, lastBegun_;
@@ -221,30 +244,21 @@ std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_v
   return it != deadlines.end() ? it->second : otherwise;
 }
 
-Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
-  Supervised result;
-  ChildCommand withEvents = command;
-  if (!limits.target) {
-    withEvents.args.insert(withEvents.args.end(),
-                           {"--events-fd", std::to_string(ChildProcess::kEventsFd)});
-  }
+namespace {
+
+ChildProcess::Options childOptions(const SupervisionLimits& limits) {
   ChildProcess::Options options;
   options.eventsPipe = true;
   options.outputLimit = limits.outputLimit;
   options.environment = limits.environment;
   options.environment.emplace_back(kEventsFdVariable, std::to_string(ChildProcess::kEventsFd));
   options.forkServer = limits.forkServer;
+  return options;
+}
 
-  std::optional<ChildProcess> child;
-  try {
-    child.emplace(withEvents, options);
-  } catch (const std::exception& e) {  // ChildStartError, or no descriptors or memory left
-    result.harnessError = std::string("cannot start the child: ") + e.what();
-    return result;
-  }
-  ProgressWatch watch(limits, child->pid());
-  ChildExit exit = child->run(watch);
-
+/// How a supervised child's run ended, from its exit and what its events said.
+Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimits& limits) {
+  Supervised result;
   result.outputTail = std::move(exit.outputTail);
   result.wall = exit.wall;
   result.timings = watch.takeTimings();
@@ -275,6 +289,104 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
   } else {
     judgeExit(result.exitCode, watch, result.outputTail, limits.target, result);
   }
+  return result;
+}
+
+}  // namespace
+
+Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
+  ChildCommand withEvents = command;
+  if (!limits.target) {
+    withEvents.args.insert(withEvents.args.end(),
+                           {"--events-fd", std::to_string(ChildProcess::kEventsFd)});
+  }
+  std::optional<ChildProcess> child;
+  try {
+    child.emplace(withEvents, childOptions(limits));
+  } catch (const std::exception& e) {  // ChildStartError, or no descriptors or memory left
+    Supervised result;
+    result.harnessError = std::string("cannot start the child: ") + e.what();
+    return result;
+  }
+  ProgressWatch watch(limits, child->pid());
+  return classify(child->run(watch), watch, limits);
+}
+
+PersistentChild::PersistentChild(ChildCommand command, std::filesystem::path requests,
+                                 unsigned maxSequences)
+    : command_(std::move(command)),
+      requests_(std::move(requests)),
+      maxSequences_(std::max(maxSequences, 1U)) {
+  command_.args.insert(command_.args.end(), {kPersistentFlag, requests_.string(), "--events-fd",
+                                             std::to_string(ChildProcess::kEventsFd)});
+}
+
+PersistentChild::~PersistentChild() {
+  end();
+}
+
+void PersistentChild::end() {
+  child_.reset();  // kills its group and reaps it
+  if (requestFd_ >= 0) ::close(requestFd_);
+  requestFd_ = -1;
+  std::error_code ignored;
+  std::filesystem::remove(requests_, ignored);
+  sequencesRun_ = 0;
+}
+
+pid_t PersistentChild::pid() const {
+  return child_ ? child_->pid() : -1;
+}
+
+Supervised PersistentChild::run(const std::string& file, const SupervisionLimits& limits) {
+  Supervised result;
+  if (!child_) {
+    std::error_code ignored;
+    std::filesystem::remove(requests_, ignored);
+    if (::mkfifo(requests_.c_str(), 0600) != 0 ||
+        (requestFd_ = ::open(requests_.c_str(), O_RDWR | O_CLOEXEC)) < 0) {
+      result.harnessError =
+          "cannot make the persistent child's requests pipe " + requests_.string() + ": " +
+          std::strerror(errno);
+      end();
+      return result;
+    }
+    try {
+      child_ = std::make_unique<ChildProcess>(command_, childOptions(limits));
+    } catch (const std::exception& e) {
+      result.harnessError = std::string("cannot start the child: ") + e.what();
+      end();
+      return result;
+    }
+  }
+  // The reader holds the pipe open, so a line this short is written whole or not at all.
+  const std::string request = file + "\n";
+  if (::write(requestFd_, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    result.harnessError = std::string("cannot hand the persistent child its sequence: ") +
+                          std::strerror(errno);
+    end();
+    return result;
+  }
+  const auto began = Clock::now();
+  ProgressWatch watch(limits, child_->pid(), /*pauseOnPass=*/true);
+  std::optional<ChildExit> exit = child_->runUntilPaused(watch);
+  if (!exit && ++sequencesRun_ >= maxSequences_) {
+    // Its last sequence: the process ends, and how it ends belongs to this run, as a fresh
+    // child's exit belongs to its one sequence.
+    ::close(requestFd_);
+    requestFd_ = -1;
+    watch.followToExit();
+    exit = child_->runUntilPaused(watch);
+  }
+  if (!exit) {
+    result.outcome = *watch.reported();
+    result.timings = watch.takeTimings();
+    result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
+    return result;
+  }
+  result = classify(std::move(*exit), watch, limits);
+  result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
+  end();
   return result;
 }
 

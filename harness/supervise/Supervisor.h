@@ -33,7 +33,9 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,5 +112,43 @@ struct Supervised {
 };
 
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits);
+
+/// The runner's option that makes it persistent: `--persistent FIFO` (RunnerMain.cpp).
+inline constexpr const char* kPersistentFlag = "--persistent";
+
+/// A child that runs sequences one after another in one process (--persistent N, cli.md): the
+/// runner started with `--persistent FIFO` reads the path of each sequence file from the named
+/// pipe FIFO and reports its events as a child of one sequence does. run() hands it the next
+/// file and supervises that sequence alone, with the deadlines and classification of
+/// supervise(). A sequence that does not pass ends the process (the runner exits after a
+/// failure; a stuck one is killed), and so does the last of maxSequences, whose result then
+/// includes how the process exited, as a fresh child's does; the next run() starts a fresh one.
+/// Not thread-safe: one per worker.
+class PersistentChild {
+ public:
+  /// `command`: the runner and its options, without a sequence file; `requests`: a path for the
+  /// named pipe, made when a process starts and removed when it ends.
+  PersistentChild(ChildCommand command, std::filesystem::path requests, unsigned maxSequences);
+  ~PersistentChild();
+  PersistentChild(const PersistentChild&) = delete;
+  PersistentChild& operator=(const PersistentChild&) = delete;
+
+  /// `limits`' environment, fork server and output limit apply when a process starts; its
+  /// deadlines and expected operations, to this sequence.
+  Supervised run(const std::string& file, const SupervisionLimits& limits);
+  /// Sequences the running process has passed (0: no process).
+  unsigned sequencesRun() const { return sequencesRun_; }
+  pid_t pid() const;
+  /// Ends the process now (killed: it holds nothing the next one needs).
+  void end();
+
+ private:
+  ChildCommand command_;
+  std::filesystem::path requests_;
+  unsigned maxSequences_;
+  std::unique_ptr<ChildProcess> child_;
+  int requestFd_ = -1;
+  unsigned sequencesRun_ = 0;
+};
 
 }  // namespace gpufuzz
