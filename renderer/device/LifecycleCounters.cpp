@@ -87,6 +87,7 @@ void LifecycleTracker::contextDestroyed(ContextId ctx) {
   if (it == contexts_.end() || !it->second.live) return;
   it->second.live = false;
   it->second.pending.clear();
+  withPending_.erase(ctx);
   orphanedBuffers_ += it->second.liveBuffers;
   --liveContexts_;
 }
@@ -112,12 +113,15 @@ void LifecycleTracker::bufferFreed(BufferId buf) {
 
 void LifecycleTracker::commandEnqueued(ContextId ctx, std::vector<BufferId> buffers) {
   auto it = contexts_.find(ctx);
-  if (it != contexts_.end() && it->second.live) it->second.pending.push_back(std::move(buffers));
+  if (it == contexts_.end() || !it->second.live) return;
+  it->second.pending.push_back(std::move(buffers));
+  withPending_.insert(ctx);
 }
 
 void LifecycleTracker::queueDrained(ContextId ctx) {
   auto it = contexts_.find(ctx);
   if (it != contexts_.end()) it->second.pending.clear();
+  withPending_.erase(ctx);
 }
 
 std::optional<ContextId> LifecycleTracker::ownerOf(BufferId buf) const {
@@ -138,8 +142,8 @@ bool LifecycleTracker::bufferLive(BufferId buf) const {
 
 uint64_t LifecycleTracker::refsTo(BufferId buf) const {
   uint64_t refs = 0;
-  for (const auto& [id, ctx] : contexts_) {
-    for (const auto& command : ctx.pending) {
+  for (const ContextId id : withPending_) {
+    for (const auto& command : contexts_.at(id).pending) {
       refs += static_cast<uint64_t>(std::count(command.begin(), command.end(), buf) > 0);
     }
   }

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,9 @@ class LifecycleTracker {
   uint64_t refsTo(BufferId buf) const;
 
   std::map<ContextId, ContextState> contexts_;
+  /// Contexts with commands pending: a process that runs many sequences keeps every context it
+  /// made, and a call must not walk them all.
+  std::set<ContextId> withPending_;
   std::map<BufferId, BufferState> buffers_;
   uint64_t contextsCreated_ = 0;
   uint64_t liveContexts_ = 0;

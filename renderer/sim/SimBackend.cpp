@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <variant>
@@ -38,6 +39,9 @@ class SimBackend final : public Backend {
     reserve(CallPoint::CtxCreate, limits_.contextBytes);
     const ContextId id = nextContext_++;
     contexts_[id] = Context{};
+    liveContexts_.insert(id);
+    inUse_.bytes += limits_.contextBytes;
+    ++inUse_.contexts;
     return id;
   }
 
@@ -45,6 +49,7 @@ class SimBackend final : public Backend {
     Context& c = liveContext(CallPoint::CtxDestroy, ctx);
     drain(CallPoint::CtxDestroy, ctx);
     c.handleLive = false;
+    liveContexts_.erase(ctx);
     releaseContextIfUnused(ctx);
   }
 
@@ -55,6 +60,8 @@ class SimBackend final : public Backend {
     const BufferId id = nextBuffer_++;
     buffers_[id] = Buffer{ctx, bytes, {}, true, true};
     ++c.buffersHeld;
+    inUse_.bytes += bytes;
+    ++inUse_.buffers;
     return id;
   }
 
@@ -122,20 +129,10 @@ class SimBackend final : public Backend {
     return PendingWork{"the sim queue's drain", describePendingCommands(commands)};
   }
 
-  MemoryInUse memoryInUse() const override {
-    MemoryInUse m;
-    for (const auto& [id, b] : buffers_) {
-      if (!b.resident) continue;
-      m.bytes += b.bytes;
-      ++m.buffers;
-    }
-    for (const auto& [id, c] : contexts_) {
-      if (!c.resident) continue;
-      m.bytes += limits_.contextBytes;
-      ++m.contexts;
-    }
-    return m;
-  }
+  /// Kept as objects come and go: a process that runs many sequences (--persistent) keeps every
+  /// object it ever made, for the messages about freed ones, and must not count them all again
+  /// at every allocation.
+  MemoryInUse memoryInUse() const override { return inUse_; }
 
  private:
   struct Buffer {
@@ -211,8 +208,8 @@ class SimBackend final : public Backend {
   }
 
   bool referencedByQueuedWork(BufferId buf) const {
-    for (const auto& [id, c] : contexts_) {
-      for (const Command& command : c.queue) {
+    for (const ContextId id : liveContexts_) {  // a destroyed context's queue was drained
+      for (const Command& command : contexts_.at(id).queue) {
         if (references(command, buf)) return true;
       }
     }
@@ -241,13 +238,18 @@ class SimBackend final : public Backend {
     Buffer& b = buffers_.at(buf);
     b.resident = false;
     b.data = {};
+    inUse_.bytes -= b.bytes;
+    --inUse_.buffers;
     --contexts_.at(b.owner).buffersHeld;
     releaseContextIfUnused(b.owner);
   }
 
   void releaseContextIfUnused(ContextId ctx) {
     Context& c = contexts_.at(ctx);
-    if (!c.handleLive && c.buffersHeld == 0) c.resident = false;
+    if (c.handleLive || c.buffersHeld != 0 || !c.resident) return;
+    c.resident = false;
+    inUse_.bytes -= limits_.contextBytes;
+    --inUse_.contexts;
   }
 
   /// Executes `ctx`'s queue in order. A failing command drops the rest of the queue (the
@@ -297,7 +299,9 @@ class SimBackend final : public Backend {
   }
 
   SimLimits limits_;
+  MemoryInUse inUse_;  // what the resident contexts and buffers hold
   std::map<ContextId, Context> contexts_;
+  std::set<ContextId> liveContexts_;  // handles not destroyed: the only ones with queues
   std::map<BufferId, Buffer> buffers_;
   ContextId nextContext_ = 1;
   BufferId nextBuffer_ = 1;
