@@ -184,10 +184,10 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   const auto maxOps = state.range(0);
   const auto jobs = static_cast<unsigned>(state.range(1));
   const int runs = backend == "cuda" || backend == "cuda-async" ? cudaRuns
-                   : backend == "opencl"     ? openclRuns
-                   : backend == "vulkan"     ? vulkanRuns
-                   : backend == "python-sim" ? pythonRuns
-                                             : simRuns;
+                   : backend == "opencl"                        ? openclRuns
+                   : backend == "vulkan"                        ? vulkanRuns
+                   : backend == "python-sim"                    ? pythonRuns
+                                                                : simRuns;
   double executions = 0, seconds = 0;
   for (auto _ : state) {
     std::string error;

@@ -291,15 +291,14 @@ class Campaign {
       shrinking_ = "shrinking " + kind;
     }
     Shrinker shrinker(trials_, plan_.jobs);
-    MinimizeRequest request{
-        seq, first, seqSeed,
-        "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
-            std::to_string(seqSeed) +
-            (ranBefore ? ", after the " + std::to_string(ranBefore) +
-                             " sequence(s) its persistent process ran before it"
-                       : std::string()) +
-            ")",
-        confirmations_};
+    MinimizeRequest request{seq, first, seqSeed,
+                            "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
+                                std::to_string(seqSeed) +
+                                (ranBefore ? ", after the " + std::to_string(ranBefore) +
+                                                 " sequence(s) its persistent process ran before it"
+                                           : std::string()) +
+                                ")",
+                            confirmations_};
     Finding f = minimizeFailure(shrinker, trials_, request, {}, [this](const Finding& candidate) {
       return store_.knows(candidate.signature());
     });
@@ -554,15 +553,15 @@ Campaign::Status Campaign::status() const {
   if (plan_.persistent > 1) {
     const uint64_t failures = persistentFailures_.load();
     char text[160];
-    std::snprintf(text, sizeof text,
-                  "persistent %u: stability %s (%llu of %llu failures the same alone), %llu "
-                  "needed the sequences before them",
-                  plan_.persistent,
-                  failures ? (std::to_string(100 * persistentSame_.load() / failures) + "%").c_str()
-                           : "100%",
-                  static_cast<unsigned long long>(persistentSame_.load()),
-                  static_cast<unsigned long long>(failures),
-                  static_cast<unsigned long long>(persistentNeededHistory_.load()));
+    std::snprintf(
+        text, sizeof text,
+        "persistent %u: stability %s (%llu of %llu failures the same alone), %llu "
+        "needed the sequences before them",
+        plan_.persistent,
+        failures ? (std::to_string(100 * persistentSame_.load() / failures) + "%").c_str() : "100%",
+        static_cast<unsigned long long>(persistentSame_.load()),
+        static_cast<unsigned long long>(failures),
+        static_cast<unsigned long long>(persistentNeededHistory_.load()));
     st.persistent = text;
   }
   return st;

@@ -42,7 +42,7 @@ struct CampaignPlan {
   /// --persistent N: each worker's child runs up to N sequences in one process; a failure
   /// there is re-run in a fresh process, alone and then after the sequences before it.
   unsigned persistent = 1;
-  bool quiet = false;                     // no status, no per-finding messages
+  bool quiet = false;  // no status, no per-finding messages
   std::function<bool()> stopRequested;
   /// What stats.json says of this campaign, and the folder's earlier stats (a campaign in a
   /// folder where campaigns ran before continues their counts, and a time-bounded one of the

@@ -274,6 +274,7 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
     if (p.seed != m.seed) m.seed.reset();
     m.execsPerSecond += p.execsPerSecond;
     m.newFindings += p.newFindings;
+    m.persistent = std::max(m.persistent, p.persistent);  // the most any shard allowed
     m.finished = m.finished && p.finished;
     m.run += p.run;
     m.cumulative += p.cumulative;

@@ -92,8 +92,7 @@ int runFuzz(Session& session) {
       static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
       std::string(policyName(config.policy)).c_str(), faults.c_str(),
       cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
-      persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "",
-      budget.c_str());
+      persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "", budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(

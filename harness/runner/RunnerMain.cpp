@@ -27,8 +27,8 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -205,8 +205,7 @@ int runPersistent(const RunnerArgs& args) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> requests(
       std::fopen(args.persistent.c_str(), "re"), &std::fclose);
   if (!requests) {
-    throw InputError("--persistent: cannot open " + args.persistent + ": " +
-                     std::strerror(errno));
+    throw InputError("--persistent: cannot open " + args.persistent + ": " + std::strerror(errno));
   }
   RunDevice d = makeRunDevice(config);
   const EventWriter events = eventWriter(args);
@@ -221,7 +220,8 @@ int runPersistent(const RunnerArgs& args) {
     const RunConfig own = resolveRunConfig(args.overrides, seq.directives, file);
     if (own.backend != config.backend || own.faults != config.faults) {
       std::free(line);
-      throw InputError(file + ": a persistent runner keeps its backend and fault plan; the file "
+      throw InputError(file +
+                       ": a persistent runner keeps its backend and fault plan; the file "
                        "asks for others");
     }
     if (runOne(args, file, seq, own, d, events).failed()) status = 1;

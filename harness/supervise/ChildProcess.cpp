@@ -270,7 +270,7 @@ struct ChildProcess::Impl {
 
   std::array<char, 64 * 1024> buffer{};  // a whole pipe's default capacity
   std::string partialLine;
-  bool pausing = false;      // the observer paused: event bytes wait in `pendingEvents`
+  bool pausing = false;  // the observer paused: event bytes wait in `pendingEvents`
   std::string pendingEvents;
   OutputTail tail;
   ChildObserver* observer = nullptr;

@@ -345,9 +345,8 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     std::filesystem::remove(requests_, ignored);
     if (::mkfifo(requests_.c_str(), 0600) != 0 ||
         (requestFd_ = ::open(requests_.c_str(), O_RDWR | O_CLOEXEC)) < 0) {
-      result.harnessError =
-          "cannot make the persistent child's requests pipe " + requests_.string() + ": " +
-          std::strerror(errno);
+      result.harnessError = "cannot make the persistent child's requests pipe " +
+                            requests_.string() + ": " + std::strerror(errno);
       end();
       return result;
     }
@@ -362,8 +361,8 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
   // The reader holds the pipe open, so a line this short is written whole or not at all.
   const std::string request = file + "\n";
   if (::write(requestFd_, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-    result.harnessError = std::string("cannot hand the persistent child its sequence: ") +
-                          std::strerror(errno);
+    result.harnessError =
+        std::string("cannot hand the persistent child its sequence: ") + std::strerror(errno);
     end();
     return result;
   }

@@ -32,8 +32,8 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>

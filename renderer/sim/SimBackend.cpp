@@ -4,8 +4,8 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>

@@ -133,8 +133,8 @@ TEST(Persistent, ACampaignFindsWhatOnlyAProcessesHistoryCauses) {
   const std::string common = "fuzz --backend sim --faults " + plan.string() +
                              " --runs 120 --max-ops 4 --seed 3 --jobs 1 --deadline 300 "
                              "--confirmations 2 --no-explain --quiet";
-  const testing::CommandResult fresh = testing::gpufuzz(common + " --out " +
-                                                        (dir.path() / "fresh").string());
+  const testing::CommandResult fresh =
+      testing::gpufuzz(common + " --out " + (dir.path() / "fresh").string());
   EXPECT_EQ(fresh.status, 0) << fresh.output;
 
   const fs::path out = dir.path() / "persistent";
@@ -162,14 +162,13 @@ TEST(Persistent, ACampaignFindsWhatOnlyAProcessesHistoryCauses) {
 
 TEST(Persistent, BadValuesAndCombinationsAreRefusedBeforeAnythingRuns) {
   testing::ScratchDir dir;
-  for (const std::string& bad :
-       {std::string("--persistent 0"), std::string("--persistent x"),
-        std::string("--persistent 5 --target /bin/true")}) {
+  for (const std::string& bad : {std::string("--persistent 0"), std::string("--persistent x"),
+                                 std::string("--persistent 5 --target /bin/true")}) {
     const fs::path out = dir.path() / "out";
     const bool target = bad.find("--target") != std::string::npos;
-    const testing::CommandResult r = testing::gpufuzz(
-        std::string("fuzz --runs 5 ") + (target ? "" : "--backend sim ") + bad + " --out " +
-        out.string());
+    const testing::CommandResult r =
+        testing::gpufuzz(std::string("fuzz --runs 5 ") + (target ? "" : "--backend sim ") + bad +
+                         " --out " + out.string());
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;
     EXPECT_NE(r.output.find("--persistent"), std::string::npos) << bad << "\n" << r.output;
     EXPECT_FALSE(fs::exists(out / kStatsFile)) << bad;
