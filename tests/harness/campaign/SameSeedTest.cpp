@@ -5,8 +5,9 @@
 // - clock times: finding.json's `found_at`, stats.json's start, update and last-find times, run
 //   time and rate, plot_data's time, run time and rate;
 // - the harness's pid (stats.json), and in stacks.txt the child's addresses, thread and process
-//   ids (ASLR and the kernel pick those);
-// - how long a stuck child was quiet ("no progress for 301 ms"): the deadline timer's latency.
+//   ids (ASLR and the kernel pick those) and its sequence file's temporary folder and pid;
+// - how long a stuck child was quiet ("no progress for 301 ms"): the deadline timer's latency;
+// - how long an explanation took (explanation.md's last line).
 // Everything else (which findings, their minimal sequences, variants, causes, explanations,
 // counts, hits, stats by class) must be equal.
 #include <gtest/gtest.h>
@@ -44,10 +45,17 @@ std::string normalised(const fs::path& relative, std::string text, const fs::pat
     static const std::regex foundAt(R"re("found_at": "[^"]*")re");
     text = replaceAll(text, foundAt, "\"found_at\": (volatile)");
   }
+  if (relative.filename() == "explanation.md") {
+    // Its last line: "48 experiments, 48 executions, 3.8 s".
+    static const std::regex took(R"re((executions?), [0-9.]+ s)re");
+    text = replaceAll(text, took, "$1, ? s");
+  }
   if (relative.filename() == "stacks.txt") {
-    static const std::regex address("0x[0-9a-f]+"), lwp("LWP [0-9]+"), process("process [0-9]+");
+    static const std::regex address("0x[0-9a-f]+"), lwp("LWP [0-9]+"), process("process [0-9]+"),
+        trialFile("gpufuzz-[A-Za-z0-9]+/trial-[0-9]+-");
     text = replaceAll(replaceAll(replaceAll(text, address, "0x?"), lwp, "LWP ?"), process,
                       "process ?");
+    text = replaceAll(text, trialFile, "gpufuzz-?/trial-?-");
   }
   static const std::regex quiet("no progress for [0-9]+ ms");
   return replaceAll(text, quiet, "no progress for ? ms");
