@@ -5,37 +5,21 @@
 
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
-#include "harness/base/RunConfig.h"
 #include "harness/campaign/ReportFile.h"
+#include "harness/cli/FailingFile.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/search/Explainer.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 
 int runExplain(Session& session) {
   const CommandLine& cl = session.commandLine();
   const auto started = std::chrono::steady_clock::now();
-  const std::string file = cl.files.front();
-  const Sequence seq = loadSequence(file);
-  const uint32_t confirmations =
-      static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
-  const Session::FileRun run = session.forFile(seq, file);
-  const RunConfig& config = run.config;
-  const std::string& backend = run.backend;
-  TrialRunner& trials = *run.trials;
-
   // Confirmed, so that a deadline miss that was noise is not explained as a hang.
-  const TrialResult first = trials.run(seq, TrialMode::Confirmed);
-  if (first.harnessError) {
-    std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
-    return Session::stopRequested() ? 130 : 3;
-  }
-  if (!first.outcome.failed()) {
-    throw InputError(file + ": the sequence passes on " + backend + " (policy " +
-                     std::string(policyName(config.policy)) + ", faults " + trials.setup().faults +
-                     "): nothing to explain");
-  }
+  const FailingFile failing = runFailingFile(session, TrialMode::Confirmed, "explain");
+  if (failing.exitStatus) return *failing.exitStatus;
+  const auto& [file, seq, confirmations, run, first, exitStatus] = failing;
+  TrialRunner& trials = *run.trials;
   std::printf("gpufuzz: %s fails: %s\n", file.c_str(), outcomeText(first.outcome).c_str());
   std::fflush(stdout);
 

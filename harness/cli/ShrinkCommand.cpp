@@ -4,35 +4,20 @@
 #include <cstdio>
 
 #include "harness/base/AtomicFile.h"
-#include "harness/base/RunConfig.h"
 #include "harness/campaign/ReportFile.h"
+#include "harness/cli/FailingFile.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/search/Minimize.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 
 int runShrink(Session& session) {
   const CommandLine& cl = session.commandLine();
   const auto started = std::chrono::steady_clock::now();
-  const std::string file = cl.files.front();
-  const Sequence seq = loadSequence(file);
-  const auto confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
-  const Session::FileRun run = session.forFile(seq, file);
-  const RunConfig& config = run.config;
-  const std::string& backend = run.backend;
+  const FailingFile failing = runFailingFile(session, TrialMode::Evidence, "shrink");
+  if (failing.exitStatus) return *failing.exitStatus;
+  const auto& [file, seq, confirmations, run, first, exitStatus] = failing;
   TrialRunner& trials = *run.trials;
-
-  const TrialResult first = trials.run(seq, TrialMode::Evidence);
-  if (first.harnessError) {
-    std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", first.harnessError->c_str());
-    return Session::stopRequested() ? 130 : 3;
-  }
-  if (!first.outcome.failed()) {
-    throw InputError(file + ": the sequence passes on " + backend + " (policy " +
-                     std::string(policyName(config.policy)) + ", faults " + trials.setup().faults +
-                     "): nothing to shrink");
-  }
   std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(),
               outcomeText(first.outcome).c_str());
   Shrinker shrinker(trials, session.jobs());

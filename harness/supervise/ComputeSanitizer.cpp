@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/supervise/CudaTools.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -17,10 +18,6 @@ namespace {
 constexpr std::array<std::string_view, 5> kToolNames = {"none", "memcheck", "racecheck",
                                                         "synccheck", "initcheck"};
 constexpr std::string_view kPrefix = "=========";
-
-bool executable(const std::string& path) {
-  return !path.empty() && ::access(path.c_str(), X_OK) == 0;
-}
 
 bool startsWith(std::string_view text, std::string_view start) {
   return text.substr(0, start.size()) == start;
@@ -50,26 +47,12 @@ std::string_view sanitizerToolName(SanitizerTool tool) {
 
 std::optional<std::string> findComputeSanitizer() {
   if (const char* chosen = std::getenv("GPUFUZZ_COMPUTE_SANITIZER"); chosen != nullptr) {
-    if (executable(chosen)) return std::string(chosen);
+    if (isExecutable(chosen)) return std::string(chosen);
     return std::nullopt;
   }
-  std::vector<std::string> candidates;
-  if (const char* path = std::getenv("PATH"); path != nullptr) {
-    std::string_view rest = path;
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      candidates.push_back(std::string(rest.substr(0, colon)) + "/compute-sanitizer");
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-  }
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr) {
-    candidates.push_back(std::string(home) + "/bin/compute-sanitizer");
-  }
-  candidates.emplace_back("/usr/local/cuda/bin/compute-sanitizer");
-  candidates.emplace_back("/usr/local/cuda/compute-sanitizer/compute-sanitizer");
-  for (const std::string& candidate : candidates) {
-    if (executable(candidate)) return candidate;
-  }
+  if (std::optional<std::string> found = findCudaTool("compute-sanitizer")) return found;
+  const std::string own = "/usr/local/cuda/compute-sanitizer/compute-sanitizer";
+  if (isExecutable(own)) return own;
   return std::nullopt;
 }
 

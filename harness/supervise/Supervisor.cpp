@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "harness/protocol/Events.h"
+#include "harness/supervise/StackCapture.h"
 
 namespace gpufuzz {
 
@@ -29,24 +30,7 @@ using namespace std::chrono_literals;
 
 // A stuck child that used more than this share of one core was spinning, not waiting.
 constexpr double kSpinCpuShare = 0.10;
-constexpr auto kStackCaptureTimeout = 10s;
-constexpr std::size_t kStackLimit = 256 * 1024;
 constexpr std::size_t kMaxQuotedLine = 300;
-
-std::string captureStacks(pid_t pid) {
-  static const std::optional<std::string> gdb = findOnPath("gdb");
-  if (!gdb) return {};
-  const ChildCommand command{*gdb,
-                             {"-batch", "-nx", "-iex", "set debuginfod enabled off", "-p",
-                              std::to_string(pid), "-ex", "thread apply all bt"}};
-  try {
-    CapturedRun run = runCaptured(command, kStackCaptureTimeout, kStackLimit);
-    if (run.timedOut) run.output += "\n(gdb timed out)\n";
-    return run.output;
-  } catch (const ChildStartError& e) {
-    return std::string("(cannot run gdb: ") + e.what() + ")\n";
-  }
-}
 
 std::string signalName(int sig) {
   if (const char* abbrev = ::sigabbrev_np(sig)) return std::string("SIG") + abbrev;

@@ -12,7 +12,8 @@
 // - An operation (from its `begin`) or the interval between two events that lasts longer than
 //   progressDeadline, or a child that sends no `start` within startDeadline, is stuck: its CPU
 //   share over the later half of that window tells hang (< 10%) from spin; every thread's stack
-//   is captured with gdb when asked for and available; then the group is killed. A stuck result
+//   is captured with gdb or cuda-gdb when asked for and available (StackCapture.h); then the
+//   group is killed. A stuck result
 //   is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
 //   finished: slow).
 // - A child killed by a signal is a crash at the last operation it began.
@@ -62,7 +63,8 @@ struct SupervisionLimits {
   std::chrono::milliseconds startDeadline{10000};
   /// Keep the last this many bytes of the child's stdout and stderr.
   std::size_t outputLimit = 64 * 1024;
-  /// Capture every thread's stack of a stuck child (gdb, if on PATH; bounded by a timeout).
+  /// Capture every thread's stack of a stuck child (gdb on PATH, else cuda-gdb; bounded by a
+  /// timeout).
   bool captureStacks = true;
   /// Extra or replaced environment variables for the child (e.g. CUDA_VISIBLE_DEVICES).
   EnvironmentOverrides environment;
@@ -95,7 +97,8 @@ struct Supervised {
   bool stuck = false;
   /// The child's CPU time over wall time in the later half of the stuck window (0..cores).
   double cpuShareWhileStuck = 0;
-  /// Every thread's stack of the stuck child, as gdb printed it; empty if not captured.
+  /// Every thread's stack of the stuck child, headed by the debugger that took it, as it printed
+  /// it; empty if not captured.
   std::string stacks;
   /// The last outputLimit bytes of stdout and stderr.
   std::string outputTail;

@@ -9,11 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "renderer/cuda/CudaCalls.h"
-#include "renderer/cuda/CudaDriver.h"
+#include "renderer/cuda/CudaStreamBackend.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
-#include "renderer/device/HandleChecks.h"
 
 namespace gpufuzz {
 
@@ -38,86 +36,49 @@ CUcontext primaryContext(const CudaDriver& driver, CUdevice device) {
   return context;
 }
 
-class CudaAsyncBackend final : public Backend {
+/// A stream and a memory pool of its own on the primary context.
+struct PoolContext : cuda::StreamContext {
+  CUmemoryPool pool = nullptr;
+};
+
+using PoolBuffer = cuda::StreamBuffer;
+
+class CudaAsyncBackend final : public cuda::CudaStreamBackend<PoolContext, PoolBuffer> {
  public:
   explicit CudaAsyncBackend(int ordinal);
   ~CudaAsyncBackend() override;
-  CudaAsyncBackend(const CudaAsyncBackend&) = delete;
-  CudaAsyncBackend& operator=(const CudaAsyncBackend&) = delete;
 
   std::string_view name() const override { return "cuda-async"; }
-  std::string description() const override { return driver_.describeDevice(device_); }
   ContextId createContext() override;
-  void destroyContext(ContextId ctx) override;
   BufferId allocBuffer(ContextId ctx, uint64_t bytes) override;
   void freeBuffer(BufferId buf) override;
-  void copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte> src) override;
-  void copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) override;
-  void launch(ContextId ctx, const RasterLaunch& launch) override;
-  void synchronize(ContextId ctx) override;
-  std::optional<PendingWork> pendingAfterWait(ContextId ctx) override;
-  MemoryInUse memoryInUse() const override;
 
  private:
-  struct Context {
-    CUstream stream = nullptr;
-    CUmemoryPool pool = nullptr;
-    /// Copies of copyToDevice sources, so the caller may reuse its memory at once; released when
-    /// the queue is next waited for, after which the driver no longer reads them.
-    std::vector<std::vector<std::byte>> staged;
-  };
-  struct Buffer {
-    ContextId owner = 0;
-    CUdeviceptr address = 0;
-    uint64_t bytes = 0;
-  };
-
-  void check(CUresult result, CallPoint point, const char* call) const {
-    cuda::check(driver_, result, point, call);
+  CUcontext driverContext(const PoolContext&) const override { return primary_; }
+  CUfunction kernel(const PoolContext&) const override { return kernel_; }
+  void releaseRest(const PoolContext& context, const TeardownStep& step) const override {
+    if (context.pool != nullptr) step(driver_.memPoolDestroy(context.pool), "cuMemPoolDestroy");
   }
   void makeCurrent(CallPoint point) const {
     check(driver_.ctxSetCurrent(primary_), point, "cuCtxSetCurrent");
   }
-  Context& liveContext(ContextId ctx, CallPoint point, const char* call);
-  const Buffer& ownedBuffer(BufferId buf, ContextId ctx, uint64_t bytesNeeded, CallPoint point,
-                            const char* call, const char* role) const;
-  void waitForQueue(Context& context, CallPoint point) const;
-  /// Every teardown step even after one fails, and the first failure. `pending`, when given,
-  /// receives what the stream held after its wait.
-  std::optional<DeviceError> teardown(Context& context,
-                                      std::optional<PendingWork>* pending = nullptr) const;
   /// Frees `buffer` on the release stream and waits for it (its own stream is gone).
-  CUresult freeOnReleaseStream(const Buffer& buffer) const;
+  CUresult freeOnReleaseStream(const PoolBuffer& buffer) const;
 
-  const CudaDriver& driver_;
-  CUdevice device_ = 0;
   CUcontext primary_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction kernel_ = nullptr;
   /// Where buffers whose context is destroyed are freed.
   CUstream releaseStream_ = nullptr;
-  std::map<ContextId, Context> contexts_;
-  std::map<BufferId, Buffer> buffers_;
-  ReleasedWaits releasedWaits_;
-  ContextId nextContext_ = 1;
-  BufferId nextBuffer_ = 1;
-  uint64_t bytesInUse_ = 0;
 };
 
-CudaAsyncBackend::CudaAsyncBackend(int ordinal) : driver_(cudaDriver()) {
+CudaAsyncBackend::CudaAsyncBackend(int ordinal) : CudaStreamBackend("cuMemPoolDestroy") {
   if (!driver_.asyncMissing.empty()) {
     throw DeviceUnavailable("CUDA driver too old for cuda-async: libcuda.so.1 lacks " +
                             driver_.asyncMissing + "; use the cuda backend");
   }
-  if (ordinal < 0 || ordinal >= driver_.deviceCount) {
-    throw DeviceUnavailable("no CUDA device " + std::to_string(ordinal) + " (" +
-                            std::to_string(driver_.deviceCount) + " found)");
-  }
+  openDevice(ordinal);
   const std::string device = "CUDA device " + std::to_string(ordinal);
-  CUresult result = driver_.deviceGet(&device_, ordinal);
-  if (result != CUDA_SUCCESS) {
-    throw DeviceUnavailable(device + " unusable: cuDeviceGet: " + driver_.errorName(result));
-  }
   primary_ = primaryContext(driver_, device_);
   try {
     makeCurrent(CallPoint::CtxCreate);
@@ -150,46 +111,7 @@ CudaAsyncBackend::~CudaAsyncBackend() {
   driver_.moduleUnload(module_);
 }
 
-CudaAsyncBackend::Context& CudaAsyncBackend::liveContext(ContextId ctx, CallPoint point,
-                                                         const char* call) {
-  return findHandle(contexts_, ctx, nextContext_, point,
-                    std::string(call) + ": context " + std::to_string(ctx), "destroyed");
-}
-
-const CudaAsyncBackend::Buffer& CudaAsyncBackend::ownedBuffer(BufferId buf, ContextId ctx,
-                                                              uint64_t bytesNeeded, CallPoint point,
-                                                              const char* call,
-                                                              const char* role) const {
-  const std::string what = std::string(call) + ": " + role + " buffer " + std::to_string(buf);
-  return checkBufferServes(findHandle(buffers_, buf, nextBuffer_, point, what, "freed"), ctx,
-                           bytesNeeded, point, what);
-}
-
-void CudaAsyncBackend::waitForQueue(Context& context, CallPoint point) const {
-  check(driver_.streamSynchronize(context.stream), point, "cuStreamSynchronize");
-  context.staged.clear();
-}
-
-std::optional<DeviceError> CudaAsyncBackend::teardown(Context& context,
-                                                      std::optional<PendingWork>* pending) const {
-  std::optional<DeviceError> first;
-  const auto step = [&](CUresult result, const char* call) {
-    if (result != CUDA_SUCCESS && !first) {
-      first.emplace(CallPoint::CtxDestroy, std::string(call) + ": " + driver_.errorName(result));
-    }
-  };
-  step(driver_.ctxSetCurrent(primary_), "cuCtxSetCurrent");
-  if (context.stream != nullptr) {
-    step(driver_.streamSynchronize(context.stream), "cuStreamSynchronize");
-    if (pending != nullptr) *pending = cuda::pendingOnStream(driver_, context.stream);
-    step(driver_.streamDestroy(context.stream), "cuStreamDestroy");
-  }
-  if (context.pool != nullptr) step(driver_.memPoolDestroy(context.pool), "cuMemPoolDestroy");
-  context = Context{};
-  return first;
-}
-
-CUresult CudaAsyncBackend::freeOnReleaseStream(const Buffer& buffer) const {
+CUresult CudaAsyncBackend::freeOnReleaseStream(const PoolBuffer& buffer) const {
   const CUresult result = driver_.memFreeAsync(buffer.address, releaseStream_);
   if (result != CUDA_SUCCESS) return result;
   return driver_.streamSynchronize(releaseStream_);
@@ -197,7 +119,7 @@ CUresult CudaAsyncBackend::freeOnReleaseStream(const Buffer& buffer) const {
 
 ContextId CudaAsyncBackend::createContext() {
   makeCurrent(CallPoint::CtxCreate);
-  Context context;
+  PoolContext context;
   try {
     check(driver_.streamCreate(&context.stream, CU_STREAM_NON_BLOCKING), CallPoint::CtxCreate,
           "cuStreamCreate");
@@ -211,43 +133,21 @@ ContextId CudaAsyncBackend::createContext() {
     teardown(context);
     throw;
   }
-  const ContextId id = nextContext_++;
-  contexts_.emplace(id, std::move(context));
-  return id;
-}
-
-void CudaAsyncBackend::destroyContext(ContextId ctx) {
-  Context& context = liveContext(ctx, CallPoint::CtxDestroy, "cuMemPoolDestroy");
-  std::optional<PendingWork> pending;
-  const std::optional<DeviceError> failure = teardown(context, &pending);
-  contexts_.erase(ctx);
-  releasedWaits_.record(ctx, pending);
-  if (failure) throw *failure;
+  return addContext(std::move(context));
 }
 
 BufferId CudaAsyncBackend::allocBuffer(ContextId ctx, uint64_t bytes) {
-  const Context& context = liveContext(ctx, CallPoint::BufAlloc, "cuMemAllocFromPoolAsync");
+  const PoolContext& context = liveContext(ctx, CallPoint::BufAlloc, "cuMemAllocFromPoolAsync");
   makeCurrent(CallPoint::BufAlloc);
   CUdeviceptr address = 0;
   check(driver_.memAllocFromPoolAsync(&address, static_cast<size_t>(bytes), context.pool,
                                       context.stream),
         CallPoint::BufAlloc, "cuMemAllocFromPoolAsync");
-  const BufferId id = nextBuffer_++;
-  buffers_.emplace(id, Buffer{ctx, address, bytes});
-  bytesInUse_ += bytes;
-  return id;
+  return addBuffer(PoolBuffer{ctx, address, bytes});
 }
 
 void CudaAsyncBackend::freeBuffer(BufferId buf) {
-  auto it = buffers_.find(buf);
-  if (it == buffers_.end()) {
-    const bool freed = buf > 0 && buf < nextBuffer_;
-    throw DeviceError(CallPoint::BufFree, "cuMemFreeAsync: buffer " + std::to_string(buf) +
-                                              (freed ? " was already freed" : " is unknown"));
-  }
-  const Buffer buffer = it->second;
-  buffers_.erase(it);
-  bytesInUse_ -= buffer.bytes;
+  const PoolBuffer buffer = takeBuffer(buf, "cuMemFreeAsync");
   makeCurrent(CallPoint::BufFree);
   auto owner = contexts_.find(buffer.owner);
   if (owner != contexts_.end()) {
@@ -256,50 +156,6 @@ void CudaAsyncBackend::freeBuffer(BufferId buf) {
     return;
   }
   check(freeOnReleaseStream(buffer), CallPoint::BufFree, "cuMemFreeAsync");
-}
-
-void CudaAsyncBackend::copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte> src) {
-  Context& context = liveContext(ctx, CallPoint::CopyToDevice, "cuMemcpyHtoDAsync");
-  const Buffer& buffer = ownedBuffer(dst, ctx, src.size(), CallPoint::CopyToDevice,
-                                     "cuMemcpyHtoDAsync", "destination");
-  if (src.empty()) return;
-  makeCurrent(CallPoint::CopyToDevice);
-  cuda::enqueueUpload(driver_, context.stream, context.staged, buffer.address, src);
-}
-
-void CudaAsyncBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
-  Context& context = liveContext(ctx, CallPoint::CopyToHost, "cuMemcpyDtoHAsync");
-  const Buffer& buffer =
-      ownedBuffer(src, ctx, dst.size(), CallPoint::CopyToHost, "cuMemcpyDtoHAsync", "source");
-  makeCurrent(CallPoint::CopyToHost);
-  cuda::downloadAndWait(driver_, context.stream, context.staged, buffer.address, dst);
-}
-
-void CudaAsyncBackend::launch(ContextId ctx, const RasterLaunch& launch) {
-  Context& context = liveContext(ctx, CallPoint::Launch, "cuLaunchKernel");
-  cuda::enqueueRaster(
-      driver_, kernel_, context.stream, launch,
-      [&](BufferId buf, uint64_t bytes, const char* role) {
-        return ownedBuffer(buf, ctx, bytes, CallPoint::Launch, "cuLaunchKernel", role).address;
-      },
-      [&] { makeCurrent(CallPoint::Launch); });
-}
-
-void CudaAsyncBackend::synchronize(ContextId ctx) {
-  Context& context = liveContext(ctx, CallPoint::Sync, "cuStreamSynchronize");
-  makeCurrent(CallPoint::Sync);
-  waitForQueue(context, CallPoint::Sync);
-}
-
-std::optional<PendingWork> CudaAsyncBackend::pendingAfterWait(ContextId ctx) {
-  if (std::optional<PendingWork> released = releasedWaits_.take(ctx)) return released;
-  auto it = contexts_.find(ctx);
-  if (it == contexts_.end()) return std::nullopt;
-  return cuda::pendingOnStream(driver_, it->second.stream);
-}
-
-MemoryInUse CudaAsyncBackend::memoryInUse() const {
-  return MemoryInUse{bytesInUse_, buffers_.size(), contexts_.size()};
 }
 
 }  // namespace

@@ -37,6 +37,22 @@ std::string unavailableMessage(int ordinal, MakeBackend make = makeCudaBackend) 
   return {};
 }
 
+/// 16 bytes of `fill` to the device and back through one buffer, which is freed before its
+/// context's destroy or, with `freeAfterDestroy`, after it; nothing is left held.
+void expectRoundTrip(Backend& backend, std::byte fill, bool freeAfterDestroy) {
+  const ContextId ctx = backend.createContext();
+  const BufferId buf = backend.allocBuffer(ctx, 16);
+  const std::vector<std::byte> sent(16, fill);
+  std::vector<std::byte> received(16);
+  backend.copyToDevice(ctx, buf, sent);
+  backend.copyToHost(ctx, buf, received);
+  EXPECT_EQ(received, sent);
+  if (!freeAfterDestroy) backend.freeBuffer(buf);
+  backend.destroyContext(ctx);
+  if (freeAfterDestroy) backend.freeBuffer(buf);
+  EXPECT_EQ(backend.memoryInUse(), (MemoryInUse{0, 0, 0}));
+}
+
 TEST(CudaUnavailable, MakeCudaBackendIsUnavailableWithoutTheDriverAndWorksWithIt) {
   const std::string loadFailure = driverLoadFailure();
   if (!loadFailure.empty()) {
@@ -51,16 +67,7 @@ TEST(CudaUnavailable, MakeCudaBackendIsUnavailableWithoutTheDriverAndWorksWithIt
 
   const std::unique_ptr<Backend> backend = makeCudaBackend();
   EXPECT_EQ(backend->name(), "cuda");
-  const ContextId ctx = backend->createContext();
-  const BufferId buf = backend->allocBuffer(ctx, 16);
-  const std::vector<std::byte> sent(16, std::byte{0x3c});
-  std::vector<std::byte> received(16);
-  backend->copyToDevice(ctx, buf, sent);
-  backend->copyToHost(ctx, buf, received);
-  EXPECT_EQ(received, sent);
-  backend->freeBuffer(buf);
-  backend->destroyContext(ctx);
-  EXPECT_EQ(backend->memoryInUse(), (MemoryInUse{0, 0, 0}));
+  expectRoundTrip(*backend, std::byte{0x3c}, false);
   EXPECT_EQ(unavailableMessage(-1).rfind("no CUDA device -1", 0), 0U);
 }
 
@@ -74,16 +81,7 @@ TEST(CudaUnavailable, MakeCudaAsyncBackendIsUnavailableWithoutTheDriverAndWorksW
   }
   const std::unique_ptr<Backend> backend = makeCudaAsyncBackend();
   EXPECT_EQ(backend->name(), "cuda-async");
-  const ContextId ctx = backend->createContext();
-  const BufferId buf = backend->allocBuffer(ctx, 16);
-  const std::vector<std::byte> sent(16, std::byte{0x5a});
-  std::vector<std::byte> received(16);
-  backend->copyToDevice(ctx, buf, sent);
-  backend->copyToHost(ctx, buf, received);
-  EXPECT_EQ(received, sent);
-  backend->destroyContext(ctx);
-  backend->freeBuffer(buf);  // valid after the destroy on this backend
-  EXPECT_EQ(backend->memoryInUse(), (MemoryInUse{0, 0, 0}));
+  expectRoundTrip(*backend, std::byte{0x5a}, true);  // the free is valid after the destroy here
   EXPECT_EQ(unavailableMessage(-1, makeCudaAsyncBackend).rfind("no CUDA device -1", 0), 0U);
 }
 

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -266,6 +267,24 @@ constexpr std::string_view kSeedProgress =
     "   2  destroy r0 ... ok\n"
     "   3  create r1 ... ";
 
+/// Runs `seq` on cuda under max-26.5.0, expecting the runner stuck once its stdout ends with
+/// `begun` (expectHung, as `what`) and its output to say each of `said`; then runs it to its end
+/// under max-26.6.0, the fixed runtime, into `fixed`.
+void hangsThenRunsOnTheFixedRuntime(const ScratchDir& dir, const fs::path& seq,
+                                    const std::string& begun, const std::string& what,
+                                    const std::vector<std::string_view>& said, RunResult& fixed) {
+  {
+    RunnerProcess p(dir, {"--backend", "cuda", "--faults", "max-26.5.0", seq.string()});
+    const HangObservation o = observeHang(p, begun);
+    ASSERT_NO_FATAL_FAILURE(expectHung(o, what));
+    for (std::string_view part : said) {
+      EXPECT_TRUE(contains(o.output, part)) << o.output;
+    }
+  }
+  fixed = runToEnd(dir, {"--backend", "cuda", "--faults", "max-26.6.0", seq.string()});
+  ASSERT_RUNNER_STARTED(fixed);
+}
+
 TEST(RunnerGpu, TheSeedHangsOnSimInTheSecondCreatesFirstAllocation) {
   // The reference point for the cuda runs below: the seed's runtime, simulated.
   ScratchDir dir;
@@ -324,20 +343,15 @@ TEST(RunnerGpu, OnCudaAContextDestroyedWithLiveBuffersHangsTheNextRenderersFirst
                                  "buf_create c0 b0 bytes=4096\n"
                                  "ctx_destroy c0\n"
                                  "create r0\n");
-  {
-    RunnerProcess p(dir, {"--backend", "cuda", "--faults", "max-26.5.0", seq.string()});
-    const HangObservation o = observeHang(p,
-                                          "   1  ctx_create c0 ... ok\n"
-                                          "   2  buf_create c0 b0 bytes=4096 ... ok\n"
-                                          "   3  ctx_destroy c0 ... ok\n"
-                                          "   4  create r0 ... ");
-    ASSERT_NO_FATAL_FAILURE(expectHung(o, "cuda, condition 1 at 4"));
-    EXPECT_TRUE(contains(o.output, "backend cuda")) << o.output;
-    EXPECT_TRUE(contains(o.output, "max-26.5.0:2: hang at buf_alloc")) << o.output;
-  }
+  RunResult r;
+  ASSERT_NO_FATAL_FAILURE(hangsThenRunsOnTheFixedRuntime(
+      dir, seq,
+      "   1  ctx_create c0 ... ok\n"
+      "   2  buf_create c0 b0 bytes=4096 ... ok\n"
+      "   3  ctx_destroy c0 ... ok\n"
+      "   4  create r0 ... ",
+      "cuda, condition 1 at 4", {"backend cuda", "max-26.5.0:2: hang at buf_alloc"}, r));
   // The fixed runtime lets the renderer through; the orphan's free at the end is cuda's error.
-  const RunResult r = runToEnd(dir, {"--backend", "cuda", "--faults", "max-26.6.0", seq.string()});
-  ASSERT_RUNNER_STARTED(r);
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "   4  create r0 ... ok\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "outcome: error at end (end): cuMemFree: CUDA_ERROR_")) << r.out;
@@ -358,21 +372,17 @@ TEST(RunnerGpu, OnCudaAContextDestroyedWithPendingWorkHangsOnlyTheThirdContext) 
                                  "destroy r0\n"
                                  "create r1\n"
                                  "create r2\n");
-  {
-    RunnerProcess p(dir, {"--backend", "cuda", "--faults", "max-26.5.0", seq.string()});
-    const HangObservation o = observeHang(p,
-                                          "   3  destroy r0 ... ok\n"
-                                          "   4  create r1 ... ok\n"
-                                          "   5  create r2 ... ");
-    ASSERT_NO_FATAL_FAILURE(expectHung(o, "cuda, condition 2 at 5"));
-    EXPECT_TRUE(contains(o.output, "policy no-destroy-sync")) << o.output;
-    EXPECT_TRUE(contains(o.output,
-                         "max-26.5.0:5: hang at buf_alloc when first_in_ctx and "
-                         "ctx_destroyed_with_pending >= 1 and ctx_index >= 2"))
-        << o.output;
-  }
-  const RunResult r = runToEnd(dir, {"--backend", "cuda", "--faults", "max-26.6.0", seq.string()});
-  ASSERT_RUNNER_STARTED(r);
+  RunResult r;
+  ASSERT_NO_FATAL_FAILURE(
+      hangsThenRunsOnTheFixedRuntime(dir, seq,
+                                     "   3  destroy r0 ... ok\n"
+                                     "   4  create r1 ... ok\n"
+                                     "   5  create r2 ... ",
+                                     "cuda, condition 2 at 5",
+                                     {"policy no-destroy-sync",
+                                      "max-26.5.0:5: hang at buf_alloc when first_in_ctx and "
+                                      "ctx_destroyed_with_pending >= 1 and ctx_index >= 2"},
+                                     r));
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "   5  create r2 ... ok\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "outcome: pass\nexpected: pass (met)\n")) << r.out;

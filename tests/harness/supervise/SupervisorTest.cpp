@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/supervise/ForkServer.h"
+#include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
 #include "tests/harness/supervise/DescribeSupervised.h"
@@ -247,7 +248,7 @@ TEST_P(Supervisor, OutputTailKeepsOnlyTheLastBytes) {
 }
 
 TEST_P(Supervisor, StacksOfAStuckChildAreCaptured) {
-  if (!findOnPath("gdb")) GTEST_SKIP() << "gdb is not on PATH";
+  if (!findStackDebugger()) GTEST_SKIP() << "neither gdb nor cuda-gdb is here";
   SupervisionLimits limits = fastLimits();
   limits.captureStacks = true;
   const Supervised s = runFake({"--ops", "2", "--hang-at", "2"}, limits);

@@ -1,0 +1,33 @@
+// FailingFile.cpp: the first run of a failing sequence file.
+#include "harness/cli/FailingFile.h"
+
+#include <cstdio>
+
+#include "harness/base/RunConfig.h"
+#include "harness/campaign/ReportFile.h"
+#include "renderer/InputError.h"
+
+namespace gpufuzz {
+
+FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
+  const CommandLine& cl = session.commandLine();
+  FailingFile f;
+  f.file = cl.files.front();
+  f.seq = loadSequence(f.file);
+  f.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
+  f.run = session.forFile(f.seq, f.file);
+  f.first = f.run.trials->run(f.seq, mode);
+  if (f.first.harnessError) {
+    std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", f.first.harnessError->c_str());
+    f.exitStatus = Session::stopRequested() ? 130 : 3;
+    return f;
+  }
+  if (!f.first.outcome.failed()) {
+    throw InputError(f.file + ": the sequence passes on " + f.run.backend + " (policy " +
+                     std::string(policyName(f.run.config.policy)) + ", faults " +
+                     f.run.trials->setup().faults + "): nothing to " + verb);
+  }
+  return f;
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,186 @@
+// StackCaptureTest.cpp: which debugger takes a stuck child's stacks (gdb, else cuda-gdb on PATH,
+// in $CUDA_HOME/bin or /usr/local/cuda/bin), the batch command it is given, and that the
+// stacks say which one took them, with stand-in debuggers on a PATH of the test's own.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/supervise/CudaTools.h"
+#include "harness/supervise/StackCapture.h"
+#include "harness/supervise/Supervisor.h"
+#include "tests/ScratchDir.h"
+
+namespace gpufuzz {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ScratchDir;
+
+const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
+
+/// Sets (or with nullptr unsets) an environment variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+/// Writes an executable `path` holding `text`.
+void writeExecutable(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  ::chmod(path.c_str(), 0755);
+}
+
+/// A stand-in debugger named `name` in `dir`: it prints who it is, its arguments and one thread's
+/// stack in the shape of `thread apply all bt`, using nothing but the shell's builtins (the PATH
+/// it runs under may hold nothing else).
+std::string writeFakeDebugger(const std::filesystem::path& dir, const std::string& name) {
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = dir / name;
+  writeExecutable(path,
+                  "#!/bin/sh\n"
+                  "echo \"fake " +
+                      name +
+                      ": $*\"\n"
+                      "echo 'Thread 1 (Thread 0x7f0000000000 (LWP 42) \"gpufuzz-runner\"):'\n"
+                      "echo '#0  0x00007f0000001234 in pause () from /lib/libc.so.6'\n"
+                      "echo '#1  0x0000555500001234 in gpufuzz::stuckHere () at Fake.cpp:7'\n");
+  return path.string();
+}
+
+TEST(StackCapture, GdbOnPathIsPreferred) {
+  ScratchDir dir;
+  const std::string gdb = writeFakeDebugger(dir.path(), "gdb");
+  writeFakeDebugger(dir.path(), "cuda-gdb");
+  const ScopedEnv path("PATH", dir.path().c_str());
+  const std::optional<StackDebugger> found = findStackDebugger();
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->name, "gdb");
+  EXPECT_EQ(found->path, gdb);
+}
+
+TEST(StackCapture, WithoutGdbCudaGdbOnPathTakesThem) {
+  ScratchDir dir;
+  const std::string cudaGdb = writeFakeDebugger(dir.path(), "cuda-gdb");
+  const ScopedEnv path("PATH", dir.path().c_str());
+  const std::optional<StackDebugger> found = findStackDebugger();
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->name, "cuda-gdb");
+  EXPECT_EQ(found->path, cudaGdb);
+  EXPECT_GT(found->timeout, 10s) << "cuda-gdb sets up CUDA's debugger API as it attaches";
+}
+
+TEST(StackCapture, CudaGdbOffPathIsFoundInCudaHome) {
+  ScratchDir dir;
+  const std::string cudaGdb = writeFakeDebugger(dir.path() / "toolkit" / "bin", "cuda-gdb");
+  std::filesystem::create_directories(dir.path() / "empty");
+  const ScopedEnv path("PATH", (dir.path() / "empty").c_str());
+  const ScopedEnv home("CUDA_HOME", (dir.path() / "toolkit").c_str());
+  const std::optional<StackDebugger> found = findStackDebugger();
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->path, cudaGdb);
+}
+
+TEST(StackCapture, WithNeitherTheToolkitsOwnCudaGdbIsTheLastPlaceLookedIn) {
+  ScratchDir dir;
+  const ScopedEnv path("PATH", dir.path().c_str());
+  const ScopedEnv home("CUDA_HOME", nullptr);
+  const std::optional<StackDebugger> found = findStackDebugger();
+  const std::string toolkits = "/usr/local/cuda/bin/cuda-gdb";
+  if (isExecutable(toolkits)) {  // a machine with the whole toolkit, the GPU machine's
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->path, toolkits);
+  } else {
+    EXPECT_FALSE(found) << found->path;
+    // Nothing to take them with: no stacks, and no error.
+    EXPECT_EQ(captureStacks(::getpid()), "");
+  }
+}
+
+TEST(StackCapture, TheBatchCommandAttachesPrintsEveryThreadAndDetaches) {
+  const ChildCommand gdb = stackCommand({"gdb", "/usr/bin/gdb", 10s}, 1234);
+  EXPECT_EQ(gdb.executable, "/usr/bin/gdb");
+  EXPECT_EQ(gdb.args,
+            (std::vector<std::string>{"-batch", "-nx", "-iex", "set debuginfod enabled off", "-p",
+                                      "1234", "-ex", "thread apply all bt"}));
+  // cuda-gdb takes gdb's arguments, and must not stop on a failed CUDA call while attached.
+  const ChildCommand cudaGdb =
+      stackCommand({"cuda-gdb", "/usr/local/cuda/bin/cuda-gdb", 30s}, 1234);
+  EXPECT_EQ(cudaGdb.executable, "/usr/local/cuda/bin/cuda-gdb");
+  EXPECT_EQ(cudaGdb.args,
+            (std::vector<std::string>{"-batch", "-nx", "-iex", "set debuginfod enabled off", "-iex",
+                                      "set cuda api_failures ignore", "-p", "1234", "-ex",
+                                      "thread apply all bt"}));
+}
+
+TEST(StackCapture, AStuckChildsStacksByCudaGdbSaySo) {
+  ScratchDir dir;
+  const std::string cudaGdb = writeFakeDebugger(dir.path(), "cuda-gdb");
+  const ScopedEnv path("PATH", dir.path().c_str());
+  SupervisionLimits limits;
+  limits.forkServer = false;
+  limits.progressDeadline = 150ms;
+  limits.startDeadline = 2s;
+  limits.captureStacks = true;
+  const Supervised s =
+      supervise(ChildCommand{kFakeRunner, {"--ops", "2", "--hang-at", "2"}}, limits);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Hang) << s.outputTail;
+  // The first line names the debugger and the process; then what the debugger printed, given
+  // the batch command with that process.
+  const std::string head = "stacks by cuda-gdb (" + cudaGdb + "), process ";
+  ASSERT_EQ(s.stacks.rfind(head, 0), 0U) << s.stacks;
+  const std::string pid = s.stacks.substr(head.size(), s.stacks.find('\n') - head.size());
+  EXPECT_NE(s.stacks.find("fake cuda-gdb: -batch -nx -iex set debuginfod enabled off -iex set "
+                          "cuda api_failures ignore -p " +
+                          pid + " -ex thread apply all bt\n"),
+            std::string::npos)
+      << s.stacks;
+  EXPECT_NE(s.stacks.find("\n#1  0x0000555500001234 in gpufuzz::stuckHere () at Fake.cpp:7\n"),
+            std::string::npos)
+      << s.stacks;
+}
+
+TEST(StackCapture, ADebuggerThatCannotStartSaysSoInTheStacks) {
+  ScratchDir dir;
+  // Executable, but its interpreter does not exist: the start itself fails.
+  const std::filesystem::path broken = dir.path() / "cuda-gdb";
+  writeExecutable(broken, "#!/nonexistent/interpreter\n");
+  const ScopedEnv path("PATH", dir.path().c_str());
+  const std::string stacks = captureStacks(::getpid());
+  EXPECT_EQ(stacks.rfind("stacks by cuda-gdb (" + broken.string() + "), process " +
+                             std::to_string(::getpid()) + "\n(cannot run cuda-gdb: ",
+                         0),
+            0U)
+      << stacks;
+}
+
+}  // namespace
+}  // namespace gpufuzz
