@@ -160,9 +160,10 @@ std::size_t checkFindings(const fs::path& out) {
   return count;
 }
 
-void expectStoppedCleanly(int sig) {
+/// `extra`: more options for the campaign (--persistent: children that run many sequences).
+void expectStoppedCleanly(int sig, const std::string& extra = "") {
   testing::ScratchDir dir;
-  BackgroundCampaign campaign(dir.path(), "");
+  BackgroundCampaign campaign(dir.path(), extra);
   ASSERT_GT(campaign.pid, 0);
   ASSERT_TRUE(campaign.waitForFinding()) << readFile(campaign.log);
   ASSERT_FALSE(processesMarked(campaign.marker).empty()) << "the marker does not reach children";
@@ -190,11 +191,16 @@ TEST(CampaignStop, SigtermStopsLikeCtrlC) {
   expectStoppedCleanly(SIGTERM);
 }
 
-TEST(CampaignStop, KillDashNineLeavesNoChildAndLosesNoReportedFinding) {
+TEST(CampaignStop, CtrlCEndsPersistentChildrenToo) {
+  // Children that run many sequences each (and wait on their pipe between them) are killed too.
+  expectStoppedCleanly(SIGINT, "--persistent 50");
+}
+
+void expectKillDashNineLosesNothing(const std::string& extra) {
   testing::ScratchDir dir;
   std::size_t reported = 0;
   {
-    BackgroundCampaign campaign(dir.path(), "");
+    BackgroundCampaign campaign(dir.path(), extra);
     ASSERT_GT(campaign.pid, 0);
     ASSERT_TRUE(campaign.waitForFinding()) << readFile(campaign.log);
     std::this_thread::sleep_for(500ms);  // children running, maybe a shrink in flight
@@ -211,6 +217,14 @@ TEST(CampaignStop, KillDashNineLeavesNoChildAndLosesNoReportedFinding) {
       (dir.path() / "findings").string());
   EXPECT_NE(again.output.find("(" + std::to_string(reported) + " known)"), std::string::npos)
       << again.output;
+}
+
+TEST(CampaignStop, KillDashNineLeavesNoChildAndLosesNoReportedFinding) {
+  expectKillDashNineLosesNothing("");
+}
+
+TEST(CampaignStop, KillDashNineLeavesNoPersistentChild) {
+  expectKillDashNineLosesNothing("--persistent 50");
 }
 
 // Slurm signals every process of a job it cancels or requeues, at times a child before the
