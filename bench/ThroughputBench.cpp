@@ -311,6 +311,14 @@ void OpenClStartup(benchmark::State& state) {
 
 }  // namespace
 
+/// A case run once, timed by its own clock (campaign seconds), in milliseconds; `args` are its
+/// (max_ops, jobs) pairs.
+void runsOnce(benchmark::internal::Benchmark* b, const std::vector<std::pair<long, long>>& args) {
+  for (const auto& [maxOps, jobs] : args)
+    b->Args({maxOps, jobs});
+  b->ArgNames({"max_ops", "jobs"})->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   for (int i = 1; i < argc; ++i) {
@@ -333,15 +341,8 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("RawSpawn", RawSpawn)->UseRealTime()->Unit(benchmark::kMicrosecond);
   // The Python target of the client library: fork and fresh, and against the runner (PythonTarget).
   std::vector<std::string> backends{"sim", "python-sim"};
-  benchmark::RegisterBenchmark("PythonTarget/sim", PythonTarget)
-      ->Args({1, 1})
-      ->Args({1, cores})
-      ->Args({kMaxOps, 1})
-      ->Args({kMaxOps, cores})
-      ->ArgNames({"max_ops", "jobs"})
-      ->Iterations(1)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
+  runsOnce(benchmark::RegisterBenchmark("PythonTarget/sim", PythonTarget),
+           {{1, 1}, {1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
   if (cudaUsable()) {
     backends.push_back("cuda");
     backends.push_back("cuda-async");
@@ -365,17 +366,12 @@ int main(int argc, char** argv) {
             Campaign(s, backend, mode != "fresh", modeArgs(mode));
           });
       if (backend == "cuda" || backend == "cuda-async") {
-        b->Args({kMaxOps, kCudaJobs});
+        runsOnce(b, {{kMaxOps, kCudaJobs}});
       } else if (backend == "opencl") {
-        b->Args({1, cores})->Args({kMaxOps, 1})->Args({kMaxOps, cores});
+        runsOnce(b, {{1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
       } else {
-        for (const long ops : {1L, kMaxOps})
-          b->Args({ops, 1})->Args({ops, cores});
+        runsOnce(b, {{1, 1}, {1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
       }
-      b->ArgNames({"max_ops", "jobs"})
-          ->Iterations(1)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
     }
   }
   // Vulkan (lavapipe here, NVIDIA's on the GPU machine) with and without the validation layer, in
@@ -383,20 +379,14 @@ int main(int argc, char** argv) {
   if (vulkanUsable()) {
     for (const std::string validation : {"on", "off"}) {
       for (const std::string mode : {"fork", "fresh", "persistent"}) {
-        benchmark::RegisterBenchmark(
-            ("Campaign/vulkan-validation-" + validation + "/" + mode).c_str(),
-            [validation, mode](benchmark::State& s) {
-              std::vector<std::string> args = modeArgs(mode);
-              args.insert(args.end(), {"--validation", validation});
-              Campaign(s, "vulkan", mode != "fresh", args);
-            })
-            ->Args({1, cores})
-            ->Args({kMaxOps, 1})
-            ->Args({kMaxOps, cores})
-            ->ArgNames({"max_ops", "jobs"})
-            ->Iterations(1)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
+        runsOnce(benchmark::RegisterBenchmark(
+                     ("Campaign/vulkan-validation-" + validation + "/" + mode).c_str(),
+                     [validation, mode](benchmark::State& s) {
+                       std::vector<std::string> args = modeArgs(mode);
+                       args.insert(args.end(), {"--validation", validation});
+                       Campaign(s, "vulkan", mode != "fresh", args);
+                     }),
+                 {{1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
       }
     }
   } else {

@@ -66,7 +66,7 @@ int runFuzz(Session& session) {
                      ": a target of target.md runs one sequence per process (or fork); "
                      "--persistent is the project's runner's");
   }
-  if (persistent > 1 && cl.has(Option::Sanitizer) && *cl.get(Option::Sanitizer) != "none") {
+  if (persistent > 1 && session.sanitizer().tool != SanitizerTool::None) {
     throw InputError("--persistent " + std::to_string(persistent) +
                      " with --sanitizer: the sanitizer's report covers a whole process, so each "
                      "sequence runs in one of its own");

@@ -43,6 +43,8 @@ class Session {
   std::string backendDescription(const std::string& backend) const;
   /// --device and --validation.
   const BackendOptions& backendOptions() const { return backendOptions_; }
+  /// --sanitizer, as read and checked with the command line.
+  const SanitizerSetup& sanitizer() const { return sanitizer_; }
 
   /// A trial runner for one configuration; runners are kept and shared (one calibrator per
   /// backend), so asking twice for the same configuration gives the same runner. With `target`,

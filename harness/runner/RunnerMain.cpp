@@ -23,13 +23,12 @@
 //
 // Exit status: 0 pass, 1 the sequence failed (error, invalid, mismatch, leak), 2 bad usage or
 // input (or no usable device), 3 the runner itself failed.
-#include <stdio.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -202,32 +201,23 @@ RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequenc
 /// make the next sequence's outcome meaningless.
 int runPersistent(const RunnerArgs& args) {
   const RunConfig config = resolveRunConfig(args.overrides, Directives{}, "");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> requests(
-      std::fopen(args.persistent.c_str(), "re"), &std::fclose);
+  std::ifstream requests(args.persistent);
   if (!requests) {
     throw InputError("--persistent: cannot open " + args.persistent + ": " + std::strerror(errno));
   }
   RunDevice d = makeRunDevice(config);
   const EventWriter events = eventWriter(args);
-  char* line = nullptr;
-  std::size_t capacity = 0;
-  ssize_t length;
-  int status = 0;
-  while (status == 0 && (length = ::getline(&line, &capacity, requests.get())) > 0) {
-    std::string file(line, static_cast<std::size_t>(length));
-    if (file.back() == '\n') file.pop_back();
+  for (std::string file; std::getline(requests, file);) {
     const Sequence seq = loadSequence(file);
     const RunConfig own = resolveRunConfig(args.overrides, seq.directives, file);
     if (own.backend != config.backend || own.faults != config.faults) {
-      std::free(line);
       throw InputError(file +
                        ": a persistent runner keeps its backend and fault plan; the file "
                        "asks for others");
     }
-    if (runOne(args, file, seq, own, d, events).failed()) status = 1;
+    if (runOne(args, file, seq, own, d, events).failed()) return 1;
   }
-  std::free(line);
-  return status;
+  return 0;
 }
 
 int run(const RunnerArgs& args) {

@@ -229,9 +229,9 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
     runs.child_ =
         std::make_unique<PersistentChild>(childCommand(), childFile("persistent"), runs.max_);
   }
-  if (runs.child_->sequencesRun() == 0) {
-    runs.history_.clear();
-    if ((runs.spread_ = spread()) && !runs.device_) runs.device_ = runs.spread_->acquire();
+  // A process starts now: it keeps its GPU for its life (endProcess gives it back).
+  if (runs.child_->sequencesRun() == 0 && (runs.spread_ = spread()) && !runs.device_) {
+    runs.device_ = runs.spread_->acquire();
   }
   if (runs.device_) {
     limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", runs.spread_->device(*runs.device_));

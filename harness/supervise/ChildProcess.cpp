@@ -491,6 +491,7 @@ void ChildProcess::Impl::onEventBytes(std::string_view bytes) {
     if (observer->paused() && !exited) {
       pausing = true;
       pendingEvents.assign(bytes.substr(i + 1));
+      tail.take();  // the next call's tail starts here
       armedFor = Clock::time_point::min();
       deadlineTimer.cancel();
       io.stop();
@@ -651,7 +652,6 @@ pid_t ChildProcess::pid() const {
 }
 
 ChildExit ChildProcess::run(ChildObserver& observer) {
-  if (impl_->ran) throw std::logic_error("ChildProcess::run() called twice");
   std::optional<ChildExit> exit;
   while (!(exit = runUntilPaused(observer))) {
   }
@@ -685,10 +685,7 @@ std::optional<ChildExit> ChildProcess::runUntilPaused(ChildObserver& observer) {
   }
   p.armDeadline();
   p.io.run();
-  if (p.pausing) {
-    p.tail.take();  // the next call's tail starts here
-    return std::nullopt;
-  }
+  if (p.pausing) return std::nullopt;
   p.ran = true;
 
   ChildExit exit;

@@ -345,10 +345,6 @@ void PersistentChild::end() {
   sequencesRun_ = 0;
 }
 
-pid_t PersistentChild::pid() const {
-  return child_ ? child_->pid() : -1;
-}
-
 Supervised PersistentChild::run(const std::string& file, const SupervisionLimits& limits) {
   Supervised result;
   if (!child_) {

@@ -143,7 +143,6 @@ class PersistentChild {
   Supervised run(const std::string& file, const SupervisionLimits& limits);
   /// Sequences the running process has passed (0: no process).
   unsigned sequencesRun() const { return sequencesRun_; }
-  pid_t pid() const;
   /// Ends the process now (killed: it holds nothing the next one needs).
   void end();
 

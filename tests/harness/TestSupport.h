@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "harness/campaign/FindingStore.h"
@@ -69,14 +70,19 @@ inline Finding simFinding(const std::string& ops, OutcomeClass cls, uint32_t at,
   return f;
 }
 
+/// Sim's deadlines with a confirmation floor short enough for tests; with `fixed`, that deadline
+/// instead of calibrated ones.
+inline DeadlineSettings simDeadlines(std::optional<Millis> fixed = std::nullopt) {
+  DeadlineSettings s = DeadlineSettings::forBackend("sim");
+  if (fixed) s.fixed = *fixed;
+  s.confirmFloor = Millis{1'000};
+  return s;
+}
+
 /// A trial runner on sim, as a campaign would build it.
 struct SimTrials {
   ScratchDir work;
-  DeadlineCalibrator deadlines{[] {
-    DeadlineSettings s = DeadlineSettings::forBackend("sim");
-    s.confirmFloor = Millis{1'000};
-    return s;
-  }()};
+  DeadlineCalibrator deadlines{simDeadlines()};
   TrialRunner runner;
   SimTrials(TeardownPolicy policy, const std::string& faults)
       : runner(setupFor(policy, faults, work.path()), deadlines) {}

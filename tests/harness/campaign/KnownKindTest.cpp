@@ -28,12 +28,7 @@ long quietMillis(const RunOutcome& o) {
 
 struct HangingTrials {
   testing::ScratchDir work;
-  DeadlineCalibrator deadlines{[] {
-    DeadlineSettings s = DeadlineSettings::forBackend("sim");
-    s.fixed = Millis{200};
-    s.confirmFloor = Millis{1'000};
-    return s;
-  }()};
+  DeadlineCalibrator deadlines{testing::simDeadlines(Millis{200})};
   TrialRunner runner{
       testing::SimTrials::setupFor(TeardownPolicy::Shipped, syncHangsPlan().string(), work.path()),
       deadlines};

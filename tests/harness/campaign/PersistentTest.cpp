@@ -25,12 +25,7 @@ constexpr const char* kOneLaunch = "create a\ndraw a\n";
 struct PersistentTrials {
   testing::ScratchDir work;
   fs::path plan;
-  DeadlineCalibrator deadlines{[] {
-    DeadlineSettings s = DeadlineSettings::forBackend("sim");
-    s.fixed = Millis{300};
-    s.confirmFloor = Millis{1'000};
-    return s;
-  }()};
+  DeadlineCalibrator deadlines{testing::simDeadlines(Millis{300})};
   std::unique_ptr<TrialRunner> runner;
 
   explicit PersistentTrials(const std::string& rule)
