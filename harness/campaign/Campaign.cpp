@@ -236,9 +236,9 @@ class Campaign {
     if (harnessFailed) return 0;  // the persistent child failed in the harness: this stands
     ++persistentFailures_;
     if (!t.harnessError && t.outcome.cls == persistentClass) ++persistentSame_;
-    if (t.outcome.failed() || t.harnessError) return 0;
-    for (std::size_t k = 1; k <= before.size() && !stopRequested(); k *= 2) {
-      if (2 * k > before.size()) k = before.size();  // the last try takes them all
+    if (t.outcome.failed() || t.harnessError || before.empty()) return 0;
+    // 1, 2, 4, ... sequences before it, the last try all of them.
+    for (std::size_t k = 1; !stopRequested(); k = std::min(2 * k, before.size())) {
       std::vector<Sequence> parts(before.end() - static_cast<std::ptrdiff_t>(k), before.end());
       parts.push_back(seq);
       const Sequence whole = concatenate(parts);
