@@ -59,6 +59,8 @@ std::string Edit::describe(const Sequence& before) const {
       return "use " + into + " for " + argument + " (drops " + ordinalText(index, before) + ")";
     case Kind::Swap:
       return "swap " + ordinalText(index, before) + " and " + ordinalText(index + 1, before);
+    case Kind::RemoveRange:
+      return "remove " + std::to_string(value) + " operations from " + ordinalText(index, before);
   }
   return {};
 }
@@ -97,6 +99,29 @@ Sequence removeOperation(const Sequence& seq, std::size_t index) {
     if (std::find(removed.begin(), removed.end(), i) == removed.end())
       out.ops.push_back(seq.ops[i]);
   }
+  return out;
+}
+
+std::optional<Sequence> removeRange(const Sequence& seq, std::size_t first, std::size_t count) {
+  // One pass: what the range introduces dies, and so does every later operation on a dead name
+  // (with what it introduces), as removeOperation does for one.
+  const std::size_t end = std::min(seq.ops.size(), first + count);
+  std::set<std::string> dead;
+  Sequence out;
+  out.directives = seq.directives;
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    const Operation& op = seq.ops[i];
+    const bool gone = (i >= first && i < end) ||
+                      std::any_of(op.names.begin(), op.names.end(),
+                                  [&](const std::string& n) { return dead.count(n) > 0; });
+    if (!gone) {
+      out.ops.push_back(op);
+      continue;
+    }
+    for (const std::string& n : introduced(op))
+      dead.insert(n);
+  }
+  if (out.ops.size() == seq.ops.size() || !isValid(out)) return std::nullopt;
   return out;
 }
 

@@ -15,7 +15,9 @@ struct Edit {
   /// Merge: every use of one name retargeted to an earlier live name of the same kind, so that its
   /// introduction (and release) can go; Swap: two neighbouring operations exchanged, toward the
   /// canonical order (operations grouped by the name they concern, in order of introduction).
-  enum class Kind : uint8_t { Remove, Simplify, Insert, Merge, Swap };
+  /// RemoveRange: `value` operations from `index` on, with whatever depends on them (the
+  /// shrinker's first steps on a long sequence, such as a persistent process's history).
+  enum class Kind : uint8_t { Remove, Simplify, Insert, Merge, Swap, RemoveRange };
   Kind kind = Kind::Remove;
   /// Remove: the 0-based index of the operation removed; Simplify: of the operation changed;
   /// Insert: the position the new operation takes; Merge: the introduction removed; Swap: the
@@ -42,6 +44,10 @@ Sequence removeOperation(const Sequence& seq, std::size_t index);
 
 /// The operations `index` depends on or that depend on it, beside itself: what removal takes out.
 std::vector<std::size_t> removalSet(const Sequence& seq, std::size_t index);
+
+/// The sequence without operations [first, first + count) and whatever then becomes invalid, as
+/// removeOperation for each of them; nullopt when that leaves it invalid or unchanged.
+std::optional<Sequence> removeRange(const Sequence& seq, std::size_t first, std::size_t count);
 
 /// The arguments of an operation, with their current values: ("triangles", 9), ("seed", 3).
 std::vector<std::pair<std::string, uint64_t>> argumentsOf(const Operation& op);

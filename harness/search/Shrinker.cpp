@@ -3,15 +3,57 @@
 
 #include <map>
 
+#include "harness/search/Finding.h"
 #include "model/SequenceEdits.h"
 
 namespace gpufuzz {
 
 namespace {
+
 bool needsConfirmation(OutcomeClass cls) {
   return cls == OutcomeClass::Slow;
 }
+
+/// Up to this many operations every single edit is a candidate at once. A longer sequence (a
+/// persistent process's history runs to thousands of operations) first loses ranges of
+/// operations, halving as delta debugging does: every single edit of it, built at once, would
+/// not fit in memory, and most of such a sequence is rarely needed.
+constexpr std::size_t kSingleEditsUpTo = 200;
+
+/// What `tried` remembers of a candidate: its operations' hash, not their text.
+uint64_t candidateKey(const Sequence& seq) {
+  return stableHash(normalizedOperations(seq));
+}
+
 }  // namespace
+
+bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
+                      std::vector<std::pair<Edit, Sequence>>& batch,
+                      std::map<uint64_t, bool>& tried,
+                      const std::function<void(const std::string&)>& onStep) {
+  const auto outcomes = runConcurrently<std::optional<TrialResult>>(
+      batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
+        if (tried.count(candidateKey(batch[i].second)) > 0) return std::nullopt;
+        return trials_.run(batch[i].second,
+                           needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick);
+      });
+  bool progressed = false;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    auto& [edit, candidate] = batch[i];
+    if (!outcomes[i]) continue;
+    result.executions += outcomes[i]->executions;
+    const bool reproduced = !outcomes[i]->harnessError && key.matches(outcomes[i]->outcome);
+    tried[candidateKey(candidate)] = reproduced;
+    if (!reproduced || progressed) continue;
+    const std::string step = edit.describe(result.minimal);
+    result.minimal = std::move(candidate);
+    result.outcome = outcomes[i]->outcome;
+    result.steps.push_back(step);
+    if (onStep) onStep(step);
+    progressed = true;
+  }
+  return progressed;
+}
 
 ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure,
                               const std::function<void(const std::string&)>& onStep) {
@@ -19,36 +61,39 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   ShrinkResult result;
   result.minimal = failing;
   result.outcome = failure;
-  std::map<std::string, bool> tried;  // normalized operations -> reproduced
+  std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
 
-  bool progressed = true;
+  // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
+  // no range of it can go, candidates built only `jobs` at a time.
+  for (std::size_t chunk = result.minimal.ops.size() / 2;
+       chunk >= 1 && result.minimal.ops.size() > kSingleEditsUpTo && !trials_.stopRequested();) {
+    bool progressed = false;
+    for (std::size_t first = 0; first < result.minimal.ops.size() && !progressed;) {
+      std::vector<std::pair<Edit, Sequence>> batch;
+      for (; first < result.minimal.ops.size() && batch.size() < jobs_; first += chunk) {
+        if (auto candidate = removeRange(result.minimal, first, chunk)) {
+          batch.emplace_back(Edit{Edit::Kind::RemoveRange, first, {}, chunk, {}, {}},
+                             std::move(*candidate));
+        }
+      }
+      progressed = accept(result, key, batch, tried, onStep);
+      if (trials_.stopRequested()) break;
+    }
+    if (!progressed) chunk /= 2;
+    chunk = std::min(chunk, result.minimal.ops.size() / 2);
+  }
+
+  bool progressed = result.minimal.ops.size() <= kSingleEditsUpTo;
   while (progressed) {
     progressed = false;
     auto candidates = shrinkCandidates(result.minimal);
     // Batches of `jobs` candidates; the first reproducing one in candidate order wins.
     for (std::size_t start = 0; start < candidates.size() && !progressed; start += jobs_) {
       const std::size_t count = std::min<std::size_t>(jobs_, candidates.size() - start);
-      const auto outcomes = runConcurrently<std::optional<TrialResult>>(
-          count, jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
-            const Sequence& candidate = candidates[start + i].second;
-            if (tried.count(normalizedOperations(candidate)) > 0) return std::nullopt;
-            return trials_.run(
-                candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick);
-          });
-      for (std::size_t i = 0; i < count; ++i) {
-        const auto& [edit, candidate] = candidates[start + i];
-        if (!outcomes[i]) continue;
-        result.executions += outcomes[i]->executions;
-        const bool reproduced = !outcomes[i]->harnessError && key.matches(outcomes[i]->outcome);
-        tried[normalizedOperations(candidate)] = reproduced;
-        if (!reproduced || progressed) continue;
-        const std::string step = edit.describe(result.minimal);
-        result.minimal = candidate;
-        result.outcome = outcomes[i]->outcome;
-        result.steps.push_back(step);
-        if (onStep) onStep(step);
-        progressed = true;
-      }
+      std::vector<std::pair<Edit, Sequence>> batch(
+          std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start)),
+          std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start + count)));
+      progressed = accept(result, key, batch, tried, onStep);
     }
   }
   Sequence renamed = renumbered(result.minimal);

@@ -1,16 +1,20 @@
 // Shrinker.h: shrinks a failing sequence to a 1-minimal one: no single removal (of an operation
 // and whatever then becomes invalid) and no single argument simplification still reproduces the
-// same failure class at the same kind of operation. A candidate that fails differently is another
-// bug and is never accepted. Candidates of a step are tried concurrently (up to `jobs`), and the
-// first in candidate order that reproduces is taken, so the result does not depend on timing.
+// same failure class at the same kind of operation. A long sequence (over 200 operations) first
+// loses ranges of operations, halving; should it stay that long, it ends 1-minimal for removals. A
+// candidate that fails differently is another bug and is never accepted. Candidates of a step are
+// tried concurrently (up to `jobs`), and the first in candidate order that reproduces is taken, so
+// the result does not depend on timing.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "harness/search/Trial.h"
 #include "model/Sequence.h"
+#include "model/SequenceEdits.h"
 
 namespace gpufuzz {
 
@@ -51,6 +55,12 @@ class Shrinker {
   Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times);
 
  private:
+  /// Runs `batch`'s candidates not tried before (concurrently) and takes the first in order
+  /// that fails as `key`: whether one did.
+  bool accept(ShrinkResult& result, const FailureKey& key,
+              std::vector<std::pair<Edit, Sequence>>& batch, std::map<uint64_t, bool>& tried,
+              const std::function<void(const std::string&)>& onStep);
+
   TrialRunner& trials_;
   unsigned jobs_;
 };

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/campaign/StatsFile.h"
+#include "harness/search/Shrinker.h"
 #include "model/SequenceEdits.h"
 #include "tests/harness/TestSupport.h"
 
@@ -153,6 +154,36 @@ TEST(Persistent, ACampaignFindsWhatOnlyAProcessesHistoryCauses) {
     EXPECT_EQ(replay.status, 0) << replay.output;  // a fresh process meets its expectation
   }
   EXPECT_EQ(findings, 1) << run.output;
+}
+
+TEST(Persistent, ALongHistoryShrinksByRangesToTheFewStepsItNeeds) {
+  // A history as a persistent process hands back: 150 renderers drawn and read back (450
+  // operations that pass), then the seed's first condition under context-first (a renderer
+  // destroyed before its buffers, then another renderer's first allocation hangs).
+  std::string text;
+  for (int k = 0; k < 150; ++k) {
+    const std::string r = "r" + std::to_string(k);
+    text += "create " + r + "\ndraw " + r + "\nread_back " + r + "\n";
+  }
+  text += "destroy r0\ncreate z\n";
+  const Sequence history = parseSequence(text, "history.seq");
+  ASSERT_EQ(history.ops.size(), 452U);
+  testing::ScratchDir work;
+  DeadlineCalibrator deadlines{testing::simDeadlines(Millis{150})};
+  TrialRunner trials(
+      testing::SimTrials::setupFor(TeardownPolicy::ContextFirst, "max-26.5.0", work.path()),
+      deadlines);
+  const TrialResult first = trials.run(history, TrialMode::Quick);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Hang) << outcomeText(first.outcome);
+  Shrinker shrinker(trials, 2);
+  const ShrinkResult shrunk = shrinker.shrink(history, first.outcome);
+  EXPECT_EQ(normalizedOperations(shrunk.minimal), "create r0\ndestroy r0\ncreate r1\n");
+  // Ranges went first (single edits of 452 operations would be 452 candidates of 451 each, and
+  // as many again per step); the whole shrink stays within a few hundred runs.
+  ASSERT_FALSE(shrunk.steps.empty());
+  EXPECT_NE(shrunk.steps.front().find("operations from"), std::string::npos)
+      << shrunk.steps.front();
+  EXPECT_LT(shrunk.executions, 400U);
 }
 
 TEST(Persistent, BadValuesAndCombinationsAreRefusedBeforeAnythingRuns) {
