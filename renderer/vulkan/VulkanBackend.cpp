@@ -29,7 +29,17 @@ constexpr uint32_t kRasterGroup = 8;
 /// pool's size. Below it, fences are looked at only by the waits the caller asks for, so what the
 /// layer counts as pending (and so whether a free is invalid) never depends on timing.
 constexpr uint32_t kMaxPending = 256;
+constexpr uint32_t kTriangleBinding = 1;
 constexpr uint32_t kTextureBinding = 2;
+/// The triangle list is a uniform buffer (Raster.comp): lavapipe reads a uniform block at an
+/// index every invocation shares once per subgroup, where a storage buffer costs a bounds-checked
+/// load per invocation (the shader's time on lavapipe was mostly those loads).
+constexpr uint64_t kTriangleRange = uint64_t{raster::kMaxTriangles} * sizeof(raster::Triangle);
+
+VkDescriptorType bindingType(uint32_t binding) {
+  return binding == kTriangleBinding ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                     : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
 
 [[noreturn]] void fail(CallPoint point, std::string message) {
   throw DeviceError(point, std::move(message));
@@ -332,8 +342,13 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
         lower(driver.driverName).find(lower(wanted)) == std::string::npos) {
       continue;
     }
-    VkPhysicalDeviceFeatures features{};
-    vk_.vkGetPhysicalDeviceFeatures(device, &features);
+    VkPhysicalDeviceVulkan12Features features12{};
+    features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    VkPhysicalDeviceFeatures2 features2{};
+    features2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features2.pNext = &features12;
+    vk_.vkGetPhysicalDeviceFeatures2(device, &features2);
+    const VkPhysicalDeviceFeatures& features = features2.features;
     uint32_t families = 0;
     vk_.vkGetPhysicalDeviceQueueFamilyProperties(device, &families, nullptr);
     std::vector<VkQueueFamilyProperties> queues(families);
@@ -347,6 +362,13 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
     if (!features.shaderInt64) lacks += std::string(lacks.empty() ? "" : ", ") + "shaderInt64";
     if (!features.shaderStorageBufferArrayDynamicIndexing) {
       lacks += std::string(lacks.empty() ? "" : ", ") + "shaderStorageBufferArrayDynamicIndexing";
+    }
+    if (!features12.scalarBlockLayout) {
+      lacks += std::string(lacks.empty() ? "" : ", ") + "scalarBlockLayout";
+    }
+    if (p.limits.maxUniformBufferRange < kTriangleRange) {
+      lacks += std::string(lacks.empty() ? "" : ", ") + "maxUniformBufferRange " +
+               std::to_string(kTriangleRange);
     }
     if (VK_API_VERSION_MINOR(p.apiVersion) < 2 && VK_API_VERSION_MAJOR(p.apiVersion) == 1) {
       lacks += std::string(lacks.empty() ? "" : ", ") + "Vulkan 1.2";
@@ -508,8 +530,12 @@ ContextId VulkanBackend::createContext() {
   VkPhysicalDeviceFeatures features{};
   features.shaderInt64 = VK_TRUE;
   features.shaderStorageBufferArrayDynamicIndexing = VK_TRUE;
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.scalarBlockLayout = VK_TRUE;
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &features12;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
   info.pEnabledFeatures = &features;
@@ -523,14 +549,15 @@ ContextId VulkanBackend::createContext() {
     check(vk_.vkCreateCommandPool(context.device, &pool, nullptr, &context.commandPool), kPoint,
           "vkCreateCommandPool");
 
-    const VkDescriptorPoolSize sizes{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                     kMaxPending * (kTextureBinding + raster::kMaxTextures)};
+    const VkDescriptorPoolSize sizes[] = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxPending * (1 + raster::kMaxTextures)},
+        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kMaxPending}};
     VkDescriptorPoolCreateInfo descriptors{};
     descriptors.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     descriptors.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
     descriptors.maxSets = kMaxPending;
-    descriptors.poolSizeCount = 1;
-    descriptors.pPoolSizes = &sizes;
+    descriptors.poolSizeCount = 2;
+    descriptors.pPoolSizes = sizes;
     check(
         vk_.vkCreateDescriptorPool(context.device, &descriptors, nullptr, &context.descriptorPool),
         kPoint, "vkCreateDescriptorPool");
@@ -538,7 +565,7 @@ ContextId VulkanBackend::createContext() {
     VkDescriptorSetLayoutBinding bindings[3]{};
     for (uint32_t i = 0; i < 3; ++i) {
       bindings[i].binding = i;
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorType = bindingType(i);
       bindings[i].descriptorCount = i == kTextureBinding ? raster::kMaxTextures : 1;
       bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -607,8 +634,8 @@ BufferId VulkanBackend::allocBuffer(ContextId ctx, uint64_t bytes) {
   if (bytes == 0) fail(kPoint, "vkCreateBuffer: size 0 (VUID-VkBufferCreateInfo-size-00912)");
   Buffer buffer{ctx, VK_NULL_HANDLE, VK_NULL_HANDLE, bytes, false};
   makeBuffer(context, bytes,
-             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
              false, kPoint, &buffer.buffer, &buffer.memory);
   const BufferId id = nextBuffer_++;
   buffers_.emplace(id, buffer);
@@ -855,14 +882,18 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
   const uint64_t pixelBytes = uint64_t{launch.width} * launch.height * sizeof(uint32_t);
   const VkBuffer framebuffer =
       ownedBuffer(launch.framebuffer, ctx, pixelBytes, kPoint, kCall, "framebuffer").buffer;
+  if (launch.triangleCount > raster::kMaxTriangles) {
+    fail(kPoint, std::string(kCall) + ": " + std::to_string(launch.triangleCount) +
+                     " triangles, at most " + std::to_string(raster::kMaxTriangles));
+  }
   const uint64_t triangleBytes = uint64_t{launch.triangleCount} * sizeof(raster::Triangle);
-  const VkBuffer vertices =
-      ownedBuffer(launch.vertices, ctx, triangleBytes, kPoint, kCall, "vertex").buffer;
+  const Buffer& vertices =
+      ownedBuffer(launch.vertices, ctx, triangleBytes, kPoint, kCall, "vertex");
   const uint64_t texelBytes = uint64_t{launch.textureSize} * launch.textureSize * sizeof(uint32_t);
   VkDescriptorBufferInfo buffers[kTextureBinding + raster::kMaxTextures]{};
   buffers[0] = VkDescriptorBufferInfo{framebuffer, 0, pixelBytes};
-  buffers[1] =
-      VkDescriptorBufferInfo{vertices, 0, triangleBytes > 0 ? triangleBytes : VK_WHOLE_SIZE};
+  buffers[kTriangleBinding] =
+      VkDescriptorBufferInfo{vertices.buffer, 0, std::min(vertices.bytes, kTriangleRange)};
   for (uint32_t i = 0; i < raster::kMaxTextures; ++i) {
     buffers[kTextureBinding + i] =
         i < launch.textureCount
@@ -870,7 +901,7 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
                                                  "texture")
                                          .buffer,
                                      0, texelBytes}
-            : buffers[1];
+            : buffers[kTriangleBinding];
   }
   if (pixelBytes == 0) return;  // nothing to shade
   if (context.pending.size() >= kMaxPending) waitForQueue(context, kPoint, "vkWaitForFences");
@@ -890,7 +921,7 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
     writes[i].dstSet = s.descriptors;
     writes[i].dstBinding = i;
     writes[i].descriptorCount = i == kTextureBinding ? raster::kMaxTextures : 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].descriptorType = bindingType(i);
     writes[i].pBufferInfo = &buffers[i];
   }
   vk_.vkUpdateDescriptorSets(context.device, 3, writes, 0, nullptr);
