@@ -2,7 +2,9 @@
 // backend, operation by operation: the campaign's own sequences (--seed's stream, --max-ops, the
 // renderer vocabulary) executed one after another on one device in this process, as
 // `gpufuzz-runner --persistent` executes them, each operation timed by kind. Prints one line per
-// kind (count, total, mean, share of the time), then the sequences per second; exits 1 when a
+// kind (count, total and mean wall-clock time, share of it, and the mean CPU time of the whole
+// process, the driver's threads included, which other processes' load on the machine changes far
+// less), then the sequences per second; exits 1 when a
 // sequence does not pass (the figures would then describe a run cut short). --file runs one
 // sequence file N times instead, to time a fixed shape.
 //
@@ -15,6 +17,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
+
+#include <time.h>
 
 #include "harness/campaign/SeedStream.h"
 #include "harness/runner/SequenceExecutor.h"
@@ -29,6 +33,13 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kKinds = static_cast<std::size_t>(OpKind::CtxDestroy) + 1;
 
+/// CPU time of the whole process (every thread), in ms.
+double cpuMs() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
 /// Time per operation kind; the release of leftovers at the end counts as "end".
 class OpTimer final : public ProgressListener {
  public:
@@ -36,23 +47,28 @@ class OpTimer final : public ProgressListener {
 
   void begin(At at, std::string_view) override {
     at_ = at;
+    cpuStart_ = cpuMs();
     start_ = Clock::now();
   }
   void done(At) override {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+    const double cpu = cpuMs() - cpuStart_;
     const std::size_t slot =
         at_.isEnd() ? kKinds : static_cast<std::size_t>(seq_.ops[at_.ordinal - 1].kind);
     totals[slot] += ms;
+    cpuTotals[slot] += cpu;
     ++counts[slot];
   }
 
   std::array<double, kKinds + 1> totals{};
+  std::array<double, kKinds + 1> cpuTotals{};
   std::array<uint64_t, kKinds + 1> counts{};
 
  private:
   const Sequence& seq_;
   At at_;
   Clock::time_point start_;
+  double cpuStart_ = 0;
 };
 
 [[noreturn]] void usage() {
@@ -96,7 +112,9 @@ int main(int argc, char** argv) {
     Device device(makeBackend("vulkan", options));
     std::printf("%s\n", device.backendDescription().c_str());
     std::array<double, kKinds + 1> totals{};
+    std::array<double, kKinds + 1> cpuTotals{};
     std::array<uint64_t, kKinds + 1> counts{};
+    const double cpuStart = cpuMs();
     const auto start = Clock::now();
     for (uint64_t i = 0; i < runs; ++i) {
       const Sequence seq = fixed ? *fixed : generateSequence(config, sequenceSeed(seed, i));
@@ -104,6 +122,7 @@ int main(int argc, char** argv) {
       const RunOutcome outcome = executeSequence(seq, device, TeardownPolicy::Shipped, timer);
       for (std::size_t k = 0; k <= kKinds; ++k) {
         totals[k] += timer.totals[k];
+        cpuTotals[k] += timer.cpuTotals[k];
         counts[k] += timer.counts[k];
       }
       if (outcome.failed()) {
@@ -113,21 +132,24 @@ int main(int argc, char** argv) {
       }
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double cpuSeconds = (cpuMs() - cpuStart) / 1e3;
     double all = 0;
     for (double t : totals)
       all += t;
-    std::printf("%-13s %8s %10s %9s %6s\n", "operation", "count", "total ms", "mean ms", "share");
+    std::printf("%-13s %8s %10s %9s %6s %11s\n", "operation", "count", "total ms", "mean ms",
+                "share", "mean cpu ms");
     for (std::size_t k = 0; k <= kKinds; ++k) {
       if (counts[k] == 0) continue;
       const std::string name =
           k == kKinds ? "end" : std::string(opKindName(static_cast<OpKind>(k)));
-      std::printf("%-13s %8llu %10.1f %9.3f %5.1f%%\n", name.c_str(),
-                  static_cast<unsigned long long>(counts[k]), totals[k],
-                  totals[k] / static_cast<double>(counts[k]), 100 * totals[k] / all);
+      const double count = static_cast<double>(counts[k]);
+      std::printf("%-13s %8llu %10.1f %9.3f %5.1f%% %11.3f\n", name.c_str(),
+                  static_cast<unsigned long long>(counts[k]), totals[k], totals[k] / count,
+                  100 * totals[k] / all, cpuTotals[k] / count);
     }
-    std::printf("%llu sequences in %.2f s: %.1f sequences/s\n",
-                static_cast<unsigned long long>(runs), seconds,
-                static_cast<double>(runs) / seconds);
+    std::printf("%llu sequences in %.2f s: %.1f sequences/s (%.1f per CPU second)\n",
+                static_cast<unsigned long long>(runs), seconds, static_cast<double>(runs) / seconds,
+                static_cast<double>(runs) / cpuSeconds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpufuzz-vulkan-costs: %s\n", e.what());
     return 2;
