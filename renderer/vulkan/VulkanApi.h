@@ -71,6 +71,7 @@ namespace gpufuzz::vk {
   X(vkCmdCopyBuffer)                          \
   X(vkCreateFence)                            \
   X(vkDestroyFence)                           \
+  X(vkResetFences)                            \
   X(vkGetFenceStatus)                         \
   X(vkWaitForFences)                          \
   X(vkQueueSubmit)

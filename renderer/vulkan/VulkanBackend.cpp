@@ -29,6 +29,9 @@ constexpr uint32_t kRasterGroup = 8;
 /// pool's size. Below it, fences are looked at only by the waits the caller asks for, so what the
 /// layer counts as pending (and so whether a free is invalid) never depends on timing.
 constexpr uint32_t kMaxPending = 256;
+/// Idle staging memory a context keeps for later copies, at most; and the least it makes.
+constexpr uint64_t kKeptStagingBytes = uint64_t{32} << 20;
+constexpr uint64_t kMinStagingBytes = uint64_t{64} << 10;
 constexpr uint32_t kTriangleBinding = 1;
 constexpr uint32_t kTextureBinding = 2;
 /// The triangle list is a uniform buffer (Raster.comp): lavapipe reads a uniform block at an
@@ -109,9 +112,12 @@ class Messages {
   std::optional<Error> first_;
 };
 
+/// Host-visible memory that copies go through, mapped once, for as long as it lives.
 struct Staging {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
+  std::byte* mapped = nullptr;
+  uint64_t capacity = 0;
 };
 
 /// One vkQueueSubmit and what it holds until its fence signals.
@@ -156,6 +162,14 @@ class VulkanBackend final : public Backend {
     VkShaderModule shader = VK_NULL_HANDLE;
     VkPipeline pipeline = VK_NULL_HANDLE;  // made at the first launch
     std::deque<Submission> pending;
+    /// What retired submissions held, reused by later ones (a command buffer re-begun, a fence
+    /// reset, a descriptor set rewritten, staging memory refilled): cheaper, for the driver and
+    /// the layer, than making and destroying them for every copy and launch. Only what a fence
+    /// has shown complete comes here, so reuse never overwrites memory a submission still reads.
+    std::vector<VkCommandBuffer> idleCommands;
+    std::vector<VkFence> idleFences;
+    std::vector<VkDescriptorSet> idleDescriptors;
+    std::vector<Staging> idleStaging;
   };
   struct Buffer {
     ContextId owner = 0;
@@ -182,13 +196,22 @@ class VulkanBackend final : public Backend {
                   CallPoint point, VkBuffer* buffer, VkDeviceMemory* memory);
   void makePipeline(Context& context, CallPoint point);
 
+  /// Staging memory of at least `bytes`: the smallest idle one that fits, else a new one.
+  Staging takeStaging(Context& context, uint64_t bytes, CallPoint point);
+  /// Back to the idle list, or destroyed when the list holds kKeptStagingBytes already.
+  void keepStaging(Context& context, Staging staging);
+  void destroyStaging(Context& context, Staging& staging);
+
   /// A command buffer recording, its first command a barrier after everything submitted before.
   VkCommandBuffer beginCommands(Context& context, CallPoint point);
   void submit(Context& context, Submission submission, CallPoint point);
   /// Releases what completed submissions hold, oldest first, stopping at the first still pending.
   void retireCompleted(Context& context, CallPoint point);
   void waitForQueue(Context& context, CallPoint point, const char* call);
+  /// Destroys what a submission holds (one that failed, or at teardown).
   void release(Context& context, Submission& submission);
+  /// Keeps what a completed submission holds for reuse.
+  void recycle(Context& context, Submission& submission);
   /// What a wait on `context` left: the submissions whose fences had not signalled when it
   /// returned (each wait retires the signalled ones, asking vkGetFenceStatus).
   static std::optional<PendingWork> leftByWait(const Context& context);
@@ -499,6 +522,11 @@ void VulkanBackend::teardown(Context& context) {
     release(context, submission);
   context.pending.clear();
   const VkDevice d = context.device;
+  for (Staging& staging : context.idleStaging)
+    destroyStaging(context, staging);
+  for (VkFence fence : context.idleFences)
+    vk_.vkDestroyFence(d, fence, nullptr);
+  // Idle command buffers and descriptor sets go with their pools.
   if (context.pipeline != VK_NULL_HANDLE) vk_.vkDestroyPipeline(d, context.pipeline, nullptr);
   if (context.shader != VK_NULL_HANDLE) vk_.vkDestroyShaderModule(d, context.shader, nullptr);
   if (context.pipelineLayout != VK_NULL_HANDLE) {
@@ -546,6 +574,7 @@ ContextId VulkanBackend::createContext() {
     VkCommandPoolCreateInfo pool{};
     pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pool.queueFamilyIndex = queueFamily_;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;  // re-begun when reused
     check(vk_.vkCreateCommandPool(context.device, &pool, nullptr, &context.commandPool), kPoint,
           "vkCreateCommandPool");
 
@@ -688,14 +717,19 @@ void VulkanBackend::freeBuffer(BufferId buf) {
 }
 
 VkCommandBuffer VulkanBackend::beginCommands(Context& context, CallPoint point) {
-  VkCommandBufferAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  allocate.commandPool = context.commandPool;
-  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  allocate.commandBufferCount = 1;
   VkCommandBuffer commands = VK_NULL_HANDLE;
-  check(vk_.vkAllocateCommandBuffers(context.device, &allocate, &commands), point,
-        "vkAllocateCommandBuffers");
+  if (!context.idleCommands.empty()) {
+    commands = context.idleCommands.back();
+    context.idleCommands.pop_back();
+  } else {
+    VkCommandBufferAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    allocate.commandPool = context.commandPool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    check(vk_.vkAllocateCommandBuffers(context.device, &allocate, &commands), point,
+          "vkAllocateCommandBuffers");
+  }
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -722,9 +756,15 @@ void VulkanBackend::submit(Context& context, Submission submission, CallPoint po
   context.pending.push_back(submission);
   Submission& s = context.pending.back();
   check(vk_.vkEndCommandBuffer(s.commands), point, "vkEndCommandBuffer");
-  VkFenceCreateInfo fence{};
-  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  check(vk_.vkCreateFence(context.device, &fence, nullptr, &s.fence), point, "vkCreateFence");
+  if (!context.idleFences.empty()) {
+    s.fence = context.idleFences.back();
+    context.idleFences.pop_back();
+    check(vk_.vkResetFences(context.device, 1, &s.fence), point, "vkResetFences");
+  } else {
+    VkFenceCreateInfo fence{};
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    check(vk_.vkCreateFence(context.device, &fence, nullptr, &s.fence), point, "vkCreateFence");
+  }
   VkSubmitInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   info.commandBufferCount = 1;
@@ -746,9 +786,60 @@ void VulkanBackend::release(Context& context, Submission& s) {
   if (s.descriptors != VK_NULL_HANDLE) {
     vk_.vkFreeDescriptorSets(d, context.descriptorPool, 1, &s.descriptors);
   }
-  if (s.staging.buffer != VK_NULL_HANDLE) vk_.vkDestroyBuffer(d, s.staging.buffer, nullptr);
-  if (s.staging.memory != VK_NULL_HANDLE) vk_.vkFreeMemory(d, s.staging.memory, nullptr);
+  destroyStaging(context, s.staging);
   s = Submission{};
+}
+
+void VulkanBackend::recycle(Context& context, Submission& s) {
+  if (s.fence != VK_NULL_HANDLE) context.idleFences.push_back(s.fence);
+  if (s.commands != VK_NULL_HANDLE) context.idleCommands.push_back(s.commands);
+  if (s.descriptors != VK_NULL_HANDLE) context.idleDescriptors.push_back(s.descriptors);
+  if (s.staging.buffer != VK_NULL_HANDLE) keepStaging(context, s.staging);
+  s = Submission{};
+}
+
+Staging VulkanBackend::takeStaging(Context& context, uint64_t bytes, CallPoint point) {
+  auto best = context.idleStaging.end();
+  for (auto it = context.idleStaging.begin(); it != context.idleStaging.end(); ++it) {
+    if (it->capacity >= bytes &&
+        (best == context.idleStaging.end() || it->capacity < best->capacity))
+      best = it;
+  }
+  if (best != context.idleStaging.end()) {
+    const Staging staging = *best;
+    context.idleStaging.erase(best);
+    return staging;
+  }
+  Staging staging;
+  staging.capacity = std::max(bytes, kMinStagingBytes);
+  makeBuffer(context, staging.capacity,
+             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, point,
+             &staging.buffer, &staging.memory);
+  void* mapped = nullptr;
+  const VkResult result =
+      vk_.vkMapMemory(context.device, staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+  if (result != VK_SUCCESS) destroyStaging(context, staging);
+  check(result, point, "vkMapMemory");
+  staging.mapped = static_cast<std::byte*>(mapped);
+  return staging;
+}
+
+void VulkanBackend::keepStaging(Context& context, Staging staging) {
+  uint64_t kept = 0;
+  for (const Staging& idle : context.idleStaging)
+    kept += idle.capacity;
+  if (kept + staging.capacity > kKeptStagingBytes) {
+    destroyStaging(context, staging);
+  } else {
+    context.idleStaging.push_back(staging);
+  }
+}
+
+void VulkanBackend::destroyStaging(Context& context, Staging& staging) {
+  if (staging.buffer != VK_NULL_HANDLE)
+    vk_.vkDestroyBuffer(context.device, staging.buffer, nullptr);
+  if (staging.memory != VK_NULL_HANDLE) vk_.vkFreeMemory(context.device, staging.memory, nullptr);
+  staging = Staging{};
 }
 
 void VulkanBackend::retireCompleted(Context& context, CallPoint point) {
@@ -759,7 +850,7 @@ void VulkanBackend::retireCompleted(Context& context, CallPoint point) {
       if (status == VK_NOT_READY) return;
       check(status, point, "vkGetFenceStatus");
     }
-    release(context, oldest);
+    recycle(context, oldest);
     context.pending.pop_front();
   }
 }
@@ -801,16 +892,9 @@ void VulkanBackend::copyToDevice(ContextId ctx, BufferId dst, std::span<const st
   if (context.pending.size() >= kMaxPending) waitForQueue(context, kPoint, "vkWaitForFences");
 
   Submission s;
-  makeBuffer(context, src.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT, true, kPoint, &s.staging.buffer,
-             &s.staging.memory);
-  void* mapped = nullptr;
-  VkResult result = vk_.vkMapMemory(context.device, s.staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
-  if (result == VK_SUCCESS) {
-    std::memcpy(mapped, src.data(), src.size());
-    vk_.vkUnmapMemory(context.device, s.staging.memory);
-  }
+  s.staging = takeStaging(context, src.size(), kPoint);
+  std::memcpy(s.staging.mapped, src.data(), src.size());
   try {
-    check(result, kPoint, "vkMapMemory");
     s.commands = beginCommands(context, kPoint);
   } catch (...) {
     release(context, s);
@@ -832,9 +916,7 @@ void VulkanBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte>
   if (dst.empty()) return;
 
   // Outside the submission, so that it outlives the wait that retires the copy.
-  Staging staging;
-  makeBuffer(context, dst.size(), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, kPoint, &staging.buffer,
-             &staging.memory);
+  Staging staging = takeStaging(context, dst.size(), kPoint);
   try {
     Submission s;
     s.commands = beginCommands(context, kPoint);
@@ -849,23 +931,17 @@ void VulkanBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte>
     checkValidation(kPoint, "vkCmdCopyBuffer");
     submit(context, s, kPoint);
     waitForQueue(context, kPoint, "vkWaitForFences");
-    void* mapped = nullptr;
-    check(vk_.vkMapMemory(context.device, staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped), kPoint,
-          "vkMapMemory");
-    std::memcpy(dst.data(), mapped, dst.size());
-    vk_.vkUnmapMemory(context.device, staging.memory);
+    std::memcpy(dst.data(), staging.mapped, dst.size());
   } catch (...) {
     // After a validation error the copy may still be pending: the staging memory is left to the
     // process's end rather than freed under it.
     if (!invalid_) {
       vk_.vkDeviceWaitIdle(context.device);
-      vk_.vkDestroyBuffer(context.device, staging.buffer, nullptr);
-      vk_.vkFreeMemory(context.device, staging.memory, nullptr);
+      destroyStaging(context, staging);
     }
     throw;
   }
-  vk_.vkDestroyBuffer(context.device, staging.buffer, nullptr);
-  vk_.vkFreeMemory(context.device, staging.memory, nullptr);
+  keepStaging(context, staging);
 }
 
 void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
@@ -908,13 +984,18 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
   if (context.pipeline == VK_NULL_HANDLE) makePipeline(context, kPoint);
 
   Submission s;
-  VkDescriptorSetAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  allocate.descriptorPool = context.descriptorPool;
-  allocate.descriptorSetCount = 1;
-  allocate.pSetLayouts = &context.setLayout;
-  check(vk_.vkAllocateDescriptorSets(context.device, &allocate, &s.descriptors), kPoint,
-        "vkAllocateDescriptorSets");
+  if (!context.idleDescriptors.empty()) {
+    s.descriptors = context.idleDescriptors.back();
+    context.idleDescriptors.pop_back();
+  } else {
+    VkDescriptorSetAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    allocate.descriptorPool = context.descriptorPool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &context.setLayout;
+    check(vk_.vkAllocateDescriptorSets(context.device, &allocate, &s.descriptors), kPoint,
+          "vkAllocateDescriptorSets");
+  }
   VkWriteDescriptorSet writes[3]{};
   for (uint32_t i = 0; i < 3; ++i) {
     writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
