@@ -4,10 +4,11 @@
 // Fuzzing runs are quick: a stuck run counts as a hang or spin at once. A failure that will be
 // shrunk is first confirmed (a stuck run re-run under the long deadline: hang, spin, slow or
 // noise). One shrink runs at a time (its candidates use the --jobs child slots); other workers go
-// on fuzzing. A failure kind (class and operation) whose last shrinks only found known
-// signatures is saturated: later failures of that kind are shrunk only at the 2^k-th hit, the
-// rest count as hits of the kind, so a campaign where most sequences fail one way keeps
-// exploring. Only new signatures pay for reproduction runs and stack captures.
+// on fuzzing. A failure kind (failureKind(): class and operation, or class and planted rule)
+// whose last shrinks only found known signatures is saturated: later failures of that kind are
+// shrunk only at the 2^k-th hit, the rest count as hits of the kind, so a campaign where most
+// sequences fail one way keeps exploring. Only new signatures pay for reproduction runs and stack
+// captures.
 //
 // The seed stream may be sharded across processes and machines (SeedStream.h). The status loop
 // rewrites <out>/stats.json about once a second (StatsFile.h); a campaign in a folder where
@@ -294,7 +295,7 @@ class Campaign {
 
   bool saturated(const RunOutcome& o) const {
     std::lock_guard lock(mutex_);
-    const auto it = kindRepeats_.find(std::string(outcomeClassName(o.cls)) + "/" + o.op);
+    const auto it = kindRepeats_.find(failureKind(o));
     return it != kindRepeats_.end() && it->second >= kSaturatedAfter;
   }
 
@@ -304,7 +305,9 @@ class Campaign {
   /// one generated with seqSeed.
   bool onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
                  std::size_t ranBefore) {
-    const std::string kind = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
+    const std::string kind = failureKind(t.outcome);
+    // What the status line says: the class and operation (a planted kind's rule is long).
+    const std::string shown = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
     {
       std::lock_guard lock(mutex_);
       const uint64_t seen = ++kindHits_[kind];
@@ -320,7 +323,7 @@ class Campaign {
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
-      shrinking_ = "shrinking " + kind;
+      shrinking_ = "shrinking " + shown;
     }
     Shrinker shrinker(trials_, plan_.jobs);
     MinimizeRequest request{seq, first, seqSeed,
@@ -358,7 +361,7 @@ class Campaign {
         return true;
       }
       kindRepeats_[kind] = 0;
-      shrinking_ = "explaining " + kind;
+      shrinking_ = "explaining " + shown;
     }
     // The finding is on disk already; its explanation follows (the status lock is not held).
     if (explain_ && !stopRequested()) explainInto(f, dir);
@@ -391,11 +394,12 @@ class Campaign {
   void printFinding(const Finding& f, const std::filesystem::path& dir) {
     const std::string file = (dir / "minimal.seq").string();
     say(stdout,
-        "\nFOUND %s at %s (%s): %s\n%s  %s; %llu executions to find, %llu to "
+        "\nFOUND %s at %s (%s): %s\n%s%s  %s; %llu executions to find, %llu to "
         "shrink\n  saved to %s\n  replay: gpufuzz replay %s\n",
         std::string(outcomeClassName(f.outcome.cls)).c_str(),
         f.outcome.at ? atText(*f.outcome.at).c_str() : "-", f.outcome.op.c_str(),
         f.outcome.detail.c_str(), indented(normalizedOperations(f.minimal)).c_str(),
+        f.outcome.fault.empty() ? "" : ("  planted by " + f.outcome.fault + "\n").c_str(),
         f.reproductionText().c_str(), static_cast<unsigned long long>(f.executionsToFind),
         static_cast<unsigned long long>(f.executionsToShrink), file.c_str(), file.c_str());
   }

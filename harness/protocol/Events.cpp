@@ -31,13 +31,6 @@ std::optional<At> parseAt(std::string_view token) {
 
 }  // namespace
 
-std::string outcomeText(const RunOutcome& o) {
-  std::string text(outcomeClassName(o.cls));
-  if (o.at) text += " at " + atText(*o.at) + " (" + o.op + ")";
-  if (!o.detail.empty()) text += ": " + o.detail;
-  return text;
-}
-
 std::string formatEvent(const Event& e) {
   std::ostringstream out;
   switch (e.kind) {
@@ -54,6 +47,9 @@ std::string formatEvent(const Event& e) {
       out << "outcome " << outcomeClassName(e.outcome.cls) << ' '
           << (e.outcome.at ? atText(*e.outcome.at) : "-") << ' '
           << (e.outcome.op.empty() ? "-" : e.outcome.op) << ' ' << oneLine(e.outcome.detail);
+      break;
+    case Event::Kind::Fault:
+      out << "fault " << e.op << ' ' << oneLine(e.rule);
       break;
   }
   return out.str();
@@ -77,6 +73,13 @@ std::optional<Event> parseEvent(std::string_view line) {
     if (!parsed) return std::nullopt;
     e.at = *parsed;
     if (e.kind == Event::Kind::Begin && !(in >> e.op)) return std::nullopt;
+    return e;
+  }
+  if (kind == "fault") {
+    e.kind = Event::Kind::Fault;
+    if (!(in >> e.op)) return std::nullopt;
+    std::getline(in >> std::ws, e.rule);
+    if (e.rule.empty()) return std::nullopt;
     return e;
   }
   if (kind == "outcome") {
@@ -149,6 +152,9 @@ std::string EventOrder::accept(const Event& e) {
         ++done_;
       }
       running_.reset();
+      return {};
+    case Event::Kind::Fault:
+      if (!running_) return "a fault outside an operation";
       return {};
     case Event::Kind::Outcome:
       switch (e.outcome.cls) {

@@ -5,6 +5,11 @@
 //   begin <at> <op>          at: a 1-based ordinal, or "end" for the release of leftovers
 //   done <at>
 //   outcome <class> <at|-> <op|-> <detail...>
+//   fault <effect> <rule...>  a fault-plan rule fired in the operation running now: its effect
+//                             (hang, spin, crash, error, corrupt, leak, delay) and the rule as
+//                             the plan cites it; the project's runner writes it before the
+//                             effect, once per rule and sequence, so a failure the plan planted
+//                             names its rule even when the process says nothing after it
 //
 // A runner that stops producing events is stuck; one whose last event is `begin` is stuck in
 // that operation.
@@ -20,12 +25,13 @@
 namespace gpufuzz {
 
 struct Event {
-  enum class Kind : uint8_t { Start, Begin, Done, Outcome };
+  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault };
   Kind kind = Kind::Start;
   uint32_t operations = 0;  // start
   At at;                    // begin, done
-  std::string op;           // begin
+  std::string op;           // begin; fault: the effect
   RunOutcome outcome;       // outcome
+  std::string rule;         // fault
 };
 
 std::string formatEvent(const Event& e);
@@ -34,7 +40,8 @@ std::optional<Event> parseEvent(std::string_view line);
 
 /// The order of target.md: `start` first; then, for each operation in turn, `begin K OP` and
 /// `done K`; then, once every operation is done, `begin end end` and `done end` (optional); and
-/// `outcome` last, where `pass` needs every operation done. Its class is one a child can see
+/// `outcome` last, where `pass` needs every operation done; `fault` only while an operation
+/// (or the release at the end) runs. Its class is one a child can see
 /// itself (pass, error, invalid, mismatch, leak): hangs, spins, slowness and crashes are the
 /// harness's to judge.
 class EventOrder {

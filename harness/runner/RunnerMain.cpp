@@ -31,6 +31,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,7 +124,7 @@ class RunnerProgress final : public ProgressListener {
       : seq_(seq), events_(events), quiet_(quiet) {}
 
   void begin(At at, std::string_view op) override {
-    events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}});
+    events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}, {}});
     if (quiet_) return;
     const std::string text =
         at.isEnd() ? "release leftovers" : operationText(seq_.ops[at.ordinal - 1]);
@@ -131,7 +132,7 @@ class RunnerProgress final : public ProgressListener {
     std::fflush(stdout);
   }
   void done(At at) override {
-    events_.write(Event{Event::Kind::Done, 0, at, {}, {}});
+    events_.write(Event{Event::Kind::Done, 0, at, {}, {}, {}});
     if (quiet_) return;
     std::printf("ok\n");
     std::fflush(stdout);
@@ -156,6 +157,9 @@ struct RunDevice {
   std::unique_ptr<Device> device;
   std::string backend;
   FaultPlan plan;
+  std::shared_ptr<FaultInjector> injector;
+  /// The lines of the rules that fired in the sequence running now (each is told once).
+  std::set<int> fired;
 };
 
 RunDevice makeRunDevice(const RunConfig& config) {
@@ -163,7 +167,8 @@ RunDevice makeRunDevice(const RunConfig& config) {
   d.device = std::make_unique<Device>(makeBackend(config.backend, config.backendOptions));
   d.backend = std::string(d.device->backendName());
   d.plan = loadFaultPlan(faultsFor(config, d.backend));
-  d.device->addInterceptor(std::make_shared<FaultInjector>(d.plan));
+  d.injector = std::make_shared<FaultInjector>(d.plan);
+  d.device->addInterceptor(d.injector);
   return d;
 }
 
@@ -174,7 +179,7 @@ EventWriter eventWriter(const RunnerArgs& args) {
 /// One sequence on the device, its events written and, unless quiet, its progress printed.
 RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequence& seq,
                   const RunConfig& config, RunDevice& d, const EventWriter& events) {
-  events.write(Event{Event::Kind::Start, static_cast<uint32_t>(seq.ops.size()), {}, {}, {}});
+  events.write(Event{Event::Kind::Start, static_cast<uint32_t>(seq.ops.size()), {}, {}, {}, {}});
   if (!args.quiet) {
     std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
                 file.c_str(), d.backend.c_str(), d.device->backendDescription().c_str(),
@@ -183,8 +188,17 @@ RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequenc
     std::fflush(stdout);
   }
   RunnerProgress progress(seq, events, args.quiet);
+  // A planted failure names its rule, before the rule's effect (which may never return).
+  d.fired.clear();
+  d.injector->setFiredObserver([&d, &events](const FaultRule& rule, const CallSite&,
+                                             const CounterSnapshot&) {
+    if (!d.fired.insert(rule.line).second) return;
+    events.write(Event{
+        Event::Kind::Fault, 0, {}, std::string(effectName(rule.effect)), {}, d.plan.cite(rule)});
+  });
   const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress);
-  events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome});
+  d.injector->setFiredObserver(nullptr);
+  events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}});
   if (!args.quiet) {
     if (outcome.failed() && outcome.at) std::printf("FAILED\n");
     const Expectation expected = seq.expectationFor(d.backend);

@@ -151,11 +151,11 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
     progress.begin(at, kind);
     try {
       const std::string mismatch = world.run(op, model);
-      if (!mismatch.empty()) return RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch};
+      if (!mismatch.empty()) return RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch, {}};
     } catch (const InvalidUse& e) {
-      return RunOutcome{OutcomeClass::Invalid, at, kind, e.what()};
+      return RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}};
     } catch (const DeviceError& e) {
-      return RunOutcome{OutcomeClass::Error, at, kind, e.what()};
+      return RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}};
     }
     model.apply(op);
     progress.done(at);
@@ -164,14 +164,14 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
   try {
     world.releaseLeftovers();
   } catch (const InvalidUse& e) {
-    return RunOutcome{OutcomeClass::Invalid, At{}, "end", e.what()};
+    return RunOutcome{OutcomeClass::Invalid, At{}, "end", e.what(), {}};
   } catch (const DeviceError& e) {
-    return RunOutcome{OutcomeClass::Error, At{}, "end", e.what()};
+    return RunOutcome{OutcomeClass::Error, At{}, "end", e.what(), {}};
   }
   progress.done(At{});
   const MemoryInUse held = device.memoryInUse();
   if (held != MemoryInUse{})
-    return RunOutcome{OutcomeClass::Leak, std::nullopt, "", leakText(held)};
+    return RunOutcome{OutcomeClass::Leak, std::nullopt, "", leakText(held), {}};
   return RunOutcome{};
 }
 

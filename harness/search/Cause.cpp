@@ -58,6 +58,11 @@ std::vector<std::string> topFrames(const std::string& stacks, std::size_t count)
 
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks) {
+  if (!outcome.fault.empty()) {
+    // A planted failure's cause is its rule, whichever operation reached the rule's device
+    // call and however its conditions came to hold.
+    return std::string(outcomeClassName(outcome.cls)) + " planted by " + outcome.fault;
+  }
   std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op;
   // Operations after the failing one never ran: they need nothing.
   std::size_t ran = minimal.ops.size();

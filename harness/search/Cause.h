@@ -3,6 +3,9 @@
 // failure needs (the roles the steps up to the failing one play in the renderer's lifecycle,
 // counted: in a 1-minimal sequence every one of them is needed), and, where stacks were taken,
 // the top frames of the stuck or crashing thread, as crash reports are bucketed in the field.
+// A failure a fault-plan rule planted has that rule for its cause: a rule acts on a device call
+// that several kinds of operation make, and its conditions can come to hold in several ways,
+// each a 1-minimal witness of its own; they are one planted bug.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +18,9 @@
 
 namespace gpufuzz {
 
-/// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...".
+/// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...";
+/// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
+/// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4".
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks);
 

@@ -483,7 +483,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   e.original = failing;
   e.minimal = failing;
   e.outcome = failure;
-  e.key = FailureKey{failure.cls, failure.op};
+  e.key = FailureKey::of(failure);
   Laboratory lab(trials, jobs, e.key);
 
   if (options.shrink) {

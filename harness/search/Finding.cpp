@@ -37,6 +37,7 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   writeAt(j, f.outcome.at);
   j.key("op").value(f.outcome.op);
   j.key("detail").value(f.outcome.detail);
+  if (!f.outcome.fault.empty()) j.key("planted_by").value(f.outcome.fault);
   j.key("sequence").value(normalizedOperations(f.minimal));
   j.key("file").value(file);
   if (f.minimal.directives.target) {

@@ -44,8 +44,8 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
   f.stopped = stopped();
   if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;
-  const auto r = shrinker.reproductions(f.minimal, FailureKey{f.outcome.cls, f.outcome.op},
-                                        request.confirmations);
+  const auto r =
+      shrinker.reproductions(f.minimal, FailureKey::of(f.outcome), request.confirmations);
   if (stopped()) {
     f.stopped = true;
     f.executionsToShrink += r.executions;

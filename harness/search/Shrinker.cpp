@@ -15,7 +15,7 @@ bool needsConfirmation(OutcomeClass cls) {
 
 ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure,
                               const std::function<void(const std::string&)>& onStep) {
-  const FailureKey key{failure.cls, failure.op};
+  const FailureKey key = FailureKey::of(failure);
   ShrinkResult result;
   result.minimal = failing;
   result.outcome = failure;

@@ -18,7 +18,11 @@ namespace gpufuzz {
 struct FailureKey {
   OutcomeClass cls = OutcomeClass::Pass;
   std::string op;
-  bool matches(const RunOutcome& o) const { return o.cls == cls && o.op == op; }
+  /// The fault-plan rule that planted it, or empty: a shrink keeps a planted failure planted by
+  /// the same rule, so it never turns into another planted bug that fails alike.
+  std::string fault;
+  static FailureKey of(const RunOutcome& o) { return FailureKey{o.cls, o.op, o.fault}; }
+  bool matches(const RunOutcome& o) const { return o.cls == cls && o.op == op && o.fault == fault; }
   bool operator==(const FailureKey&) const = default;
 };
 

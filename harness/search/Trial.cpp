@@ -117,6 +117,10 @@ SupervisionLimits TrialRunner::limitsFor(const Sequence& seq, Millis deadline,
   limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
   limits.forkServer = setup_.forkServer;
+  std::lock_guard lock(kindsMutex_);
+  for (const RunOutcome& kind : confirmedKinds_) {
+    if (!kind.fault.empty()) limits.knownFaults.push_back(kind.fault);
+  }
   return limits;
 }
 
@@ -198,8 +202,12 @@ std::filesystem::path TrialRunner::writeSequenceFile(const Sequence& seq) const 
 DeadlineCalibrator::ByKind TrialRunner::kindDeadlines(Millis deadline) const {
   DeadlineCalibrator::ByKind kinds = deadlines_.kindDeadlines();
   std::lock_guard lock(kindsMutex_);
-  for (const auto& [cls, op] : confirmedKinds_)
-    kinds[op] = std::max(Millis{1}, deadlineOf(kinds, op, deadline) / 4);
+  for (const RunOutcome& kind : confirmedKinds_) {
+    // A planted kind's rule may fire in any operation: the supervisor shortens the one it
+    // fires in (SupervisionLimits::knownFaults).
+    if (kind.fault.empty())
+      kinds[kind.op] = std::max(Millis{1}, deadlineOf(kinds, kind.op, deadline) / 4);
+  }
   return kinds;
 }
 
@@ -292,10 +300,14 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
         const Millis applied = deadlineOf(kinds, t.op, deadline);
         if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= applied) continue;
         result.outcome =
-            RunOutcome{OutcomeClass::Slow, t.at, t.op,
+            RunOutcome{OutcomeClass::Slow,
+                       t.at,
+                       t.op,
                        "took " + millisText(t.elapsed) + ", deadline " +
                            std::to_string(applied.count()) + " ms; finished under " +
-                           std::to_string(deadlineOf(longer, t.op, longerDefault).count()) + " ms"};
+                           std::to_string(deadlineOf(longer, t.op, longerDefault).count()) + " ms",
+                       {}};
+        result.outcome.fault = plantedBy(result.outcome, result.evidence.faults);
       }
     }
   }
@@ -312,15 +324,18 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
 void TrialRunner::markConfirmedKind(const RunOutcome& failure) {
   if (failure.cls != OutcomeClass::Hang && failure.cls != OutcomeClass::Spin) return;
   std::lock_guard lock(kindsMutex_);
-  const std::pair<OutcomeClass, std::string> kind{failure.cls, failure.op};
-  if (std::find(confirmedKinds_.begin(), confirmedKinds_.end(), kind) == confirmedKinds_.end())
-    confirmedKinds_.push_back(kind);
+  if (!isConfirmedKindLocked(failure)) confirmedKinds_.push_back(failure);
 }
 
 bool TrialRunner::isConfirmedKind(const RunOutcome& outcome) const {
   std::lock_guard lock(kindsMutex_);
-  return std::find(confirmedKinds_.begin(), confirmedKinds_.end(),
-                   std::pair{outcome.cls, outcome.op}) != confirmedKinds_.end();
+  return isConfirmedKindLocked(outcome);
+}
+
+bool TrialRunner::isConfirmedKindLocked(const RunOutcome& outcome) const {
+  const std::string kind = failureKind(outcome);
+  return std::any_of(confirmedKinds_.begin(), confirmedKinds_.end(),
+                     [&](const RunOutcome& k) { return failureKind(k) == kind; });
 }
 
 void TrialRunner::stopAt(std::chrono::steady_clock::time_point when) {

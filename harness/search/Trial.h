@@ -146,9 +146,10 @@ class TrialRunner {
   DeadlineCalibrator& deadlines() { return deadlines_; }
   uint64_t executions() const { return executions_.load(); }
 
-  /// A failure kind (a hang or spin at a kind of operation) confirmed as a finding: from now on
-  /// a run stuck that way is taken as it is, without the long confirmation, and operations of
-  /// that kind are stuck after a quarter of their deadline (a known hang is not waited out in
+  /// A failure kind (failureKind(): a hang or spin at a kind of operation, or planted by a
+  /// fault-plan rule) confirmed as a finding: from now on a run stuck that way is taken as it
+  /// is, without the long confirmation, and operations of that kind (or in which that rule
+  /// fired) are stuck after a quarter of their deadline (a known hang is not waited out in
   /// full). Anything else stuck keeps the full deadline and its confirmation.
   void markConfirmedKind(const RunOutcome& failure);
   bool isConfirmedKind(const RunOutcome& outcome) const;
@@ -168,6 +169,7 @@ class TrialRunner {
   ChildCommand childCommand() const;
   SupervisionLimits limitsFor(const Sequence& seq, Millis deadline,
                               DeadlineCalibrator::ByKind kindDeadlines, bool stacks) const;
+  bool isConfirmedKindLocked(const RunOutcome& outcome) const;  // kindsMutex_ held
   /// The session's per-operation deadlines now, a confirmed kind's shortened.
   DeadlineCalibrator::ByKind kindDeadlines(Millis deadline) const;
   std::filesystem::path childFile(std::string_view stem) const;
@@ -181,7 +183,7 @@ class TrialRunner {
   std::atomic<uint64_t> executions_{0};
   std::atomic<uint64_t> longConfirmations_{0}, confirmationsSkipped_{0};
   mutable std::mutex kindsMutex_;
-  std::vector<std::pair<OutcomeClass, std::string>> confirmedKinds_;
+  std::vector<RunOutcome> confirmedKinds_;  // one of each failureKind()
   std::atomic<std::chrono::steady_clock::rep> stopAt_{
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };

@@ -110,6 +110,14 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Outcome:
         outcome_ = event->outcome;
         break;
+      case Event::Kind::Fault:
+        faults_.push_back(FaultFired{running_->at, event->op, event->rule});
+        if ((event->op == "hang" || event->op == "spin") &&
+            std::find(limits_.knownFaults.begin(), limits_.knownFaults.end(), event->rule) !=
+                limits_.knownFaults.end()) {
+          running_->knownFault = true;
+        }
+        break;
     }
     lastProgress_ = now;
     cpuSample_.reset();
@@ -120,10 +128,9 @@ class ProgressWatch final : public ChildObserver {
   Clock::time_point deadline() const override {
     if (protocolError_) return lastProgress_;  // now: the run stops at a protocol error
     if (stuck_) return Clock::time_point::max();
-    const auto allowance =
-        !started_  ? limits_.startDeadline
-        : running_ ? deadlineOf(limits_.opDeadlines, running_->op, limits_.progressDeadline)
-                   : limits_.progressDeadline;
+    const auto allowance = !started_  ? limits_.startDeadline
+                           : running_ ? allowanceOf(*running_)
+                                      : limits_.progressDeadline;
     if (!cpuSample_) return lastProgress_ + allowance / 2;
     return std::max(lastProgress_ + allowance, cpuSample_->taken + allowance / 4);
   }
@@ -145,10 +152,9 @@ class ProgressWatch final : public ChildObserver {
                               percent(share) + " CPU"};
     if (const Operation* op = place()) {
       const auto from = running_ ? running_->began : lastProgress_;
-      stuckOp_ = OpTiming{
-          op->at, op->op, std::chrono::duration_cast<std::chrono::microseconds>(now - from),
-          running_ ? deadlineOf(limits_.opDeadlines, op->op, limits_.progressDeadline)
-                   : limits_.progressDeadline};
+      stuckOp_ = OpTiming{op->at, op->op,
+                          std::chrono::duration_cast<std::chrono::microseconds>(now - from),
+                          running_ ? allowanceOf(*running_) : limits_.progressDeadline};
     }
     if (limits_.captureStacks) stacks_ = captureStacks(pid_);
     return true;
@@ -179,13 +185,21 @@ class ProgressWatch final : public ChildObserver {
   std::vector<OpTiming> takeTimings() { return std::move(timings_); }
   const std::optional<OpTiming>& stuckOp() const { return stuckOp_; }
   std::string takeStacks() { return std::move(stacks_); }
+  std::vector<FaultFired> takeFaults() { return std::move(faults_); }
 
  private:
   struct Operation {
     At at;
     std::string op;
     Clock::time_point began;
+    /// A rule whose hang is a confirmed finding fired in it.
+    bool knownFault = false;
   };
+
+  std::chrono::milliseconds allowanceOf(const Operation& op) const {
+    const auto full = deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline);
+    return op.knownFault ? std::max(std::chrono::milliseconds{1}, full / 4) : full;
+  }
   struct CpuSample {
     Clock::time_point taken;
     std::chrono::nanoseconds used;
@@ -209,6 +223,7 @@ class ProgressWatch final : public ChildObserver {
   std::optional<Stuck> stuck_;
   std::optional<OpTiming> stuckOp_;
   std::string stacks_;
+  std::vector<FaultFired> faults_;
   EventOrder order_;
   std::optional<std::string> protocolError_;
 };
@@ -252,6 +267,48 @@ std::chrono::milliseconds deadlineOf(const OpDeadlines& deadlines, std::string_v
                                      std::chrono::milliseconds otherwise) {
   const auto it = deadlines.find(op);
   return it != deadlines.end() ? it->second : otherwise;
+}
+
+std::string plantedBy(const RunOutcome& outcome, const std::vector<FaultFired>& faults) {
+  const auto inFailingOp = [&](const FaultFired& f) { return outcome.at && f.at == *outcome.at; };
+  // The last rule of the failing operation, when its effect is one of `effects`.
+  const auto lastIn = [&](std::initializer_list<std::string_view> effects) -> std::string {
+    for (auto it = faults.rbegin(); it != faults.rend(); ++it) {
+      if (!inFailingOp(*it)) continue;
+      return std::find(effects.begin(), effects.end(), it->effect) != effects.end() ? it->rule : "";
+    }
+    return {};
+  };
+  // Every rule of `effect` that fired up to the failing operation (any, for a leak).
+  const auto all = [&](std::string_view effect) {
+    std::string rules;
+    for (const FaultFired& f : faults) {
+      if (f.effect != effect) continue;
+      if (!rules.empty()) rules += " + ";
+      rules += f.rule;
+      if (inFailingOp(f)) break;
+    }
+    return rules;
+  };
+  switch (outcome.cls) {
+    case OutcomeClass::Hang:
+    case OutcomeClass::Spin:
+      return lastIn({"hang", "spin", "delay"});
+    case OutcomeClass::Slow:
+      return lastIn({"delay"});
+    case OutcomeClass::Crash:
+      return lastIn({"crash"});
+    case OutcomeClass::Error:
+      return lastIn({"error"});
+    case OutcomeClass::Mismatch:
+      return all("corrupt");
+    case OutcomeClass::Leak:
+      return all("leak");
+    case OutcomeClass::Pass:
+    case OutcomeClass::Invalid:
+      break;
+  }
+  return {};
 }
 
 namespace {
@@ -300,6 +357,8 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
   } else {
     judgeExit(result.exitCode, watch, result.outputTail, limits.target, result);
   }
+  result.faults = watch.takeFaults();
+  if (!result.harnessError) result.outcome.fault = plantedBy(result.outcome, result.faults);
   return result;
 }
 
@@ -387,6 +446,7 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
   if (!exit) {
     result.outcome = *watch.reported();
     result.timings = watch.takeTimings();
+    result.faults = watch.takeFaults();
     result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
     return result;
   }

@@ -78,7 +78,23 @@ struct SupervisionLimits {
   /// The operations of the sequence the child runs, by kind name, in order: a `begin` must name
   /// the next one. Empty: only the ordinals are checked.
   std::vector<std::string> expectedOps;
+  /// Fault-plan rules (as cited) whose hangs and spins are confirmed findings already: an
+  /// operation in which one of them fired is stuck after a quarter of its deadline.
+  std::vector<std::string> knownFaults;
 };
+
+/// A fault-plan rule the child said fired (Events.h `fault`), with the operation it fired in.
+struct FaultFired {
+  At at;
+  std::string effect;  // "hang", "corrupt", "delay", ...
+  std::string rule;    // as the plan cites it
+};
+
+/// The rule that planted `outcome`, as cited, or empty: for a hang, spin, crash or error, the
+/// last rule fired in the failing operation, when its effect is that failure (a hang or spin
+/// also from a delay, a slow operation only from one); for a mismatch, the corrupting rules
+/// fired up to the failing operation; for a leak, the leaking ones (several joined by " + ").
+std::string plantedBy(const RunOutcome& outcome, const std::vector<FaultFired>& faults);
 
 /// How long one completed operation took, from its `begin` to its `done` (for a stuck one: how
 /// long it was watched), and the deadline it had.
@@ -110,6 +126,9 @@ struct Supervised {
   /// operations, from the last event) until it counted as stuck.
   std::optional<OpTiming> stuckOp;
   std::chrono::microseconds wall{};
+  /// The fault-plan rules that fired, in order (once per rule); outcome.fault names the one
+  /// that planted the outcome, if any.
+  std::vector<FaultFired> faults;
   /// Set when the run says nothing about the system under test: the child could not start,
   /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its
   /// outcome with its exit status, or was interrupted by killAllChildren().

@@ -65,7 +65,7 @@ inline Finding simFinding(const std::string& ops, OutcomeClass cls, uint32_t at,
   f.minimal.directives.policy = policy;
   f.minimal.directives.faults = faults;
   f.minimal.directives.expect = Expectation{cls, At{at}};
-  f.outcome = RunOutcome{cls, At{at}, op, "as recorded"};
+  f.outcome = RunOutcome{cls, At{at}, op, "as recorded", {}};
   f.original = ops;
   return f;
 }

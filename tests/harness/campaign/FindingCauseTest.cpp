@@ -75,7 +75,7 @@ Finding findingOf(const std::string& text, const std::string& cause) {
   Finding f;
   f.minimal = parseSequence(text, "t.seq");
   f.outcome = RunOutcome{OutcomeClass::Spin, At{static_cast<uint32_t>(f.minimal.ops.size())},
-                         "draw", "detail"};
+                         "draw", "detail", {}};
   f.cause = cause;
   return f;
 }
@@ -139,13 +139,13 @@ TEST(OneCause, TheCauseIsWhatTheFailureNeedsNotWhichNamesOrOrder) {
   const Sequence a = parseSequence("create r0\ndraw r0\ndraw r0\ncreate r1\ndraw r1\n", "a.seq");
   const Sequence b = parseSequence("create r0\ncreate r1\ndraw r1\ndraw r0\ndraw r1\n", "b.seq");
   const Sequence c = parseSequence("create r0\ndraw r0\ndraw r0\ndraw r0\n", "c.seq");
-  const RunOutcome spin{OutcomeClass::Spin, At{5}, "draw", ""};
+  const RunOutcome spin{OutcomeClass::Spin, At{5}, "draw", "", {}};
   const auto cause = [&](const Sequence& s, const RunOutcome& o) {
     return failureCause(o, s, TeardownPolicy::Shipped, "");
   };
   EXPECT_EQ(cause(a, spin), cause(b, spin));
-  EXPECT_NE(cause(a, spin), cause(c, RunOutcome{OutcomeClass::Spin, At{4}, "draw", ""}));
-  EXPECT_NE(cause(a, spin), cause(a, RunOutcome{OutcomeClass::Hang, At{5}, "draw", ""}));
+  EXPECT_NE(cause(a, spin), cause(c, RunOutcome{OutcomeClass::Spin, At{4}, "draw", "", {}}));
+  EXPECT_NE(cause(a, spin), cause(a, RunOutcome{OutcomeClass::Hang, At{5}, "draw", "", {}}));
   EXPECT_NE(cause(a, spin).find("introduces-context x2"), std::string::npos) << cause(a, spin);
 }
 
@@ -166,7 +166,7 @@ TEST(OneCause, StacksAddTheStuckThreadsTopFrames) {
                                       "gpufuzz::FaultInjector::before"}));
   EXPECT_TRUE(topFrames("", 3).empty());
   const Sequence a = parseSequence("create r0\ndestroy r0\ncreate r1\n", "a.seq");
-  const RunOutcome hang{OutcomeClass::Hang, At{3}, "create", ""};
+  const RunOutcome hang{OutcomeClass::Hang, At{3}, "create", "", {}};
   EXPECT_NE(failureCause(hang, a, TeardownPolicy::ContextFirst, stacks),
             failureCause(hang, a, TeardownPolicy::ContextFirst, ""));
 }

@@ -11,7 +11,7 @@ namespace {
 Finding findingOf(const std::string& text, OutcomeClass cls, const std::string& op) {
   Finding f;
   f.minimal = parseSequence(text, "t.seq");
-  f.outcome = RunOutcome{cls, At{3}, op, "detail"};
+  f.outcome = RunOutcome{cls, At{3}, op, "detail", {}};
   return f;
 }
 

@@ -62,10 +62,10 @@ TEST(KnownKinds, AMissOfAConfirmedKindSkipsTheLongConfirmation) {
 
 TEST(KnownKinds, AMissOfAnotherKindIsStillConfirmed) {
   HangingTrials trials;
-  RunOutcome syncHang{OutcomeClass::Hang, At{4}, "sync", "known"};
+  RunOutcome syncHang{OutcomeClass::Hang, At{4}, "sync", "known", {}};
   trials.runner.markConfirmedKind(syncHang);
   // A spin at sync is not the hang at sync that was confirmed.
-  EXPECT_FALSE(trials.runner.isConfirmedKind(RunOutcome{OutcomeClass::Spin, At{4}, "sync", ""}));
+  EXPECT_FALSE(trials.runner.isConfirmedKind(RunOutcome{OutcomeClass::Spin, At{4}, "sync", "", {}}));
   const TrialResult destroy =
       trials.runner.run(parseSequence(kHangsAtDestroy, "destroy.seq"), TrialMode::Confirmed);
   EXPECT_EQ(destroy.outcome.cls, OutcomeClass::Hang) << outcomeText(destroy.outcome);
@@ -78,12 +78,37 @@ TEST(KnownKinds, AMissOfAnotherKindIsStillConfirmed) {
 
 TEST(KnownKinds, AQuickRunIsNotCountedAsASkippedConfirmation) {
   HangingTrials trials;
-  trials.runner.markConfirmedKind(RunOutcome{OutcomeClass::Hang, At{4}, "sync", "known"});
+  trials.runner.markConfirmedKind(RunOutcome{OutcomeClass::Hang, At{4}, "sync", "known", {}});
   const TrialResult quick =
       trials.runner.run(parseSequence(kHangsAtSync, "sync.seq"), TrialMode::Quick);
   EXPECT_EQ(quick.outcome.cls, OutcomeClass::Hang);
   EXPECT_EQ(trials.runner.confirmationsSkipped(), 0U);
   EXPECT_LT(quietMillis(quick.outcome), 200) << quick.outcome.detail;
+}
+
+TEST(KnownKinds, AConfirmedPlantedHangIsKnownInEveryOperationItsRuleFiresIn) {
+  // The plan's one rule hangs a synchronize: a `sync` makes one, and so does the shipped
+  // renderer's `destroy`, which waits for its work. Both hangs are the rule's.
+  HangingTrials trials;
+  const TrialResult sync =
+      trials.runner.run(parseSequence(kHangsAtSync, "sync.seq"), TrialMode::Confirmed);
+  ASSERT_EQ(sync.outcome.cls, OutcomeClass::Hang) << outcomeText(sync.outcome);
+  ASSERT_EQ(sync.outcome.op, "sync");
+  ASSERT_NE(sync.outcome.fault.find("hang at sync when pending >= 3"), std::string::npos)
+      << sync.outcome.fault;
+  trials.runner.markConfirmedKind(sync.outcome);
+  EXPECT_EQ(trials.runner.longConfirmations(), 1U);
+
+  const TrialResult destroy =
+      trials.runner.run(parseSequence(kHangsAtDestroy, "destroy.seq"), TrialMode::Confirmed);
+  EXPECT_EQ(destroy.outcome.cls, OutcomeClass::Hang) << outcomeText(destroy.outcome);
+  EXPECT_EQ(destroy.outcome.op, "destroy");
+  EXPECT_EQ(destroy.outcome.fault, sync.outcome.fault);
+  EXPECT_EQ(destroy.executions, 1U);
+  EXPECT_EQ(trials.runner.longConfirmations(), 1U);
+  EXPECT_EQ(trials.runner.confirmationsSkipped(), 1U);
+  // The rule fired in the destroy: seen after a quarter of the 200 ms deadline.
+  EXPECT_LT(quietMillis(destroy.outcome), 200) << destroy.outcome.detail;
 }
 
 TEST(KnownKinds, ACampaignWhereMostSequencesHangTakesTheFastPath) {

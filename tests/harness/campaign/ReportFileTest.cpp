@@ -17,7 +17,7 @@ TEST(Report, HasTheContractsFixedFields) {
   r.policy = "shipped";
   r.faults = "max-26.5.0";
   r.executions = 12;
-  r.results.push_back({"a.seq", RunOutcome{OutcomeClass::Hang, At{5}, "buf_create", "x"},
+  r.results.push_back({"a.seq", RunOutcome{OutcomeClass::Hang, At{5}, "buf_create", "x", {}},
                        Expectation{OutcomeClass::Hang, At{5}}, true});
   const std::string json = reportJson(r);
   for (const char* field :

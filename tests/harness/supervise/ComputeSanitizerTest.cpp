@@ -72,7 +72,7 @@ TEST(ComputeSanitizer, ApiMisuseKeepsTheRunnersPlace) {
   ASSERT_EQ(r.records.size(), 1U);
   EXPECT_EQ(r.records[0].kind, SanitizerRecord::Kind::Error);
   Supervised s = passed();
-  s.outcome = RunOutcome{OutcomeClass::Error, At{4}, "buf_destroy", "cuMemFree: ..."};
+  s.outcome = RunOutcome{OutcomeClass::Error, At{4}, "buf_destroy", "cuMemFree: ...", {}};
   applySanitizerReport(r, OpPlace{At{3}, "ctx_destroy"}, s);
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Invalid);
   EXPECT_EQ(s.outcome.at, At{4});
@@ -85,7 +85,7 @@ TEST(ComputeSanitizer, LeaksTheRunnerSawAtItsEndAreLeaks) {
   EXPECT_TRUE(r.hasLeaks());
   EXPECT_FALSE(r.hasErrors());
   Supervised s = passed();
-  s.outcome = RunOutcome{OutcomeClass::Leak, std::nullopt, "", "1 buffer"};
+  s.outcome = RunOutcome{OutcomeClass::Leak, std::nullopt, "", "1 buffer", {}};
   applySanitizerReport(r, OpPlace{At{2}, "ctx_destroy"}, s);
   EXPECT_EQ(s.outcome.cls, OutcomeClass::Leak);
   EXPECT_FALSE(s.outcome.at);
