@@ -381,21 +381,18 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
       if ((queues[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) compute = i;
     }
     std::string lacks;
-    if (!compute) lacks = "a compute queue";
-    if (!features.shaderInt64) lacks += std::string(lacks.empty() ? "" : ", ") + "shaderInt64";
-    if (!features.shaderStorageBufferArrayDynamicIndexing) {
-      lacks += std::string(lacks.empty() ? "" : ", ") + "shaderStorageBufferArrayDynamicIndexing";
-    }
-    if (!features12.scalarBlockLayout) {
-      lacks += std::string(lacks.empty() ? "" : ", ") + "scalarBlockLayout";
-    }
-    if (p.limits.maxUniformBufferRange < kTriangleRange) {
-      lacks += std::string(lacks.empty() ? "" : ", ") + "maxUniformBufferRange " +
-               std::to_string(kTriangleRange);
-    }
-    if (VK_API_VERSION_MINOR(p.apiVersion) < 2 && VK_API_VERSION_MAJOR(p.apiVersion) == 1) {
-      lacks += std::string(lacks.empty() ? "" : ", ") + "Vulkan 1.2";
-    }
+    const auto need = [&lacks](bool has, const std::string& what) {
+      if (!has) lacks += (lacks.empty() ? "" : ", ") + what;
+    };
+    need(compute.has_value(), "a compute queue");
+    need(features.shaderInt64, "shaderInt64");
+    need(features.shaderStorageBufferArrayDynamicIndexing,
+         "shaderStorageBufferArrayDynamicIndexing");
+    need(features12.scalarBlockLayout, "scalarBlockLayout");
+    need(p.limits.maxUniformBufferRange >= kTriangleRange,
+         "maxUniformBufferRange " + std::to_string(kTriangleRange));
+    need(VK_API_VERSION_MAJOR(p.apiVersion) != 1 || VK_API_VERSION_MINOR(p.apiVersion) >= 2,
+         "Vulkan 1.2");
     if (!lacks.empty()) {
       unusable += "; " + name + " lacks " + lacks;
       continue;
