@@ -756,7 +756,13 @@ void VulkanBackend::submit(Context& context, Submission submission, CallPoint po
   if (!context.idleFences.empty()) {
     s.fence = context.idleFences.back();
     context.idleFences.pop_back();
-    check(vk_.vkResetFences(context.device, 1, &s.fence), point, "vkResetFences");
+    const VkResult reset = vk_.vkResetFences(context.device, 1, &s.fence);
+    if (reset != VK_SUCCESS) {
+      // Never submitted: a wait on it would never return.
+      vk_.vkDestroyFence(context.device, s.fence, nullptr);
+      s.fence = VK_NULL_HANDLE;
+    }
+    check(reset, point, "vkResetFences");
   } else {
     VkFenceCreateInfo fence{};
     fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
