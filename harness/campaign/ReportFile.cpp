@@ -38,6 +38,7 @@ std::string reportJson(const Report& r) {
     writeAt(j, res.outcome.at);
     j.key("op").value(res.outcome.op);
     j.key("detail").value(res.outcome.detail);
+    if (!res.outcome.fault.empty()) j.key("planted_by").value(res.outcome.fault);
     j.endObject();
     j.key("expected").beginObject();
     j.key("class").value(outcomeClassName(res.expected.cls));

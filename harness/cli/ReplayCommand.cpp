@@ -45,6 +45,9 @@ int runReplay(Session& session) {
     missed += met ? 0 : 1;
     std::printf("%s %s: %s (expected %s)\n", met ? "ok  " : "MISS", planned[i].file.c_str(),
                 outcomeText(t.outcome).c_str(), expectationText(expected).c_str());
+    if (!t.outcome.fault.empty() && !session.quiet()) {
+      std::printf("  planted by %s\n", t.outcome.fault.c_str());
+    }
     if (!met && !t.evidence.stacks.empty() && !session.quiet()) {
       std::printf("  stacks of the stuck child:\n%s\n", t.evidence.stacks.c_str());
     }

@@ -655,7 +655,12 @@ std::string explanationMarkdown(const Explanation& e) {
   std::string md = "# Explanation: " + briefOutcome(e.outcome) + "\n\n";
   md += "On " + e.backend + ", policy " + e.policy + ", faults " + e.faults + ": " +
         outcomeText(e.outcome) + ". Reproduced " + std::to_string(e.reproduced) + " of " +
-        std::to_string(e.confirmations) + " replays.\n\n```\n";
+        std::to_string(e.confirmations) + " replays.\n\n";
+  if (!e.outcome.fault.empty()) {
+    md += "Planted by the fault plan's rule `" + e.outcome.fault +
+          "`: the sequence is how the renderer reaches it.\n\n";
+  }
+  md += "```\n";
   for (const Operation& op : m.ops)
     md += operationText(op) + "\n";
   md += "```\n\n";

@@ -149,8 +149,9 @@ class TrialRunner {
   /// A failure kind (failureKind(): a hang or spin at a kind of operation, or planted by a
   /// fault-plan rule) confirmed as a finding: from now on a run stuck that way is taken as it
   /// is, without the long confirmation, and operations of that kind (or in which that rule
-  /// fired) are stuck after a quarter of their deadline (a known hang is not waited out in
-  /// full). Anything else stuck keeps the full deadline and its confirmation.
+  /// fired) are stuck after a quarter of their deadline (a tenth for a rule, whose call never
+  /// returns: SupervisionLimits::knownFaults): a known hang is not waited out in full. Anything
+  /// else stuck keeps the full deadline and its confirmation.
   void markConfirmedKind(const RunOutcome& failure);
   bool isConfirmedKind(const RunOutcome& outcome) const;
   /// Long confirmations run, and deadline misses taken without one (of a confirmed kind).

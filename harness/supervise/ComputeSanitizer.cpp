@@ -142,6 +142,7 @@ void applySanitizerReport(const SanitizerReport& report, const std::optional<OpP
     }
     outcome.cls = OutcomeClass::Invalid;
     outcome.detail = "compute-sanitizer: " + error->headline;
+    outcome.fault.clear();  // the checker's finding, not a planted one
     return;
   }
   if (const SanitizerRecord* leak = first(SanitizerRecord::Kind::Leak)) {
@@ -154,6 +155,7 @@ void applySanitizerReport(const SanitizerReport& report, const std::optional<OpP
     outcome.op = destroyAt ? destroyAt->op : "end";
     outcome.detail =
         "compute-sanitizer: allocations alive at a context's destroy: " + leak->headline;
+    outcome.fault.clear();
     return;
   }
   if (sanitizerExit) {

@@ -56,6 +56,9 @@ std::string percent(double share) {
 
 /// Follows the child's progress events: what runs now, how long operations took, the outcome;
 /// decides when the child is stuck and records how.
+/// How long an operation in which a known planted hang fired is watched, at least.
+constexpr std::chrono::milliseconds kKnownFaultWindow{10};
+
 class ProgressWatch final : public ChildObserver {
  public:
   /// pauseOnPass: paused() once the child reported a passing outcome (a persistent child,
@@ -198,7 +201,9 @@ class ProgressWatch final : public ChildObserver {
 
   std::chrono::milliseconds allowanceOf(const Operation& op) const {
     const auto full = deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline);
-    return op.knownFault ? std::max(std::chrono::milliseconds{1}, full / 4) : full;
+    // The runner said a rule whose hang is known fired here: the call never returns, so only
+    // the CPU share (hang or spin) is left to see, over a short window.
+    return op.knownFault ? std::clamp(full / 10, kKnownFaultWindow, full) : full;
   }
   struct CpuSample {
     Clock::time_point taken;

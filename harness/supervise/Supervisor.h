@@ -79,7 +79,8 @@ struct SupervisionLimits {
   /// the next one. Empty: only the ordinals are checked.
   std::vector<std::string> expectedOps;
   /// Fault-plan rules (as cited) whose hangs and spins are confirmed findings already: an
-  /// operation in which one of them fired is stuck after a quarter of its deadline.
+  /// operation in which one of them fired is stuck after a tenth of its deadline (at least
+  /// 10 ms: long enough to tell a hang from a spin), since the rule's call never returns.
   std::vector<std::string> knownFaults;
 };
 

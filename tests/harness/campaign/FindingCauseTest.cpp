@@ -74,8 +74,8 @@ TEST(HonestStops, AConfirmedFindingSaysHowOftenItReproduced) {
 Finding findingOf(const std::string& text, const std::string& cause) {
   Finding f;
   f.minimal = parseSequence(text, "t.seq");
-  f.outcome = RunOutcome{OutcomeClass::Spin, At{static_cast<uint32_t>(f.minimal.ops.size())},
-                         "draw", "detail", {}};
+  f.outcome = RunOutcome{
+      OutcomeClass::Spin, At{static_cast<uint32_t>(f.minimal.ops.size())}, "draw", "detail", {}};
   f.cause = cause;
   return f;
 }

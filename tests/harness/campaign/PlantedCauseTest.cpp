@@ -153,6 +153,12 @@ TEST(PlantedCause, ACampaignWritesOneFindingForTheRuleWithTheOtherOperationAsAVa
     failingOps.insert(failingOp(loadSequence(v.path().string())));
   EXPECT_TRUE(failingOps.count("draw") && failingOps.count("set_textures"))
       << "failing operations: " << failingOps.size();
+  // Its replay says which rule planted it.
+  const testing::CommandResult replay =
+      testing::runCommand((testing::binDir() / "gpufuzz").string() + " replay " +
+                          (findings[0] / "minimal.seq").string());
+  EXPECT_EQ(replay.status, 0) << replay.output;
+  EXPECT_NE(replay.output.find("planted by " + trials.rule()), std::string::npos) << replay.output;
 }
 
 }  // namespace

@@ -26,6 +26,20 @@ TEST(Report, HasTheContractsFixedFields) {
         "\"op\": \"buf_create\"", "\"met\": true"}) {
     EXPECT_NE(json.find(field), std::string::npos) << field << " in\n" << json;
   }
+  EXPECT_EQ(json.find("planted_by"), std::string::npos) << "no rule planted it:\n" << json;
+}
+
+TEST(Report, NamesTheRuleThatPlantedAnOutcome) {
+  Report r;
+  r.command = "replay";
+  r.results.push_back({"a.seq",
+                       RunOutcome{OutcomeClass::Hang, At{5}, "buf_create", "x",
+                                  "max-26.5.0:2: hang at buf_alloc when first_in_ctx"},
+                       Expectation{OutcomeClass::Hang, At{5}}, true});
+  const std::string json = reportJson(r);
+  EXPECT_NE(json.find("\"planted_by\": \"max-26.5.0:2: hang at buf_alloc when first_in_ctx\""),
+            std::string::npos)
+      << json;
 }
 
 }  // namespace

@@ -119,6 +119,10 @@ TEST_F(ExplainTest, Condition2NeedsAThirdContextAndAWaitBeforeTheDestroyPrevents
   const std::string md = explanationMarkdown(e);
   EXPECT_NE(md.find("insert `sync r0` before 3 (destroy r0)"), std::string::npos) << md;
   EXPECT_NE(md.find("Needs at least 3 contexts"), std::string::npos) << md;
+  // The seed's condition 2 is the plan's second rule.
+  EXPECT_NE(md.find("Planted by the fault plan's rule `max-26.5.0:5: hang at buf_alloc"),
+            std::string::npos)
+      << md;
 }
 
 TEST_F(ExplainTest, Condition1IsPreventedByNoSingleWait) {
