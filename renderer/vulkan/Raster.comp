@@ -2,6 +2,7 @@
 // SPIR-V by glslc at build time and embedded in the vulkan backend. The arithmetic is
 // renderer/RasterCore.h, the text every backend and the model compile.
 #version 450
+#extension GL_EXT_scalar_block_layout : require
 
 // Binding 0: the framebuffer, shaded in place; 1: the triangles; 2: the textures (slots past
 // textureCount hold the triangle buffer, never read). The texture index is the same for every
@@ -9,8 +10,8 @@
 // allows.
 #define RASTER_BUFFERS                                                               \
   layout(std430, set = 0, binding = 0) buffer Framebuffer { uint32_t pixels[]; };    \
-  layout(std430, set = 0, binding = 1) readonly buffer Triangles {                   \
-    Triangle triangles[];                                                            \
+  layout(scalar, set = 0, binding = 1) uniform Triangles {                          \
+    Triangle triangles[kMaxTriangles];                                               \
   };                                                                                 \
   layout(std430, set = 0, binding = 2) readonly buffer Texture { uint32_t texels[]; } \
   textures[kMaxTextures];                                                            \

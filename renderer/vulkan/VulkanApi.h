@@ -27,6 +27,7 @@ namespace gpufuzz::vk {
   X(vkGetPhysicalDeviceProperties)            \
   X(vkGetPhysicalDeviceProperties2)           \
   X(vkGetPhysicalDeviceFeatures)              \
+  X(vkGetPhysicalDeviceFeatures2)             \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkGetPhysicalDeviceMemoryProperties)      \
   X(vkCreateDevice)                           \
@@ -70,6 +71,7 @@ namespace gpufuzz::vk {
   X(vkCmdCopyBuffer)                          \
   X(vkCreateFence)                            \
   X(vkDestroyFence)                           \
+  X(vkResetFences)                            \
   X(vkGetFenceStatus)                         \
   X(vkWaitForFences)                          \
   X(vkQueueSubmit)

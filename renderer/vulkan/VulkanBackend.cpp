@@ -29,7 +29,20 @@ constexpr uint32_t kRasterGroup = 8;
 /// pool's size. Below it, fences are looked at only by the waits the caller asks for, so what the
 /// layer counts as pending (and so whether a free is invalid) never depends on timing.
 constexpr uint32_t kMaxPending = 256;
+/// Idle staging memory a context keeps for later copies, at most; and the least it makes.
+constexpr uint64_t kKeptStagingBytes = uint64_t{32} << 20;
+constexpr uint64_t kMinStagingBytes = uint64_t{64} << 10;
+constexpr uint32_t kTriangleBinding = 1;
 constexpr uint32_t kTextureBinding = 2;
+/// The triangle list is a uniform buffer (Raster.comp): lavapipe reads a uniform block at an
+/// index every invocation shares once per subgroup, where a storage buffer costs a bounds-checked
+/// load per invocation (the shader's time on lavapipe was mostly those loads).
+constexpr uint64_t kTriangleRange = uint64_t{raster::kMaxTriangles} * sizeof(raster::Triangle);
+
+VkDescriptorType bindingType(uint32_t binding) {
+  return binding == kTriangleBinding ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                     : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
 
 [[noreturn]] void fail(CallPoint point, std::string message) {
   throw DeviceError(point, std::move(message));
@@ -99,9 +112,12 @@ class Messages {
   std::optional<Error> first_;
 };
 
+/// Host-visible memory that copies go through, mapped once, for as long as it lives.
 struct Staging {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
+  std::byte* mapped = nullptr;
+  uint64_t capacity = 0;
 };
 
 /// One vkQueueSubmit and what it holds until its fence signals.
@@ -146,6 +162,14 @@ class VulkanBackend final : public Backend {
     VkShaderModule shader = VK_NULL_HANDLE;
     VkPipeline pipeline = VK_NULL_HANDLE;  // made at the first launch
     std::deque<Submission> pending;
+    /// What retired submissions held, reused by later ones (a command buffer re-begun, a fence
+    /// reset, a descriptor set rewritten, staging memory refilled): cheaper, for the driver and
+    /// the layer, than making and destroying them for every copy and launch. Only what a fence
+    /// has shown complete comes here, so reuse never overwrites memory a submission still reads.
+    std::vector<VkCommandBuffer> idleCommands;
+    std::vector<VkFence> idleFences;
+    std::vector<VkDescriptorSet> idleDescriptors;
+    std::vector<Staging> idleStaging;
   };
   struct Buffer {
     ContextId owner = 0;
@@ -172,13 +196,22 @@ class VulkanBackend final : public Backend {
                   CallPoint point, VkBuffer* buffer, VkDeviceMemory* memory);
   void makePipeline(Context& context, CallPoint point);
 
+  /// Staging memory of at least `bytes`: the smallest idle one that fits, else a new one.
+  Staging takeStaging(Context& context, uint64_t bytes, CallPoint point);
+  /// Back to the idle list, or destroyed when the list holds kKeptStagingBytes already.
+  void keepStaging(Context& context, Staging staging);
+  void destroyStaging(Context& context, Staging& staging);
+
   /// A command buffer recording, its first command a barrier after everything submitted before.
   VkCommandBuffer beginCommands(Context& context, CallPoint point);
   void submit(Context& context, Submission submission, CallPoint point);
   /// Releases what completed submissions hold, oldest first, stopping at the first still pending.
   void retireCompleted(Context& context, CallPoint point);
   void waitForQueue(Context& context, CallPoint point, const char* call);
+  /// Destroys what a submission holds (one that failed, or at teardown).
   void release(Context& context, Submission& submission);
+  /// Keeps what a completed submission holds for reuse.
+  void recycle(Context& context, Submission& submission);
   /// What a wait on `context` left: the submissions whose fences had not signalled when it
   /// returned (each wait retires the signalled ones, asking vkGetFenceStatus).
   static std::optional<PendingWork> leftByWait(const Context& context);
@@ -332,8 +365,13 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
         lower(driver.driverName).find(lower(wanted)) == std::string::npos) {
       continue;
     }
-    VkPhysicalDeviceFeatures features{};
-    vk_.vkGetPhysicalDeviceFeatures(device, &features);
+    VkPhysicalDeviceVulkan12Features features12{};
+    features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    VkPhysicalDeviceFeatures2 features2{};
+    features2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features2.pNext = &features12;
+    vk_.vkGetPhysicalDeviceFeatures2(device, &features2);
+    const VkPhysicalDeviceFeatures& features = features2.features;
     uint32_t families = 0;
     vk_.vkGetPhysicalDeviceQueueFamilyProperties(device, &families, nullptr);
     std::vector<VkQueueFamilyProperties> queues(families);
@@ -343,14 +381,18 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
       if ((queues[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) compute = i;
     }
     std::string lacks;
-    if (!compute) lacks = "a compute queue";
-    if (!features.shaderInt64) lacks += std::string(lacks.empty() ? "" : ", ") + "shaderInt64";
-    if (!features.shaderStorageBufferArrayDynamicIndexing) {
-      lacks += std::string(lacks.empty() ? "" : ", ") + "shaderStorageBufferArrayDynamicIndexing";
-    }
-    if (VK_API_VERSION_MINOR(p.apiVersion) < 2 && VK_API_VERSION_MAJOR(p.apiVersion) == 1) {
-      lacks += std::string(lacks.empty() ? "" : ", ") + "Vulkan 1.2";
-    }
+    const auto need = [&lacks](bool has, const std::string& what) {
+      if (!has) lacks += (lacks.empty() ? "" : ", ") + what;
+    };
+    need(compute.has_value(), "a compute queue");
+    need(features.shaderInt64, "shaderInt64");
+    need(features.shaderStorageBufferArrayDynamicIndexing,
+         "shaderStorageBufferArrayDynamicIndexing");
+    need(features12.scalarBlockLayout, "scalarBlockLayout");
+    need(p.limits.maxUniformBufferRange >= kTriangleRange,
+         "maxUniformBufferRange " + std::to_string(kTriangleRange));
+    need(VK_API_VERSION_MAJOR(p.apiVersion) != 1 || VK_API_VERSION_MINOR(p.apiVersion) >= 2,
+         "Vulkan 1.2");
     if (!lacks.empty()) {
       unusable += "; " + name + " lacks " + lacks;
       continue;
@@ -477,6 +519,11 @@ void VulkanBackend::teardown(Context& context) {
     release(context, submission);
   context.pending.clear();
   const VkDevice d = context.device;
+  for (Staging& staging : context.idleStaging)
+    destroyStaging(context, staging);
+  for (VkFence fence : context.idleFences)
+    vk_.vkDestroyFence(d, fence, nullptr);
+  // Idle command buffers and descriptor sets go with their pools.
   if (context.pipeline != VK_NULL_HANDLE) vk_.vkDestroyPipeline(d, context.pipeline, nullptr);
   if (context.shader != VK_NULL_HANDLE) vk_.vkDestroyShaderModule(d, context.shader, nullptr);
   if (context.pipelineLayout != VK_NULL_HANDLE) {
@@ -508,8 +555,12 @@ ContextId VulkanBackend::createContext() {
   VkPhysicalDeviceFeatures features{};
   features.shaderInt64 = VK_TRUE;
   features.shaderStorageBufferArrayDynamicIndexing = VK_TRUE;
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.scalarBlockLayout = VK_TRUE;
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &features12;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
   info.pEnabledFeatures = &features;
@@ -520,17 +571,19 @@ ContextId VulkanBackend::createContext() {
     VkCommandPoolCreateInfo pool{};
     pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pool.queueFamilyIndex = queueFamily_;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;  // re-begun when reused
     check(vk_.vkCreateCommandPool(context.device, &pool, nullptr, &context.commandPool), kPoint,
           "vkCreateCommandPool");
 
-    const VkDescriptorPoolSize sizes{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                     kMaxPending * (kTextureBinding + raster::kMaxTextures)};
+    const VkDescriptorPoolSize sizes[] = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxPending * (1 + raster::kMaxTextures)},
+        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kMaxPending}};
     VkDescriptorPoolCreateInfo descriptors{};
     descriptors.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     descriptors.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
     descriptors.maxSets = kMaxPending;
-    descriptors.poolSizeCount = 1;
-    descriptors.pPoolSizes = &sizes;
+    descriptors.poolSizeCount = 2;
+    descriptors.pPoolSizes = sizes;
     check(
         vk_.vkCreateDescriptorPool(context.device, &descriptors, nullptr, &context.descriptorPool),
         kPoint, "vkCreateDescriptorPool");
@@ -538,7 +591,7 @@ ContextId VulkanBackend::createContext() {
     VkDescriptorSetLayoutBinding bindings[3]{};
     for (uint32_t i = 0; i < 3; ++i) {
       bindings[i].binding = i;
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorType = bindingType(i);
       bindings[i].descriptorCount = i == kTextureBinding ? raster::kMaxTextures : 1;
       bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -607,8 +660,8 @@ BufferId VulkanBackend::allocBuffer(ContextId ctx, uint64_t bytes) {
   if (bytes == 0) fail(kPoint, "vkCreateBuffer: size 0 (VUID-VkBufferCreateInfo-size-00912)");
   Buffer buffer{ctx, VK_NULL_HANDLE, VK_NULL_HANDLE, bytes, false};
   makeBuffer(context, bytes,
-             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
              false, kPoint, &buffer.buffer, &buffer.memory);
   const BufferId id = nextBuffer_++;
   buffers_.emplace(id, buffer);
@@ -661,14 +714,19 @@ void VulkanBackend::freeBuffer(BufferId buf) {
 }
 
 VkCommandBuffer VulkanBackend::beginCommands(Context& context, CallPoint point) {
-  VkCommandBufferAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  allocate.commandPool = context.commandPool;
-  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  allocate.commandBufferCount = 1;
   VkCommandBuffer commands = VK_NULL_HANDLE;
-  check(vk_.vkAllocateCommandBuffers(context.device, &allocate, &commands), point,
-        "vkAllocateCommandBuffers");
+  if (!context.idleCommands.empty()) {
+    commands = context.idleCommands.back();
+    context.idleCommands.pop_back();
+  } else {
+    VkCommandBufferAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    allocate.commandPool = context.commandPool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    check(vk_.vkAllocateCommandBuffers(context.device, &allocate, &commands), point,
+          "vkAllocateCommandBuffers");
+  }
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -695,9 +753,21 @@ void VulkanBackend::submit(Context& context, Submission submission, CallPoint po
   context.pending.push_back(submission);
   Submission& s = context.pending.back();
   check(vk_.vkEndCommandBuffer(s.commands), point, "vkEndCommandBuffer");
-  VkFenceCreateInfo fence{};
-  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  check(vk_.vkCreateFence(context.device, &fence, nullptr, &s.fence), point, "vkCreateFence");
+  if (!context.idleFences.empty()) {
+    s.fence = context.idleFences.back();
+    context.idleFences.pop_back();
+    const VkResult reset = vk_.vkResetFences(context.device, 1, &s.fence);
+    if (reset != VK_SUCCESS) {
+      // Never submitted: a wait on it would never return.
+      vk_.vkDestroyFence(context.device, s.fence, nullptr);
+      s.fence = VK_NULL_HANDLE;
+    }
+    check(reset, point, "vkResetFences");
+  } else {
+    VkFenceCreateInfo fence{};
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    check(vk_.vkCreateFence(context.device, &fence, nullptr, &s.fence), point, "vkCreateFence");
+  }
   VkSubmitInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   info.commandBufferCount = 1;
@@ -719,9 +789,60 @@ void VulkanBackend::release(Context& context, Submission& s) {
   if (s.descriptors != VK_NULL_HANDLE) {
     vk_.vkFreeDescriptorSets(d, context.descriptorPool, 1, &s.descriptors);
   }
-  if (s.staging.buffer != VK_NULL_HANDLE) vk_.vkDestroyBuffer(d, s.staging.buffer, nullptr);
-  if (s.staging.memory != VK_NULL_HANDLE) vk_.vkFreeMemory(d, s.staging.memory, nullptr);
+  destroyStaging(context, s.staging);
   s = Submission{};
+}
+
+void VulkanBackend::recycle(Context& context, Submission& s) {
+  if (s.fence != VK_NULL_HANDLE) context.idleFences.push_back(s.fence);
+  if (s.commands != VK_NULL_HANDLE) context.idleCommands.push_back(s.commands);
+  if (s.descriptors != VK_NULL_HANDLE) context.idleDescriptors.push_back(s.descriptors);
+  if (s.staging.buffer != VK_NULL_HANDLE) keepStaging(context, s.staging);
+  s = Submission{};
+}
+
+Staging VulkanBackend::takeStaging(Context& context, uint64_t bytes, CallPoint point) {
+  auto best = context.idleStaging.end();
+  for (auto it = context.idleStaging.begin(); it != context.idleStaging.end(); ++it) {
+    if (it->capacity >= bytes &&
+        (best == context.idleStaging.end() || it->capacity < best->capacity))
+      best = it;
+  }
+  if (best != context.idleStaging.end()) {
+    const Staging staging = *best;
+    context.idleStaging.erase(best);
+    return staging;
+  }
+  Staging staging;
+  staging.capacity = std::max(bytes, kMinStagingBytes);
+  makeBuffer(context, staging.capacity,
+             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, point,
+             &staging.buffer, &staging.memory);
+  void* mapped = nullptr;
+  const VkResult result =
+      vk_.vkMapMemory(context.device, staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+  if (result != VK_SUCCESS) destroyStaging(context, staging);
+  check(result, point, "vkMapMemory");
+  staging.mapped = static_cast<std::byte*>(mapped);
+  return staging;
+}
+
+void VulkanBackend::keepStaging(Context& context, Staging staging) {
+  uint64_t kept = 0;
+  for (const Staging& idle : context.idleStaging)
+    kept += idle.capacity;
+  if (kept + staging.capacity > kKeptStagingBytes) {
+    destroyStaging(context, staging);
+  } else {
+    context.idleStaging.push_back(staging);
+  }
+}
+
+void VulkanBackend::destroyStaging(Context& context, Staging& staging) {
+  if (staging.buffer != VK_NULL_HANDLE)
+    vk_.vkDestroyBuffer(context.device, staging.buffer, nullptr);
+  if (staging.memory != VK_NULL_HANDLE) vk_.vkFreeMemory(context.device, staging.memory, nullptr);
+  staging = Staging{};
 }
 
 void VulkanBackend::retireCompleted(Context& context, CallPoint point) {
@@ -732,7 +853,7 @@ void VulkanBackend::retireCompleted(Context& context, CallPoint point) {
       if (status == VK_NOT_READY) return;
       check(status, point, "vkGetFenceStatus");
     }
-    release(context, oldest);
+    recycle(context, oldest);
     context.pending.pop_front();
   }
 }
@@ -774,16 +895,9 @@ void VulkanBackend::copyToDevice(ContextId ctx, BufferId dst, std::span<const st
   if (context.pending.size() >= kMaxPending) waitForQueue(context, kPoint, "vkWaitForFences");
 
   Submission s;
-  makeBuffer(context, src.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT, true, kPoint, &s.staging.buffer,
-             &s.staging.memory);
-  void* mapped = nullptr;
-  VkResult result = vk_.vkMapMemory(context.device, s.staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
-  if (result == VK_SUCCESS) {
-    std::memcpy(mapped, src.data(), src.size());
-    vk_.vkUnmapMemory(context.device, s.staging.memory);
-  }
+  s.staging = takeStaging(context, src.size(), kPoint);
+  std::memcpy(s.staging.mapped, src.data(), src.size());
   try {
-    check(result, kPoint, "vkMapMemory");
     s.commands = beginCommands(context, kPoint);
   } catch (...) {
     release(context, s);
@@ -805,9 +919,7 @@ void VulkanBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte>
   if (dst.empty()) return;
 
   // Outside the submission, so that it outlives the wait that retires the copy.
-  Staging staging;
-  makeBuffer(context, dst.size(), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, kPoint, &staging.buffer,
-             &staging.memory);
+  Staging staging = takeStaging(context, dst.size(), kPoint);
   try {
     Submission s;
     s.commands = beginCommands(context, kPoint);
@@ -822,23 +934,17 @@ void VulkanBackend::copyToHost(ContextId ctx, BufferId src, std::span<std::byte>
     checkValidation(kPoint, "vkCmdCopyBuffer");
     submit(context, s, kPoint);
     waitForQueue(context, kPoint, "vkWaitForFences");
-    void* mapped = nullptr;
-    check(vk_.vkMapMemory(context.device, staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped), kPoint,
-          "vkMapMemory");
-    std::memcpy(dst.data(), mapped, dst.size());
-    vk_.vkUnmapMemory(context.device, staging.memory);
+    std::memcpy(dst.data(), staging.mapped, dst.size());
   } catch (...) {
     // After a validation error the copy may still be pending: the staging memory is left to the
     // process's end rather than freed under it.
     if (!invalid_) {
       vk_.vkDeviceWaitIdle(context.device);
-      vk_.vkDestroyBuffer(context.device, staging.buffer, nullptr);
-      vk_.vkFreeMemory(context.device, staging.memory, nullptr);
+      destroyStaging(context, staging);
     }
     throw;
   }
-  vk_.vkDestroyBuffer(context.device, staging.buffer, nullptr);
-  vk_.vkFreeMemory(context.device, staging.memory, nullptr);
+  keepStaging(context, staging);
 }
 
 void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
@@ -855,14 +961,18 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
   const uint64_t pixelBytes = uint64_t{launch.width} * launch.height * sizeof(uint32_t);
   const VkBuffer framebuffer =
       ownedBuffer(launch.framebuffer, ctx, pixelBytes, kPoint, kCall, "framebuffer").buffer;
+  if (launch.triangleCount > raster::kMaxTriangles) {
+    fail(kPoint, std::string(kCall) + ": " + std::to_string(launch.triangleCount) +
+                     " triangles, at most " + std::to_string(raster::kMaxTriangles));
+  }
   const uint64_t triangleBytes = uint64_t{launch.triangleCount} * sizeof(raster::Triangle);
-  const VkBuffer vertices =
-      ownedBuffer(launch.vertices, ctx, triangleBytes, kPoint, kCall, "vertex").buffer;
+  const Buffer& vertices =
+      ownedBuffer(launch.vertices, ctx, triangleBytes, kPoint, kCall, "vertex");
   const uint64_t texelBytes = uint64_t{launch.textureSize} * launch.textureSize * sizeof(uint32_t);
   VkDescriptorBufferInfo buffers[kTextureBinding + raster::kMaxTextures]{};
   buffers[0] = VkDescriptorBufferInfo{framebuffer, 0, pixelBytes};
-  buffers[1] =
-      VkDescriptorBufferInfo{vertices, 0, triangleBytes > 0 ? triangleBytes : VK_WHOLE_SIZE};
+  buffers[kTriangleBinding] =
+      VkDescriptorBufferInfo{vertices.buffer, 0, std::min(vertices.bytes, kTriangleRange)};
   for (uint32_t i = 0; i < raster::kMaxTextures; ++i) {
     buffers[kTextureBinding + i] =
         i < launch.textureCount
@@ -870,27 +980,32 @@ void VulkanBackend::launch(ContextId ctx, const RasterLaunch& launch) {
                                                  "texture")
                                          .buffer,
                                      0, texelBytes}
-            : buffers[1];
+            : buffers[kTriangleBinding];
   }
   if (pixelBytes == 0) return;  // nothing to shade
   if (context.pending.size() >= kMaxPending) waitForQueue(context, kPoint, "vkWaitForFences");
   if (context.pipeline == VK_NULL_HANDLE) makePipeline(context, kPoint);
 
   Submission s;
-  VkDescriptorSetAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  allocate.descriptorPool = context.descriptorPool;
-  allocate.descriptorSetCount = 1;
-  allocate.pSetLayouts = &context.setLayout;
-  check(vk_.vkAllocateDescriptorSets(context.device, &allocate, &s.descriptors), kPoint,
-        "vkAllocateDescriptorSets");
+  if (!context.idleDescriptors.empty()) {
+    s.descriptors = context.idleDescriptors.back();
+    context.idleDescriptors.pop_back();
+  } else {
+    VkDescriptorSetAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    allocate.descriptorPool = context.descriptorPool;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &context.setLayout;
+    check(vk_.vkAllocateDescriptorSets(context.device, &allocate, &s.descriptors), kPoint,
+          "vkAllocateDescriptorSets");
+  }
   VkWriteDescriptorSet writes[3]{};
   for (uint32_t i = 0; i < 3; ++i) {
     writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
     writes[i].dstSet = s.descriptors;
     writes[i].dstBinding = i;
     writes[i].descriptorCount = i == kTextureBinding ? raster::kMaxTextures : 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].descriptorType = bindingType(i);
     writes[i].pBufferInfo = &buffers[i];
   }
   vk_.vkUpdateDescriptorSets(context.device, 3, writes, 0, nullptr);

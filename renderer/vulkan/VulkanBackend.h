@@ -6,7 +6,9 @@
 // VkDeviceMemory (device-local where the device has it). Copies go through host-visible staging
 // buffers, as a renderer's uploads and read-backs do; copies and launches are recorded into a
 // command buffer each and submitted without waiting, a fence per submission tracking what is
-// pending. copyToHost and synchronize wait for the context's fences; a context's destroy waits
+// pending. What a submission held (command buffer, fence, descriptor set, staging memory) is
+// reused by later ones of its context once a wait has seen its fence signalled, never before.
+// copyToHost and synchronize wait for the context's fences; a context's destroy waits
 // for them too, then destroys what the backend made on the device, then the device. What the
 // caller allocated is the caller's to free first: vkDestroyDevice with its buffers alive is the
 // caller's error, and the validation layer says so.
@@ -32,10 +34,11 @@ namespace gpufuzz {
 /// --device TEXT picks the physical device whose name or driver name contains TEXT, ignoring case
 /// (default: the first GPU, else the first device, lavapipe); --validation on|off (default: on
 /// where the layer is installed). Throws DeviceUnavailable when the loader, a usable device
-/// (compute queue, shaderInt64, dynamic indexing of storage buffer arrays) or the validation layer
-/// asked for is missing. Calls Vulkan: never in a process that forks children afterwards (the
-/// registry marks it probeInChild). description() names device, driver, Vulkan version and the
-/// layer's version (or "validation off").
+/// (compute queue, shaderInt64, dynamic indexing of storage buffer arrays, scalarBlockLayout, a
+/// maxUniformBufferRange of 48 KiB for the triangle list) or the validation layer asked for is
+/// missing. Calls Vulkan: never in a process that forks children afterwards (the registry marks
+/// it probeInChild). description() names device, driver, Vulkan version and the layer's version
+/// (or "validation off").
 std::unique_ptr<Backend> makeVulkanBackend(const BackendOptions& options);
 
 }  // namespace gpufuzz

@@ -12,6 +12,7 @@
 
 #include "model/ReferenceModel.h"
 #include "renderer/GpuRenderer.h"
+#include "renderer/Raster.h"
 #include "renderer/device/Device.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/vulkan/VulkanBackend.h"
@@ -159,6 +160,70 @@ TEST(VulkanBackend, FreeWhileAnUploadIsPendingIsInvalidBeforeTheFree) {
   const std::string what = invalidUseOf([&] { backend->freeBuffer(texture); });
   EXPECT_NE(what.find("VUID-vkDestroyBuffer-buffer-00922"), std::string::npos) << what;
   EXPECT_NE(what.find("buffer " + std::to_string(texture)), std::string::npos) << what;
+}
+
+TEST(VulkanBackend, PendingUploadsNeverShareStagingMemory) {
+  // A context reuses staging memory once a wait has shown its copy complete: uploads still pending
+  // must each keep their own, or a later one would overwrite what an earlier one copies. A long
+  // draw submitted first keeps them pending (the queue runs in order).
+  const auto backend = vulkan();
+  const ContextId ctx = backend->createContext();
+  constexpr uint32_t kSide = 128;
+  const BufferId fb = backend->allocBuffer(ctx, kSide * kSide * 4);
+  const BufferId tris = backend->allocBuffer(ctx, raster::kMaxTriangles * sizeof(raster::Triangle));
+  std::vector<raster::Triangle> list(raster::kMaxTriangles);
+  for (uint32_t i = 0; i < raster::kMaxTriangles; ++i)
+    list[i] = raster::makeTriangle(7, i, kSide, kSide);
+  backend->copyToDevice(ctx, tris, std::as_bytes(std::span(list)));
+  RasterLaunch draw;
+  draw.framebuffer = fb;
+  draw.vertices = tris;
+  draw.width = kSide;
+  draw.height = kSide;
+  draw.triangleCount = raster::kMaxTriangles;
+  constexpr uint32_t kWords = 64;
+  std::vector<BufferId> buffers;
+  const auto upload = [&](uint32_t i) {
+    const std::vector<uint32_t> words(kWords, 0x1000U + i);
+    buffers.push_back(backend->allocBuffer(ctx, kWords * 4));
+    backend->copyToDevice(ctx, buffers.back(), std::as_bytes(std::span(words)));
+  };
+  backend->launch(ctx, draw);
+  for (uint32_t i = 0; i < 8; ++i)
+    upload(i);
+  backend->synchronize(ctx);  // their staging memory, command buffers and fences go idle
+  backend->launch(ctx, draw);
+  for (uint32_t i = 8; i < 24; ++i)
+    upload(i);  // the first eight reuse them, the rest are new
+  for (uint32_t i = 0; i < buffers.size(); ++i) {
+    std::vector<uint32_t> back(kWords);
+    backend->copyToHost(ctx, buffers[i], std::as_writable_bytes(std::span(back)));
+    EXPECT_EQ(back, std::vector<uint32_t>(kWords, 0x1000U + i)) << "buffer " << i;
+  }
+  for (BufferId b : buffers)
+    backend->freeBuffer(b);
+  backend->freeBuffer(fb);
+  backend->freeBuffer(tris);
+  backend->destroyContext(ctx);
+  EXPECT_EQ(backend->memoryInUse(), MemoryInUse{});
+}
+
+TEST(VulkanBackend, ReusedSubmissionsStillShowAFreeWhileADrawSamples) {
+  // The same misuse as above, once the context runs on reused command buffers, fences,
+  // descriptor sets and staging memory: the layer must still see the draw pending.
+  Device device(vulkan());
+  GpuRenderer r(device, 64, 64, TeardownPolicy::NoTextureWait);
+  r.setTextures(2, 64, 1);
+  r.draw(64, 3);
+  r.sync();
+  r.draw(64, 4);
+  r.sync();
+  r.setTextures(2, 64, 2);  // the queue is idle: no misuse yet
+  r.draw(64, 5);
+  const std::string what = invalidUseOf([&] { r.setTextures(2, 64, 3); });
+  EXPECT_NE(what.find("vkDestroyBuffer: VUID-vkDestroyBuffer-buffer-00922"), std::string::npos)
+      << what;
+  r.abandon();
 }
 
 TEST(VulkanBackend, ReleaseWithoutSyncIsInvalid) {
