@@ -54,11 +54,11 @@ std::string percent(double share) {
   return text;
 }
 
-/// Follows the child's progress events: what runs now, how long operations took, the outcome;
-/// decides when the child is stuck and records how.
 /// How long an operation in which a known planted hang fired is watched, at least.
 constexpr std::chrono::milliseconds kKnownFaultWindow{10};
 
+/// Follows the child's progress events: what runs now, how long operations took, the outcome;
+/// decides when the child is stuck and records how.
 class ProgressWatch final : public ChildObserver {
  public:
   /// pauseOnPass: paused() once the child reported a passing outcome (a persistent child,
