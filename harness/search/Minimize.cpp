@@ -1,6 +1,9 @@
 // Minimize.cpp: shrink, annotate, confirm.
 #include "harness/search/Minimize.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "harness/search/Cause.h"
 
 namespace gpufuzz {
@@ -12,11 +15,26 @@ Expectation expectationOf(const RunOutcome& outcome) {
   return e;
 }
 
+std::optional<Millis> candidateStuckLimit(const TrialResult& first) {
+  using std::chrono::microseconds;
+  const Supervised& run = first.evidence;
+  if (run.wall <= microseconds::zero()) return std::nullopt;
+  microseconds longest{}, finished{};
+  for (const OpTiming& t : run.timings) {
+    longest = std::max(longest, t.elapsed);
+    finished += t.elapsed;
+  }
+  longest = std::max(longest, run.wall - std::min(run.wall, finished));
+  constexpr int kTimesLongest = 4;
+  return std::max(kLeastCandidateLimit, std::chrono::ceil<Millis>(longest * kTimesLongest));
+}
+
 namespace {
 
 Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
                            const std::function<void(const std::string&)>& onStep,
                            const std::function<bool(const Finding&)>& alreadyKnown) {
+  shrinker.limitCandidates(candidateStuckLimit(request.first));
   ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
   Finding f;
   f.outcome = shrunk.outcome;

@@ -26,6 +26,14 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
                         const std::function<void(const std::string&)>& onStep = {},
                         const std::function<bool(const Finding&)>& alreadyKnown = {});
 
+/// How long a shrink's candidate of `first`'s failure may go without progress before it is
+/// stopped (Shrinker::limitCandidates): four times the longest that any operation of the failing
+/// run took, at least kLeastCandidateLimit. The failing operation itself is taken to have lasted
+/// all of the run's time its finished operations do not account for (start-up and release
+/// included), which can only overstate it. None for a run with no time measured.
+std::optional<Millis> candidateStuckLimit(const TrialResult& first);
+inline constexpr Millis kLeastCandidateLimit{1'000};
+
 /// The `# expect:` a finding's file carries: its class, and its place unless it is a leak.
 Expectation expectationOf(const RunOutcome& outcome);
 

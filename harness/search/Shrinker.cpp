@@ -31,17 +31,23 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::vector<std::pair<Edit, Sequence>>& batch,
                       std::map<uint64_t, bool>& tried,
                       const std::function<void(const std::string&)>& onStep) {
+  // A hang, a spin or a slow operation is a deadline's failure: its candidates keep theirs.
+  const bool missesDeadline = key.cls == OutcomeClass::Hang || key.cls == OutcomeClass::Spin ||
+                              key.cls == OutcomeClass::Slow;
+  const std::optional<Millis> limit = missesDeadline ? std::nullopt : candidateLimit_;
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         if (tried.count(candidateKey(batch[i].second)) > 0) return std::nullopt;
         return trials_.run(batch[i].second,
-                           needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick);
+                           needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick,
+                           limit);
       });
   bool progressed = false;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto& [edit, candidate] = batch[i];
     if (!outcomes[i]) continue;
     result.executions += outcomes[i]->executions;
+    if (limit && outcomes[i]->evidence.stuck) ++result.candidatesCut;
     const bool reproduced = !outcomes[i]->harnessError && key.matches(outcomes[i]->outcome);
     tried[candidateKey(candidate)] = reproduced;
     if (!reproduced || progressed) continue;

@@ -35,11 +35,19 @@ struct ShrinkResult {
   RunOutcome outcome;  // the minimal sequence's failure
   uint64_t executions = 0;
   std::vector<std::string> steps;  // the edits taken, in order
+  /// Candidates stopped at the candidate limit (limitCandidates) instead of a full deadline.
+  uint64_t candidatesCut = 0;
 };
 
 class Shrinker {
  public:
   Shrinker(TrialRunner& trials, unsigned jobs) : trials_(trials), jobs_(jobs == 0 ? 1 : jobs) {}
+
+  /// When shrinking a failure that a run reaches by finishing its operations (a crash, an
+  /// error, a mismatch, a leak, an invalid call), a candidate stuck in an operation for `limit`
+  /// cannot be that failure: it is stopped then instead of at the deadline. Hangs, spins and slow
+  /// operations are shrunk under their deadlines whatever this says.
+  void limitCandidates(std::optional<Millis> limit) { candidateLimit_ = limit; }
 
   /// `onStep` is told each accepted edit (for status displays).
   ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure,
@@ -63,6 +71,7 @@ class Shrinker {
 
   TrialRunner& trials_;
   unsigned jobs_;
+  std::optional<Millis> candidateLimit_;
 };
 
 /// Runs `count` tasks with at most `jobs` at once; task i's result lands in slot i.

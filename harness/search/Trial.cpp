@@ -268,12 +268,18 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
   return result;
 }
 
-TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode) {
+TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
+                             std::optional<Millis> stuckAfter) {
   const auto file = writeSequenceFile(seq);
 
   TrialResult result;
-  const Millis deadline = deadlines_.deadline();
-  const DeadlineCalibrator::ByKind kinds = kindDeadlines(deadline);
+  Millis deadline = deadlines_.deadline();
+  DeadlineCalibrator::ByKind kinds = kindDeadlines(deadline);
+  if (stuckAfter) {
+    deadline = std::min(deadline, *stuckAfter);
+    for (auto& [op, limit] : kinds)
+      limit = std::min(limit, *stuckAfter);
+  }
   result.evidence = runOnce(file, seq, deadline, kinds, false);
   result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);

@@ -136,7 +136,11 @@ class TrialRunner {
  public:
   TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines);
 
-  TrialResult run(const Sequence& seq, TrialMode mode);
+  /// With `stuckAfter`, no operation may go longer than that without progress (every deadline
+  /// lowered to it): for runs that matter only if they finish, such as a shrink's candidates
+  /// of a crash or an error.
+  TrialResult run(const Sequence& seq, TrialMode mode,
+                  std::optional<Millis> stuckAfter = std::nullopt);
   /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
   /// anything but a pass ends that process, and its result carries the sequences the process
   /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.

@@ -1,0 +1,106 @@
+// CandidateLimitTest.cpp: a shrink of a failure that a run reaches by finishing its operations
+// stops candidates stuck elsewhere long before their deadline, through real child processes on
+// sim; a hang's shrink keeps its deadline.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "harness/base/AtomicFile.h"
+#include "harness/search/Minimize.h"
+#include "model/Sequence.h"
+#include "tests/harness/TestSupport.h"
+
+namespace gpufuzz {
+namespace {
+
+using testing::binDir;
+using testing::ScratchDir;
+
+// A read-back after two launches fails; after one it hangs. The error's sequence loses a draw
+// in one candidate of its shrink, and that candidate hangs.
+constexpr const char* kPlan =
+    "error at copy_to_host when launches >= 2\n"
+    "hang at copy_to_host when launches == 1\n";
+constexpr const char* kErrorSequence =
+    "create r0\n"
+    "draw r0\n"
+    "draw r0\n"
+    "read_back r0\n";
+
+/// Deadlines fixed at `deadline`: a candidate that waited one out would take that long.
+struct PlannedTrials {
+  explicit PlannedTrials(Millis deadline) : deadlines(settingsFor(deadline)) {
+    writeFileAtomically(work.path() / "test.plan", kPlan);
+    TrialSetup setup;
+    setup.runner = (binDir() / "gpufuzz-runner").string();
+    setup.backend = "sim";
+    setup.policy = TeardownPolicy::Shipped;
+    setup.faults = (work.path() / "test.plan").string();
+    setup.workDir = work.path();
+    setup.captureStacks = false;
+    runner.emplace(setup, deadlines);
+  }
+  static DeadlineSettings settingsFor(Millis deadline) {
+    DeadlineSettings s = DeadlineSettings::forBackend("sim");
+    s.fixed = deadline;
+    s.confirmFloor = deadline;
+    return s;
+  }
+  ScratchDir work;
+  DeadlineCalibrator deadlines;
+  std::optional<TrialRunner> runner;
+};
+
+TEST(CandidateLimit, IsFourTimesTheFailingRunsLongestOperationAndAtLeastASecond) {
+  TrialResult first;
+  EXPECT_FALSE(candidateStuckLimit(first)) << "no time measured";
+  first.evidence.wall = std::chrono::milliseconds{900};
+  first.evidence.timings = {OpTiming{At{1}, "create", std::chrono::milliseconds{700}, {}},
+                            OpTiming{At{2}, "draw", std::chrono::milliseconds{100}, {}}};
+  EXPECT_EQ(candidateStuckLimit(first), Millis{2'800});    // 4 x the create's 700 ms
+  first.evidence.wall = std::chrono::milliseconds{2'000};  // 1,200 ms the finished ones miss
+  EXPECT_EQ(candidateStuckLimit(first), Millis{4'800});
+  first.evidence.wall = std::chrono::milliseconds{20};
+  first.evidence.timings = {OpTiming{At{1}, "create", std::chrono::milliseconds{5}, {}}};
+  EXPECT_EQ(candidateStuckLimit(first), kLeastCandidateLimit);
+}
+
+TEST(CandidateLimit, AnErrorsShrinkStopsACandidateThatHangsLongBeforeItsDeadline) {
+  constexpr Millis kDeadline{30'000};
+  PlannedTrials trials(kDeadline);
+  const Sequence failing = parseSequence(kErrorSequence, "error.seq");
+  const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
+  ASSERT_FALSE(first.harnessError) << *first.harnessError;
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Error) << outcomeText(first.outcome);
+  const std::optional<Millis> limit = candidateStuckLimit(first);
+  ASSERT_TRUE(limit);
+  EXPECT_LT(*limit, kDeadline / 10);
+
+  Shrinker shrinker(*trials.runner, 2);
+  shrinker.limitCandidates(limit);
+  const auto start = std::chrono::steady_clock::now();
+  const ShrinkResult shrunk = shrinker.shrink(failing, first.outcome);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(shrunk.candidatesCut, 1U) << "no candidate hung: the plan no longer makes one";
+  // Without the limit, the hanging candidate alone would have taken the whole deadline.
+  EXPECT_LT(took, kDeadline);
+  EXPECT_EQ(shrunk.outcome.cls, OutcomeClass::Error) << outcomeText(shrunk.outcome);
+  EXPECT_EQ(shrunk.minimal.ops.size(), 4U) << "every operation is needed for the error";
+}
+
+TEST(CandidateLimit, AHangsShrinkKeepsItsDeadline) {
+  constexpr Millis kDeadline{300};
+  PlannedTrials trials(kDeadline);
+  const Sequence failing = parseSequence("create r0\ndraw r0\nread_back r0\ndraw r0\n", "h.seq");
+  const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Hang) << outcomeText(first.outcome);
+  Shrinker shrinker(*trials.runner, 2);
+  shrinker.limitCandidates(Millis{1});  // would stop every candidate at once if applied
+  const ShrinkResult shrunk = shrinker.shrink(failing, first.outcome);
+  EXPECT_EQ(shrunk.candidatesCut, 0U);
+  EXPECT_EQ(shrunk.outcome.cls, OutcomeClass::Hang) << outcomeText(shrunk.outcome);
+  EXPECT_EQ(shrunk.minimal.ops.size(), 3U) << printSequence(shrunk.minimal);
+}
+
+}  // namespace
+}  // namespace gpufuzz
