@@ -361,8 +361,6 @@ void registerCases(std::string_view backend) {
                                   std::to_string(w.trianglesPerDraw) + " triangles per draw");
 }
 
-}  // namespace
-
 /// Registers a CUDA backend's cases when that backend can be made here, and says in the JSON's
 /// context (key: the backend's name) whether they are measured or skipped, and why.
 void registerIfUsable(std::string_view backend) {
@@ -378,6 +376,7 @@ void registerIfUsable(std::string_view backend) {
   benchmark::AddCustomContext(std::string(backend), status);
 }
 
+}  // namespace
 }  // namespace gpufuzz
 
 namespace {
