@@ -7,8 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -21,9 +22,21 @@
 
 namespace gpufuzz {
 
-namespace {
+std::optional<unsigned> driverContextJobs(std::string_view backend, std::string description,
+                                          int gpus) {
+  // Each context a sequence makes is a driver context: their creation serializes in the
+  // driver, so more children only stretch every operation's latency, and the automatic
+  // deadlines with it. Measured on an H200 (bench/RESULTS.md, "--jobs on the GPU"): 2 jobs ran
+  // the most sequences a second on both.
+  constexpr unsigned kPerDevice = 2;
+  if (backend == "cuda") return kPerDevice * static_cast<unsigned>(std::max(gpus, 1));
+  for (char& c : description)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (backend == "opencl" && description.find("nvidia") != std::string::npos) return kPerDevice;
+  return std::nullopt;
+}
 
-constexpr unsigned kCudaJobsPerDevice = 4;
+namespace {
 
 std::atomic<int> gSignals{0};
 
@@ -148,6 +161,9 @@ std::string Session::resolveBackend(const std::string& requested) {
     const BackendInfo& info = backendInfo(requested);
     if (info.built && info.probeInChild) {
       descriptions_[requested] = probeInChild(requested);
+      if (auto most = driverContextJobs(requested, descriptions_[requested], 1)) {
+        capDefaultJobs(*most);
+      }
     } else {
       std::unique_ptr<Backend> backend = makeBackend(requested, backendOptions_);
       descriptions_[requested] = backend->description();
@@ -168,15 +184,16 @@ std::string Session::resolveBackend(const std::string& requested) {
     const int count = cudaDeviceCount();
     devices_ = std::make_shared<DeviceSpread>(
         DeviceSpread::visibleDevices(count, std::getenv("CUDA_VISIBLE_DEVICES")));
-    // Children contend inside the driver (context creation serializes): a few per GPU keep it
-    // busy without stretching every operation's latency. An explicit --jobs stands.
-    if (!cl_.has(Option::Jobs) && runners_.empty()) {
-      const unsigned perDevices = kCudaJobsPerDevice * static_cast<unsigned>(std::max(count, 1));
-      jobs_ = std::min(jobs_, perDevices);
-      slots_ = std::make_shared<ChildSlots>(jobs_);
-    }
+    capDefaultJobs(*driverContextJobs("cuda", descriptions_["cuda"], count));
   }
   return name;
+}
+
+void Session::capDefaultJobs(unsigned most) {
+  // An explicit --jobs stands; so do the slots of runners already made.
+  if (cl_.has(Option::Jobs) || !runners_.empty() || jobs_ <= most) return;
+  jobs_ = most;
+  slots_ = std::make_shared<ChildSlots>(jobs_);
 }
 
 Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) {

@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/base/RunConfig.h"
@@ -21,6 +23,12 @@
 
 namespace gpufuzz {
 
+/// The most children a campaign runs by default on `backend` (as its probe described it, over
+/// `gpus` GPUs) when each context a sequence makes is a driver context: cuda, and NVIDIA's
+/// OpenCL (a cl_context is a CUDA context). None: as many as cores.
+std::optional<unsigned> driverContextJobs(std::string_view backend, std::string description,
+                                          int gpus);
+
 class Session {
  public:
   /// Throws InputError for bad options, DeviceUnavailable when cuda is asked for and unusable.
@@ -30,7 +38,8 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const CommandLine& commandLine() const { return cl_; }
-  /// --jobs; by default the number of cores, or 4 per GPU once the backend resolved to cuda.
+  /// --jobs; by default the number of cores, or 2 per GPU once the backend resolved to cuda or
+  /// to NVIDIA's OpenCL (driverContextJobs).
   unsigned jobs() const { return jobs_; }
   bool quiet() const { return cl_.has(Option::Quiet); }
 
@@ -78,6 +87,8 @@ class Session {
 
  private:
   std::string probeInChild(const std::string& backend);
+  /// Lowers the default --jobs to `most` (never an explicit one).
+  void capDefaultJobs(unsigned most);
 
   const CommandLine& cl_;
   unsigned jobs_;

@@ -23,12 +23,15 @@ bool startsWith(std::string_view text, std::string_view start) {
   return text.substr(0, start.size()) == start;
 }
 
-/// The record lines compute-sanitizer frames but that report nothing by themselves.
+/// The record lines compute-sanitizer frames but that report nothing by themselves, and its
+/// notes on how the program exited ("Error: process didn't terminate successfully", with a hint
+/// as its detail, when a signal ended it): the exit status says that, not an error in it.
 bool isFrameLine(std::string_view line) {
   return line.empty() || startsWith(line, "COMPUTE-SANITIZER") ||
          startsWith(line, "LEAK SUMMARY:") || startsWith(line, "ERROR SUMMARY:") ||
          startsWith(line, "RACECHECK SUMMARY:") ||
-         startsWith(line, "Target application returned an error");
+         startsWith(line, "Target application returned an error") ||
+         startsWith(line, "Error: process didn't terminate successfully");
 }
 
 }  // namespace
@@ -169,6 +172,7 @@ Supervised superviseUnderSanitizer(const ChildCommand& command, SupervisionLimit
                                    const std::filesystem::path& log,
                                    const std::optional<OpPlace>& destroyAt) {
   limits.forkServer = false;
+  limits.signalAsExitStatus = true;
   std::error_code ignored;
   std::filesystem::remove(log, ignored);
   Supervised supervised =

@@ -234,8 +234,9 @@ class ProgressWatch final : public ChildObserver {
 };
 
 /// What the exit status and the reported outcome say together, for a child that exited.
-void judgeExit(int code, const ProgressWatch& watch, const std::string& output, bool target,
-               Supervised& result) {
+void judgeExit(int code, const ProgressWatch& watch, const std::string& output,
+               const SupervisionLimits& limits, Supervised& result) {
+  const bool target = limits.target;
   const auto withOutput = [&](std::string message) {
     const std::string line = lastLine(output);
     return line.empty() ? message : message + ": " + line;
@@ -251,7 +252,10 @@ void judgeExit(int code, const ProgressWatch& watch, const std::string& output, 
     }
     return;
   }
-  if (code == 2) {
+  if (limits.signalAsExitStatus && !reported && code >= 4 && code <= 64) {
+    result.outcome = watch.at(OutcomeClass::Crash, signalName(code) + " (exit status " +
+                                                       std::to_string(code) + " of its wrapper)");
+  } else if (code == 2) {
     result.harnessError = withOutput("the child rejected its input (exit status 2)");
   } else if (code == 3) {
     result.harnessError = withOutput("the child failed internally (exit status 3)");
@@ -360,7 +364,7 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
         watch.at(OutcomeClass::Crash,
                  signalName(result.termSignal) + (WCOREDUMP(exit.status) ? " (core dumped)" : ""));
   } else {
-    judgeExit(result.exitCode, watch, result.outputTail, limits.target, result);
+    judgeExit(result.exitCode, watch, result.outputTail, limits, result);
   }
   result.faults = watch.takeFaults();
   if (!result.harnessError) result.outcome.fault = plantedBy(result.outcome, result.faults);

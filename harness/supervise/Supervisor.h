@@ -75,6 +75,10 @@ struct SupervisionLimits {
   /// outcome of the system under test (a protocol error, an exit without an outcome), not a
   /// harness error, and its outcome line stands whatever its exit status.
   bool target = false;
+  /// The child is a wrapper (compute-sanitizer) that exits with the signal's number when a signal
+  /// ends the program it runs: an exit status of 4 to 64 without an outcome is a crash by that
+  /// signal (the runner itself exits with 0 to 3 only).
+  bool signalAsExitStatus = false;
   /// The operations of the sequence the child runs, by kind name, in order: a `begin` must name
   /// the next one. Empty: only the ordinals are checked.
   std::vector<std::string> expectedOps;

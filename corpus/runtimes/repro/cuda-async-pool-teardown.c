@@ -1,5 +1,5 @@
 /* cuda-async-pool-teardown.c: the driver calls the cuda-async backend makes for
- * ../unconfirmed/cuda-async-crash-at-end.seq (traced through tests/gpu/fake-libcuda), in the same
+ * ../nvidia-580/pool-teardown-at-end.seq (traced through tests/gpu/fake-libcuda), in the same
  * order, with nothing of the project: does the driver alone crash at the teardown? Every call is
  * valid by the driver API's documentation of the stream-ordered allocator: a pool destroyed
  * (cuMemPoolDestroy) while an allocation from it is outstanding returns at once and is released
@@ -132,7 +132,7 @@ static void freeOrphan(CUdeviceptr p) {
   CHECK(cuStreamSynchronize(releaseStream));
 }
 
-/* ../unconfirmed/cuda-async-crash-at-end.seq, then the release of its leftovers. */
+/* ../nvidia-580/pool-teardown-at-end.seq, then the release of its leftovers. */
 static void round_(void) {
   Renderer r0 = create();
   destroy(&r0);

@@ -3,6 +3,7 @@
 // stand-in compute-sanitizer with the real one's command line.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 #include <sstream>
 
@@ -167,6 +168,31 @@ TEST(ComputeSanitizer, AChildUnderTheSanitizerReportsThroughIt) {
   EXPECT_FALSE(clean.harnessError) << *clean.harnessError;
   EXPECT_EQ(clean.outcome.cls, OutcomeClass::Pass);
   EXPECT_EQ(clean.timings.size(), 3U) << "the runner's events did not pass through";
+}
+
+TEST(ComputeSanitizer, AProgramThatCrashesUnderItIsACrashAtItsOperation) {
+  // compute-sanitizer 2025.3 exits with the signal's number when one ends the program, and its
+  // report (recorded on an H200 at a SIGSEGV in the driver) names no error of the program's.
+  const SanitizerReport r = parseSanitizerLog(report("memcheck-crashed.txt"));
+  EXPECT_EQ(r.errorSummary, 0U);
+  EXPECT_FALSE(r.hasErrors());
+  const std::filesystem::path log =
+      std::filesystem::temp_directory_path() / ("sanitizer-crash-" + std::to_string(::getpid()));
+  const Supervised crashed =
+      underFake("memcheck-crashed.txt", {"--ops", "3", "--segv-at", "2"}, log);
+  EXPECT_FALSE(crashed.harnessError) << *crashed.harnessError << "\n" << crashed.outputTail;
+  EXPECT_EQ(crashed.exitCode, SIGSEGV);
+  EXPECT_EQ(crashed.outcome.cls, OutcomeClass::Crash) << crashed.outputTail;
+  EXPECT_EQ(crashed.outcome.at, At{2});
+  EXPECT_NE(crashed.outcome.detail.find("SIGSEGV"), std::string::npos) << crashed.outcome.detail;
+  EXPECT_NE(crashed.outputTail.find("didn't terminate successfully"), std::string::npos);
+
+  // The runner's own exit statuses (2: bad input) stay the harness's, under the sanitizer too.
+  const Supervised rejected =
+      underFake("clean.txt", {"--ops", "3", "--exit", "2", "--no-outcome"}, log);
+  ASSERT_TRUE(rejected.harnessError) << outcomeText(rejected.outcome);
+  EXPECT_NE(rejected.harnessError->find("exit status 2"), std::string::npos)
+      << *rejected.harnessError;
 }
 
 }  // namespace
