@@ -13,11 +13,15 @@
 // its samples. The samples give the p50_us, p99_us, mean_us, min_us and max_us counters (p99 is
 // the nearest-rank percentile: with few iterations it is the slowest one).
 //
-// The cuda cases are registered only when a CUDA device is usable; without one, stderr says why
-// they were skipped. A teardown that fails (context-first on cuda: cuCtxDestroy frees the
+// The CUDA backends' cases, cuda (a context per renderer: the teardown ends in cuCtxDestroy) and
+// cuda-async (a stream and a memory pool on the retained primary context: the teardown ends in
+// cuStreamDestroy and cuMemPoolDestroy), share one reduced matrix and one workload, so that the two
+// read side by side. Each backend's cases are registered only when it is usable; otherwise stderr
+// says why they were skipped, and so does the JSON's context (key `cuda` or `cuda-async`: measured,
+// or skipped: why). A teardown that fails (context-first on cuda: cuCtxDestroy frees the
 // context's buffers, so the frees that follow are errors) ends its case with the error recorded
 // in the JSON (error_occurred, error_message) instead of ending the run. --cuda_iterations=N
-// sets the teardowns per cuda case (20).
+// sets the teardowns per case on either CUDA backend (20).
 #include <benchmark/benchmark.h>
 
 #include <malloc.h>
@@ -59,15 +63,21 @@ struct Point {
   uint32_t draws = 0;
 };
 
+/// The CUDA backends, which share the reduced matrix, the iterations and the workload.
+bool isCuda(std::string_view backend) {
+  return backend == "cuda" || backend == "cuda-async";
+}
+
 /// What one draw is on a backend. On sim a draw is rasterized on the CPU when the queue is waited
-/// for, on cuda it is a kernel on the GPU, so the same "heavy" queue needs different sizes.
+/// for, on the CUDA backends it is a kernel on the GPU, so the same "heavy" queue needs different
+/// sizes.
 struct Workload {
   uint32_t side = 0;  // the framebuffer is side x side
   uint32_t trianglesPerDraw = 0;
 };
 
 Workload workloadOf(std::string_view backend) {
-  if (backend == "cuda") return Workload{1024, 256};
+  if (isCuda(backend)) return Workload{1024, 256};
   return Workload{64, 16};
 }
 
@@ -259,14 +269,14 @@ void runCase(benchmark::State& state, const Case& c) {
   publish(state, c, std::move(samples));
 }
 
-/// Teardowns per case on cuda, where each costs a context create and destroy (about 0.2 s):
-/// --cuda_iterations=N.
+/// Teardowns per case on the CUDA backends, where each costs a context create and destroy on cuda
+/// (about 0.2 s): --cuda_iterations=N.
 int64_t cudaIterations = 20;
 
 /// Enough teardowns for a stable p50 while the whole matrix stays short: on sim an iteration is
 /// dominated by making big textures and rasterizing the queued draws.
 int64_t iterationsFor(std::string_view backend, const Point& p) {
-  if (backend == "cuda") return cudaIterations;
+  if (isCuda(backend)) return cudaIterations;
   if (uint64_t{p.textures} * p.textureSize * p.textureSize >= (1U << 20)) return 40;
   if (p.draws >= 64) return 60;
   return 200;
@@ -276,7 +286,7 @@ int64_t iterationsFor(std::string_view backend, const Point& p) {
 /// everywhere; the other policies where the textures are small (or absent).
 std::vector<Case> casesFor(std::string_view backend) {
   std::vector<Point> points;
-  const bool cuda = backend == "cuda";
+  const bool cuda = isCuda(backend);
   if (!cuda) {
     for (uint32_t draws : {0U, 1U, 8U, 64U}) {
       points.push_back(Point{0, 0, draws});
@@ -286,8 +296,9 @@ std::vector<Case> casesFor(std::string_view backend) {
       }
     }
   } else {
-    // Each context costs ~0.2 s there: the queued-work sweep at 4 textures, the buffer sweep
-    // with nothing queued and with heavy work queued, and one small-texture point.
+    // Each context costs ~0.2 s on cuda (and cuda-async is measured at the same points): the
+    // queued-work sweep at 4 textures, the buffer sweep with nothing queued and with heavy work
+    // queued, and one small-texture point.
     for (uint32_t draws : {0U, 1U, 8U, 64U})
       points.push_back(Point{4, 512, draws});
     for (uint32_t draws : {0U, 64U}) {
@@ -313,7 +324,7 @@ std::vector<Case> casesFor(std::string_view backend) {
     add(Subject::Bare, TeardownPolicy::Shipped);
     add(Subject::Renderer, TeardownPolicy::Shipped);
     // The seam's bookkeeping is a fixed cost per call: it shows only next to sim's short
-    // teardowns, and a cuda context is too dear to spend on it.
+    // teardowns, and a cuda context is too dear to spend on it (cuda-async keeps cuda's matrix).
     if (!cuda) add(Subject::Seam, TeardownPolicy::Shipped);
     if (!allPolicies(p)) continue;
     for (TeardownPolicy policy : {TeardownPolicy::ContextFirst, TeardownPolicy::NoDestroySync,
@@ -348,6 +359,21 @@ void registerCases(std::string_view backend) {
                               "framebuffer " + std::to_string(w.side) + "x" +
                                   std::to_string(w.side) + ", " +
                                   std::to_string(w.trianglesPerDraw) + " triangles per draw");
+}
+
+/// Registers a CUDA backend's cases when that backend can be made here, and says in the JSON's
+/// context (key: the backend's name) whether they are measured or skipped, and why.
+void registerIfUsable(std::string_view backend) {
+  std::string status = "measured";
+  try {
+    makeBackend(backend);
+    registerCases(backend);
+  } catch (const DeviceUnavailable& e) {
+    status = std::string("skipped: ") + e.what();
+    std::cerr << "gpufuzz-bench-teardown: " << backend
+              << " cases skipped, no usable CUDA device: " << e.what() << '\n';
+  }
+  benchmark::AddCustomContext(std::string(backend), status);
 }
 
 }  // namespace
@@ -394,16 +420,8 @@ int main(int argc, char** argv) {
                               "interceptors; bare: Backend synchronize, free each buffer, "
                               "destroy the context; seam: the bare calls through a Device");
   gpufuzz::registerCases("sim");
-  std::string cuda = "measured";
-  try {
-    gpufuzz::makeBackend("cuda");
-    gpufuzz::registerCases("cuda");
-  } catch (const gpufuzz::DeviceUnavailable& e) {
-    cuda = std::string("skipped: ") + e.what();
-    std::cerr << "gpufuzz-bench-teardown: cuda cases skipped, no usable CUDA device: " << e.what()
-              << '\n';
-  }
-  benchmark::AddCustomContext("cuda", cuda);
+  for (const std::string_view backend : {"cuda", "cuda-async"})
+    gpufuzz::registerIfUsable(backend);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
