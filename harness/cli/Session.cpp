@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -17,12 +16,13 @@
 #include "harness/supervise/ChildProcess.h"
 #include "renderer/Backends.h"
 #include "renderer/InputError.h"
+#include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {
 
-std::optional<unsigned> driverContextJobs(std::string_view backend, std::string description,
+std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
                                           int gpus) {
   // Each context a sequence makes is a driver context: their creation serializes in the
   // driver, so more children only stretch every operation's latency, and the automatic
@@ -30,9 +30,7 @@ std::optional<unsigned> driverContextJobs(std::string_view backend, std::string 
   // the most sequences a second on both.
   constexpr unsigned kPerDevice = 2;
   if (backend == "cuda") return kPerDevice * static_cast<unsigned>(std::max(gpus, 1));
-  for (char& c : description)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (backend == "opencl" && description.find("nvidia") != std::string::npos) return kPerDevice;
+  if (backend == "opencl" && containsIgnoringCase(description, "nvidia")) return kPerDevice;
   return std::nullopt;
 }
 

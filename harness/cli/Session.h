@@ -26,7 +26,7 @@ namespace gpufuzz {
 /// The most children a campaign runs by default on `backend` (as its probe described it, over
 /// `gpus` GPUs) when each context a sequence makes is a driver context: cuda, and NVIDIA's
 /// OpenCL (a cl_context is a CUDA context). None: as many as cores.
-std::optional<unsigned> driverContextJobs(std::string_view backend, std::string description,
+std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
                                           int gpus);
 
 class Session {

@@ -1,9 +1,7 @@
 // OpenClDevices.cpp: enumerating platforms and devices, and matching `--device`.
 #include "renderer/opencl/OpenClDevices.h"
 
-#include <algorithm>
-#include <cctype>
-
+#include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
 
 namespace gpufuzz {
@@ -19,17 +17,6 @@ std::string infoString(Query query, Handle handle, Info param) {
   while (!text.empty() && (text.back() == '\0' || text.back() == ' '))
     text.pop_back();
   return text;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-bool contains(std::string_view haystack, const std::string& needleLower) {
-  return lower(haystack).find(needleLower) != std::string::npos;
 }
 
 std::string listing(const std::vector<OpenClDevice>& devices) {
@@ -107,10 +94,9 @@ OpenClDevice selectOpenClDevice(const std::vector<OpenClDevice>& devices, std::s
     }
     return devices.front();
   }
-  const std::string needle = lower(text);
   for (const OpenClDevice& d : devices) {
-    if (contains(d.platformName, needle) || contains(d.platformVendor, needle) ||
-        contains(d.deviceName, needle)) {
+    if (containsIgnoringCase(d.platformName, text) ||
+        containsIgnoringCase(d.platformVendor, text) || containsIgnoringCase(d.deviceName, text)) {
       return d;
     }
   }

@@ -2,7 +2,6 @@
 #include "renderer/vulkan/VulkanBackend.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/HandleChecks.h"
 #include "renderer/device/PendingWork.h"
@@ -46,12 +46,6 @@ VkDescriptorType bindingType(uint32_t binding) {
 
 [[noreturn]] void fail(CallPoint point, std::string message) {
   throw DeviceError(point, std::move(message));
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 std::string versionText(uint32_t version) {
@@ -361,8 +355,8 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
     const VkPhysicalDeviceProperties& p = properties.properties;
     const std::string name = p.deviceName;
     seen += (seen.empty() ? "" : ", ") + name;
-    if (!wanted.empty() && lower(name).find(lower(wanted)) == std::string::npos &&
-        lower(driver.driverName).find(lower(wanted)) == std::string::npos) {
+    if (!wanted.empty() && !containsIgnoringCase(name, wanted) &&
+        !containsIgnoringCase(driver.driverName, wanted)) {
       continue;
     }
     VkPhysicalDeviceVulkan12Features features12{};
