@@ -60,6 +60,7 @@ void visitStats(Io& io, Stats& s) {
   io.number("new_findings", s.newFindings);
   io.time("last_find", s.lastFind);
   io.text("deadline", s.deadline);
+  io.text("deadline_by_kind", s.deadlineByKind);
   io.text("shrinking", s.shrinking);
   io.number("finished", s.finished);
   io.number("stopped", s.stopped);

@@ -70,7 +70,9 @@ struct CampaignStats {
   uint64_t persistent = 1;  // --persistent N: sequences a child may run in one process
   /// --target's command line and what its --version said; empty for the project's runner.
   std::string target, targetVersion;
-  std::string deadline;   // the deadline in force
+  std::string deadline;  // the deadline in force
+  /// Each kind's deadline, p99 and samples; then the kinds under the overall one (describeKinds)
+  std::string deadlineByKind;
   std::string shrinking;  // the current shrink or explanation; empty when none
   double execsPerSecond = 0;
   uint64_t uniqueFindings = 0;  // in the folder

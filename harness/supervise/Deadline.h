@@ -31,6 +31,11 @@ struct DeadlineSettings {
   uint32_t factor = 20;
   Millis floor{150};
   Millis ceiling{60'000};
+  /// Until `kKindMinimum` operations of any kind were seen, the deadline over every kind is at
+  /// least this: a p99 of a handful of samples says little about a backend whose operations'
+  /// costs span three orders of magnitude (cuda), and the first sequences of a campaign meet
+  /// its costliest start. Zero: the floor alone.
+  Millis uncalibrated{0};
   /// Allowance until a child reports its start (process start, driver initialisation).
   Millis start{3'000};
   /// A first deadline miss is re-run with confirmFactor x deadline, at least confirmFloor and at
@@ -68,6 +73,9 @@ class DeadlineCalibrator {
   bool isFixed() const { return settings_.fixed.has_value(); }
   /// "150 ms (auto: 20 x p99 1.20 ms, floor 150 ms)"
   std::string describe() const;
+  /// Each kind with a deadline of its own: "buf_create 1000 ms (p99 12.30 ms of 540), ..."; the
+  /// kinds still under the overall deadline after them: "; overall: end (12)". Empty when fixed.
+  std::string describeKinds() const;
 
  private:
   /// The last `capacity` latencies.

@@ -38,7 +38,7 @@ TEST(Stats, TheStatsFileAgreesWithTheReport) {
         "shard",         "backend",       "policy",     "faults",          "executions",
         "execs_per_sec", "sequences",     "by_class",   "unique_findings", "last_find",
         "deadline",      "shrinking",     "cumulative", "finished",        "stopped",
-        "device",        "next_sequence", "unfinished"}) {
+        "device",        "next_sequence", "unfinished", "deadline_by_kind"}) {
     EXPECT_TRUE(json.contains(field)) << field;
   }
   const CampaignStats s = *readStats(out / kStatsFile);
@@ -58,6 +58,7 @@ TEST(Stats, TheStatsFileAgreesWithTheReport) {
   EXPECT_NE(s.commandLine.find("--seed 5"), std::string::npos) << s.commandLine;
   EXPECT_LE(s.startTime, s.lastUpdate);
   EXPECT_EQ(s.deadline, "150 ms (fixed)");
+  EXPECT_EQ(s.deadlineByKind, "") << "a fixed deadline has no kinds";
   EXPECT_EQ(s.run.executions, report.at("executions").to_number<uint64_t>());
   EXPECT_EQ(s.run.sequences, 24U);
   EXPECT_EQ(s.run.sequences, report.at("sequences").to_number<uint64_t>());

@@ -69,12 +69,69 @@ TEST(Deadline, CudaAsyncStartsLikeCudaButItsOperationsAreCheaper) {
   // A fresh process pays cuInit and the primary context's retain (~250-350 ms on the H200, more
   // with children contending): the start allowance must cover many times that.
   EXPECT_GE(async.start, Millis{5'000});
-  // A context is a stream and a pool (microseconds), not a cuCtxCreate (~120 ms).
-  EXPECT_LT(async.floor, cuda.floor);
+  // A context is a stream and a pool (microseconds), not a cuCtxCreate (~120 ms): no start-up
+  // deadline of its own, and no higher floor.
+  EXPECT_LT(async.uncalibrated, cuda.uncalibrated);
+  EXPECT_LE(async.floor, cuda.floor);
   EXPECT_GE(async.floor, DeadlineSettings::forBackend("sim").floor);
   EXPECT_LE(async.confirmFloor, cuda.confirmFloor);
   DeadlineCalibrator calibrator(async);
   EXPECT_EQ(calibrator.startDeadline(), async.start);
+}
+
+}  // namespace
+}  // namespace gpufuzz
+
+namespace gpufuzz {
+namespace {
+
+// On cuda a child's operation waits behind the other children's in the driver: a tail bounded by
+// the jobs. Its deadlines are 5 x p99 above a 1 s floor (a hang seen in 1-2 s at the default 2
+// jobs, measured p99s of 0.1-0.4 s), but 3 s until enough operations were seen.
+TEST(Deadline, CudaSeesAHangWithinTwoSecondsOnceCalibrated) {
+  const DeadlineSettings cuda = DeadlineSettings::forBackend("cuda");
+  DeadlineCalibrator c(cuda);
+  EXPECT_EQ(c.deadline(), Millis{3'000}) << "nothing seen yet";
+  for (int i = 0; i < 31; ++i)
+    c.observe("ctx_create", std::chrono::microseconds(140'000));
+  EXPECT_EQ(c.deadline(), Millis{3'000}) << "31 operations are not a calibration";
+  c.observe("buf_create", std::chrono::microseconds(2'000));
+  EXPECT_EQ(c.deadline(), Millis{1'000}) << "5 x 140 ms, raised to the floor";
+  // The p99s measured with 2 jobs on the H200: 0.1-0.3 s by kind, 0.4 s over every kind.
+  for (int i = 0; i < 200; ++i) {
+    c.observe("ctx_create", std::chrono::microseconds(i % 50 == 0 ? 270'000 : 150'000));
+    c.observe("buf_create", std::chrono::microseconds(i % 25 == 0 ? 90'000 : 3'000));
+    c.observe("ctx_destroy", std::chrono::microseconds(i % 20 == 0 ? 400'000 : 70'000));
+  }
+  for (const auto& [op, deadline] : c.kindDeadlines())
+    EXPECT_LE(deadline, Millis{2'000}) << op;
+  EXPECT_LE(c.deadline(), Millis{2'000});
+  EXPECT_EQ(c.deadlineFor("buf_create"), Millis{1'000});
+  EXPECT_EQ(c.deadlineFor("ctx_destroy"), Millis{2'000});  // 5 x 400 ms
+  // A confirmation waits 4 x the deadline, at least 10 s.
+  EXPECT_EQ(c.confirmationDeadline(), Millis{10'000});
+  EXPECT_EQ(c.kindConfirmationDeadlines().at("buf_create"), Millis{10'000});
+  // Other backends keep a factor of 20 and no separate start-up deadline.
+  for (const char* other : {"sim", "cuda-async", "opencl", "vulkan", "target"}) {
+    const DeadlineSettings s = DeadlineSettings::forBackend(other);
+    EXPECT_EQ(s.factor, 20u) << other;
+    EXPECT_EQ(DeadlineCalibrator(s).deadline(), s.floor) << other;
+  }
+}
+
+TEST(Deadline, DescribesEachKindAndThoseStillUnderTheOverallDeadline) {
+  DeadlineSettings s;
+  s.factor = 10;
+  s.floor = Millis{100};
+  DeadlineCalibrator c(s);
+  EXPECT_EQ(c.describeKinds(), "");
+  for (int i = 0; i < 40; ++i)
+    c.observe("draw", std::chrono::microseconds(12'340));
+  for (int i = 0; i < 3; ++i)
+    c.observe("end", std::chrono::microseconds(1'000));
+  EXPECT_EQ(c.describeKinds(), "draw 123 ms (p99 12.34 ms of 40); overall: end (3)");
+  s.fixed = Millis{42};
+  EXPECT_EQ(DeadlineCalibrator(s).describeKinds(), "");
 }
 
 }  // namespace
