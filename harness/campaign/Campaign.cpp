@@ -87,6 +87,7 @@ class Campaign {
     s.lastUpdate = unixNow();
     s.lastFind = lastFindUnix_ ? lastFindUnix_ : previous_ ? previous_->lastFind : std::nullopt;
     s.deadline = trials_.deadlines().describe();
+    s.deadlineByKind = trials_.deadlines().describeKinds();
     s.shrinking = shrinking_;
     s.nextSequence = std::max(frontier_, startedUpTo_);
     s.unfinished.assign(unfinished_.begin(), unfinished_.end());
@@ -213,14 +214,21 @@ class Campaign {
 
   /// A quick run's deadline miss counts only once confirmed (hang, spin, slow, or noise),
   /// except for a saturated kind, whose misses are hits of a failure already understood, and a
-  /// kind already confirmed as a finding.
+  /// kind already confirmed. A hang or spin that stays stuck under the long deadline is a
+  /// confirmed kind from then on, before its shrink: the shrink's candidates stuck the same way
+  /// (most of them, for a hang) are taken at their deadline rather than each waiting out a long
+  /// one (on cuda 10 s, on sim 2 s), and so are the other jobs' misses of it meanwhile.
   TrialResult classified(const Sequence& seq, TrialResult t) {
     if (!t.evidence.stuck || t.harnessError) return t;
     if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
       trials_.countSkippedConfirmation();
       return t;
     }
-    return trials_.run(seq, TrialMode::Confirmed);
+    TrialResult confirmed = trials_.run(seq, TrialMode::Confirmed);
+    if (confirmed.evidence.stuck && !confirmed.harnessError) {
+      trials_.markConfirmedKind(confirmed.outcome);  // a hang or spin; other classes are not kept
+    }
+    return confirmed;
   }
 
   /// A persistent run that did not pass, re-run in a fresh process: alone, and when it passes
