@@ -214,21 +214,14 @@ class Campaign {
 
   /// A quick run's deadline miss counts only once confirmed (hang, spin, slow, or noise),
   /// except for a saturated kind, whose misses are hits of a failure already understood, and a
-  /// kind already confirmed. A hang or spin that stays stuck under the long deadline is a
-  /// confirmed kind from then on, before its shrink: the shrink's candidates stuck the same way
-  /// (most of them, for a hang) are taken at their deadline rather than each waiting out a long
-  /// one (on cuda 10 s, on sim 2 s), and so are the other jobs' misses of it meanwhile.
+  /// kind already confirmed as a finding.
   TrialResult classified(const Sequence& seq, TrialResult t) {
     if (!t.evidence.stuck || t.harnessError) return t;
     if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
       trials_.countSkippedConfirmation();
       return t;
     }
-    TrialResult confirmed = trials_.run(seq, TrialMode::Confirmed);
-    if (confirmed.evidence.stuck && !confirmed.harnessError) {
-      trials_.markConfirmedKind(confirmed.outcome);  // a hang or spin; other classes are not kept
-    }
-    return confirmed;
+    return trials_.run(seq, TrialMode::Confirmed);
   }
 
   /// A persistent run that did not pass, re-run in a fresh process: alone, and when it passes
@@ -390,6 +383,7 @@ class Campaign {
     ExplainOptions options;
     options.shrink = false;  // already 1-minimal
     options.knownReproduction = std::pair{f.reproduced, f.confirmations};
+    options.candidateLimit = candidateStuckLimit(f);
     try {
       const Explanation e = explainFailure(trials_, plan_.jobs, f.minimal, f.outcome, options);
       if (stopRequested()) return;  // its trials were cut short: no explanation

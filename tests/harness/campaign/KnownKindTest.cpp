@@ -141,39 +141,3 @@ TEST(KnownKinds, ACampaignWhereMostSequencesHangTakesTheFastPath) {
 
 }  // namespace
 }  // namespace gpufuzz
-
-namespace gpufuzz {
-namespace {
-
-// The seed's hang under max-26.5.0: the first miss is confirmed under the long deadline, and from
-// then on the kind is known, so the candidates of its own shrink that hang the same way (most of
-// them) are taken at their deadline. Before, each waited out a long confirmation of its own
-// until the finding was recorded (4 on sim and on the H200's cuda, with 2 jobs).
-TEST(KnownKinds, AHangConfirmedOnceIsKnownToItsOwnShrink) {
-  testing::ScratchDir dir;
-  const fs::path out = dir.path() / "findings";
-  const auto r = testing::gpufuzz(
-      "fuzz --backend sim --quiet --jobs 1 --deadline 150 --confirmations 2 --no-explain "
-      "--faults max-26.5.0 --ops device --runs 60 --seed 1 --out " +
-      out.string());
-  ASSERT_EQ(r.status, 1) << r.output;
-  const auto stats = readStats(out / kStatsFile);
-  ASSERT_TRUE(stats.has_value());
-  std::size_t hangs = 0;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    const auto stored = readStoredFinding(entry.path());
-    if (!stored || stored->id.rfind("hang-", 0) != 0) continue;
-    ++hangs;
-    EXPECT_GT(stored->reproduced, 0U) << stored->id;  // still confirmed before it is written
-    EXPECT_EQ(loadSequence((entry.path() / "minimal.seq").string()).ops.size(), 5U) << stored->id;
-  }
-  ASSERT_EQ(hangs, 1U) << r.output;
-  // One long confirmation: the first miss's (a second only for a miss of another kind, noise
-  // on a loaded machine).
-  EXPECT_GE(stats->run.longConfirmations, 1U);
-  EXPECT_LE(stats->run.longConfirmations, 2U) << r.output;
-  EXPECT_GT(stats->run.confirmationsSkipped, 2U);
-}
-
-}  // namespace
-}  // namespace gpufuzz
