@@ -9,6 +9,7 @@
 #include "harness/cli/FailingFile.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/search/Explainer.h"
+#include "harness/search/Minimize.h"
 
 namespace gpufuzz {
 
@@ -25,6 +26,7 @@ int runExplain(Session& session) {
 
   ExplainOptions options;
   options.shrink = !cl.has(Option::NoShrink);
+  options.candidateLimit = candidateStuckLimit(first);
   options.confirmations = confirmations;
   options.onProgress = [&](const std::string& what) {
     if (session.quiet()) return;

@@ -78,8 +78,11 @@ EditVerdict verdictOf(const TrialResult& t, const FailureKey& key) {
 /// names only identify), all queued experiments of a phase at once so that `jobs` stay busy.
 class Laboratory {
  public:
-  Laboratory(TrialRunner& trials, unsigned jobs, FailureKey key)
-      : trials_(trials), jobs_(jobs == 0 ? 1 : jobs), key_(std::move(key)) {}
+  Laboratory(TrialRunner& trials, unsigned jobs, FailureKey key, std::optional<Millis> limit)
+      : trials_(trials),
+        jobs_(jobs == 0 ? 1 : jobs),
+        key_(std::move(key)),
+        limit_(key_.missesDeadline() ? std::nullopt : limit) {}
 
   void add(const Sequence& seq) {
     const std::string text = normalizedOperations(seq);
@@ -92,7 +95,7 @@ class Laboratory {
     // A slow failure is only told from noise by a confirmation run.
     const TrialMode mode = key_.cls == OutcomeClass::Slow ? TrialMode::Confirmed : TrialMode::Quick;
     const auto results = runConcurrently<TrialResult>(
-        queue_.size(), jobs_, [&](std::size_t i) { return trials_.run(queue_[i], mode); });
+        queue_.size(), jobs_, [&](std::size_t i) { return trials_.run(queue_[i], mode, limit_); });
     for (std::size_t i = 0; i < queue_.size(); ++i) {
       executions_ += results[i].executions;
       const EditVerdict verdict = verdictOf(results[i], key_);
@@ -119,6 +122,7 @@ class Laboratory {
   TrialRunner& trials_;
   unsigned jobs_;
   FailureKey key_;
+  std::optional<Millis> limit_;  // an experiment stuck this long is stopped (none: deadlines)
   std::vector<Sequence> queue_;
   std::set<std::string> queuedTexts_;
   std::map<std::string, std::pair<RunOutcome, EditVerdict>> done_;
@@ -484,7 +488,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   e.minimal = failing;
   e.outcome = failure;
   e.key = FailureKey::of(failure);
-  Laboratory lab(trials, jobs, e.key);
+  Laboratory lab(trials, jobs, e.key, options.candidateLimit);
 
   if (options.shrink) {
     // The shrink candidates are the removals and simplifications explained below anyway, so
@@ -500,6 +504,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
     if (reducible) {
       progress("not 1-minimal: shrinking");
       Shrinker shrinker(trials, jobs);
+      shrinker.limitCandidates(options.candidateLimit);
       ShrinkResult shrunk = shrinker.shrink(
           failing, failure, [&](const std::string& step) { progress("  " + step); });
       lab.addExecutions(shrunk.executions);

@@ -152,6 +152,10 @@ struct ExplainOptions {
   uint32_t confirmations = 5;
   /// Reproductions already measured (hits, replays): the replays are not run again.
   std::optional<std::pair<uint32_t, uint32_t>> knownReproduction;
+  /// How long a shrink candidate or an experiment may go without progress in an operation before
+  /// it is stopped, for a failure that finishes (candidateStuckLimit, Shrinker::limitCandidates);
+  /// none: their deadlines. Hangs, spins and slow operations keep their deadlines regardless.
+  std::optional<Millis> candidateLimit;
   /// Told what the explainer is doing ("shrinking", "running 57 experiments").
   std::function<void(const std::string&)> onProgress;
 };

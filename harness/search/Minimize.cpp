@@ -25,7 +25,14 @@ std::optional<Millis> candidateStuckLimit(const TrialResult& first) {
     finished += t.elapsed;
   }
   longest = std::max(longest, run.wall - std::min(run.wall, finished));
-  constexpr int kTimesLongest = 4;
+  return std::max(kLeastCandidateLimit, std::chrono::ceil<Millis>(longest * kTimesLongest));
+}
+
+std::optional<Millis> candidateStuckLimit(const Finding& finding) {
+  if (finding.timings.empty()) return std::nullopt;
+  std::chrono::microseconds longest{};
+  for (const OpTiming& t : finding.timings)
+    longest = std::max(longest, t.elapsed);
   return std::max(kLeastCandidateLimit, std::chrono::ceil<Millis>(longest * kTimesLongest));
 }
 

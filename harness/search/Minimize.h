@@ -32,7 +32,11 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
 /// all of the run's time its finished operations do not account for (start-up and release
 /// included), which can only overstate it. None for a run with no time measured.
 std::optional<Millis> candidateStuckLimit(const TrialResult& first);
+/// The same for a recorded finding, from the timings of its confirmation run (none without).
+std::optional<Millis> candidateStuckLimit(const Finding& finding);
 inline constexpr Millis kLeastCandidateLimit{1'000};
+/// The candidate limit's multiple of the longest operation.
+inline constexpr int kTimesLongest = 4;
 
 /// The `# expect:` a finding's file carries: its class, and its place unless it is a leak.
 Expectation expectationOf(const RunOutcome& outcome);

@@ -31,10 +31,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::vector<std::pair<Edit, Sequence>>& batch,
                       std::map<uint64_t, bool>& tried,
                       const std::function<void(const std::string&)>& onStep) {
-  // A hang, a spin or a slow operation is a deadline's failure: its candidates keep theirs.
-  const bool missesDeadline = key.cls == OutcomeClass::Hang || key.cls == OutcomeClass::Spin ||
-                              key.cls == OutcomeClass::Slow;
-  const std::optional<Millis> limit = missesDeadline ? std::nullopt : candidateLimit_;
+  const std::optional<Millis> limit = key.missesDeadline() ? std::nullopt : candidateLimit_;
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         if (tried.count(candidateKey(batch[i].second)) > 0) return std::nullopt;

@@ -27,6 +27,11 @@ struct FailureKey {
   std::string fault;
   static FailureKey of(const RunOutcome& o) { return FailureKey{o.cls, o.op, o.fault}; }
   bool matches(const RunOutcome& o) const { return o.cls == cls && o.op == op && o.fault == fault; }
+  /// A hang, a spin or a slow operation: a deadline's failure, whose candidates and experiments
+  /// keep their deadlines (no candidate limit).
+  bool missesDeadline() const {
+    return cls == OutcomeClass::Hang || cls == OutcomeClass::Spin || cls == OutcomeClass::Slow;
+  }
   bool operator==(const FailureKey&) const = default;
 };
 

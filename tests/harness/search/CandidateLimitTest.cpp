@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "harness/base/AtomicFile.h"
+#include "harness/search/Explainer.h"
 #include "harness/search/Minimize.h"
 #include "model/Sequence.h"
 #include "tests/harness/TestSupport.h"
@@ -63,6 +64,38 @@ TEST(CandidateLimit, IsFourTimesTheFailingRunsLongestOperationAndAtLeastASecond)
   first.evidence.wall = std::chrono::milliseconds{20};
   first.evidence.timings = {OpTiming{At{1}, "create", std::chrono::milliseconds{5}, {}}};
   EXPECT_EQ(candidateStuckLimit(first), kLeastCandidateLimit);
+}
+
+TEST(CandidateLimit, OfAFindingIsFourTimesItsConfirmationsLongestOperation) {
+  Finding f;
+  EXPECT_FALSE(candidateStuckLimit(f)) << "no confirmation run kept";
+  f.timings = {OpTiming{At{1}, "create", std::chrono::milliseconds{600}, {}},
+               OpTiming{At{2}, "draw", std::chrono::milliseconds{100}, {}}};
+  EXPECT_EQ(candidateStuckLimit(f), Millis{2'400});
+  f.timings = {OpTiming{At{1}, "create", std::chrono::milliseconds{5}, {}}};
+  EXPECT_EQ(candidateStuckLimit(f), kLeastCandidateLimit);
+}
+
+// `gpufuzz explain` and a campaign's explanations run experiments on the minimal sequence: the
+// one that drops a draw hangs, and with the limit it is stopped after about a second, not at its
+// 30 s deadline. It still tells the failure apart (the removal changes it).
+TEST(CandidateLimit, AnErrorsExplanationStopsAnExperimentThatHangs) {
+  constexpr Millis kDeadline{30'000};
+  PlannedTrials trials(kDeadline);
+  const Sequence failing = parseSequence(kErrorSequence, "error.seq");
+  const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Error) << outcomeText(first.outcome);
+  ExplainOptions options;
+  options.shrink = false;
+  options.confirmations = 1;
+  options.candidateLimit = candidateStuckLimit(first);
+  const auto start = std::chrono::steady_clock::now();
+  const Explanation e = explainFailure(*trials.runner, 2, failing, first.outcome, options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, kDeadline) << "an experiment waited out its deadline";
+  ASSERT_EQ(e.removals.size(), 4U);
+  const std::string markdown = explanationMarkdown(e);
+  EXPECT_NE(markdown.find("hang"), std::string::npos) << markdown;
 }
 
 TEST(CandidateLimit, AnErrorsShrinkStopsACandidateThatHangsLongBeforeItsDeadline) {
