@@ -23,14 +23,22 @@
 namespace gpufuzz {
 
 std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
-                                          int gpus) {
+                                          int gpus, unsigned persistent) {
   // Each context a sequence makes is a driver context: their creation serializes in the
   // driver, so more children only stretch every operation's latency, and the automatic
   // deadlines with it. Measured on an H200 (bench/RESULTS.md, "--jobs on the GPU"): 2 jobs ran
   // the most sequences a second on both.
   constexpr unsigned kPerDevice = 2;
-  if (backend == "cuda") return kPerDevice * static_cast<unsigned>(std::max(gpus, 1));
+  const auto devices = static_cast<unsigned>(std::max(gpus, 1));
+  if (backend == "cuda") return kPerDevice * devices;
   if (backend == "opencl" && containsIgnoringCase(description, "nvidia")) return kPerDevice;
+  // cuda-async's contexts are cheap, but a fresh process's start (cuInit, the primary
+  // context's retain) serializes in the driver the same way: on the H200 4 children ran as
+  // many executions a second as 16 (3.7/s and 3.5/s) with a third of the p99, and found the
+  // seed's hang in 32 s against 74 s. With --persistent a process starts once for many
+  // sequences, and one per core ran 772/s.
+  constexpr unsigned kFreshAsyncPerDevice = 4;
+  if (backend == "cuda-async" && persistent <= 1) return kFreshAsyncPerDevice * devices;
   return std::nullopt;
 }
 
@@ -159,7 +167,9 @@ std::string Session::resolveBackend(const std::string& requested) {
     const BackendInfo& info = backendInfo(requested);
     if (info.built && info.probeInChild) {
       descriptions_[requested] = probeInChild(requested);
-      if (auto most = driverContextJobs(requested, descriptions_[requested], 1)) {
+      const auto persistent =
+          static_cast<unsigned>(cl_.number(Option::Persistent, 1, 1, 1'000'000));
+      if (auto most = driverContextJobs(requested, descriptions_[requested], 1, persistent)) {
         capDefaultJobs(*most);
       }
     } else {

@@ -24,10 +24,11 @@
 namespace gpufuzz {
 
 /// The most children a campaign runs by default on `backend` (as its probe described it, over
-/// `gpus` GPUs) when each context a sequence makes is a driver context: cuda, and NVIDIA's
-/// OpenCL (a cl_context is a CUDA context). None: as many as cores.
+/// `gpus` GPUs, with `persistent` sequences a process) where the driver makes children wait for
+/// each other: cuda and NVIDIA's OpenCL (each context a sequence makes is a CUDA context), and
+/// cuda-async in fresh processes (each starts CUDA). None: as many as cores.
 std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
-                                          int gpus);
+                                          int gpus, unsigned persistent = 1);
 
 class Session {
  public:
@@ -38,8 +39,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const CommandLine& commandLine() const { return cl_; }
-  /// --jobs; by default the number of cores, or 2 per GPU once the backend resolved to cuda or
-  /// to NVIDIA's OpenCL (driverContextJobs).
+  /// --jobs; by default the number of cores, or fewer once the backend resolved to one where the
+  /// driver makes children wait for each other (driverContextJobs: 2 per GPU on cuda and NVIDIA's
+  /// OpenCL, 4 on cuda-async in fresh processes).
   unsigned jobs() const { return jobs_; }
   bool quiet() const { return cl_.has(Option::Quiet); }
 

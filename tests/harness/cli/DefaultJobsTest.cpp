@@ -20,8 +20,18 @@ TEST(DefaultJobs, NvidiasOpenClIsCappedAndOtherPlatformsAreNot) {
   EXPECT_FALSE(driverContextJobs("opencl", "rusticl / llvmpipe", 1));
 }
 
+TEST(DefaultJobs, CudaAsyncRunsFourFreshProcessesPerGpuAndOnePersistentOnePerCore) {
+  EXPECT_EQ(driverContextJobs("cuda-async", "NVIDIA H200, driver 13.0", 1), 4U);
+  EXPECT_EQ(driverContextJobs("cuda-async", "NVIDIA H200, driver 13.0", 1, 1), 4U);
+  EXPECT_EQ(driverContextJobs("cuda-async", "NVIDIA H200, driver 13.0", 2), 8U);
+  EXPECT_FALSE(driverContextJobs("cuda-async", "NVIDIA H200, driver 13.0", 1, 2));
+  EXPECT_FALSE(driverContextJobs("cuda-async", "NVIDIA H200, driver 13.0", 1, 1000));
+  // --persistent changes nothing where every context is a driver context.
+  EXPECT_EQ(driverContextJobs("cuda", "NVIDIA H200, driver 13.0", 1, 1000), 2U);
+  EXPECT_EQ(driverContextJobs("opencl", "NVIDIA CUDA / NVIDIA H200", 1, 1000), 2U);
+}
+
 TEST(DefaultJobs, BackendsWhoseContextsAreCheapRunAsManyAsCores) {
-  EXPECT_FALSE(driverContextJobs("cuda-async", "NVIDIA H200, driver 13.0", 1));
   EXPECT_FALSE(driverContextJobs("sim", "sim", 0));
   EXPECT_FALSE(driverContextJobs("vulkan", "llvmpipe (LLVM 15.0.6)", 1));
 }
