@@ -3,10 +3,14 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/Outcome.h"
 
 namespace gpufuzz {
+
+/// The operation name of a run's end: the release of what its sequence left.
+inline constexpr std::string_view kEndOperation = "end";
 
 struct RunOutcome {
   OutcomeClass cls = OutcomeClass::Pass;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "harness/base/RunOutcome.h"
 #include "harness/supervise/Supervisor.h"
 #include "renderer/InputError.h"
 
@@ -93,7 +94,7 @@ std::chrono::microseconds DeadlineCalibrator::Ring::percentile99() const {
 
 void DeadlineCalibrator::observe(std::string_view op, std::chrono::microseconds elapsed) {
   std::lock_guard lock(mutex_);
-  recent_.add(elapsed, kWindow);
+  if (op != kEndOperation) recent_.add(elapsed, kWindow);
   auto it = byKind_.find(op);
   if (it == byKind_.end()) it = byKind_.emplace(std::string(op), Ring{}).first;
   it->second.add(elapsed, kKindWindow);
@@ -112,6 +113,10 @@ Millis DeadlineCalibrator::confirmationOf(Millis deadline) const {
 Millis DeadlineCalibrator::deadline() const {
   if (settings_.fixed) return *settings_.fixed;
   std::lock_guard lock(mutex_);
+  return overallLocked();
+}
+
+Millis DeadlineCalibrator::overallLocked() const {
   const Millis calibrated = scaled(recent_.percentile99());
   if (recent_.samples.size() >= kKindMinimum) return calibrated;
   return std::max(calibrated, settings_.uncalibrated);
@@ -129,8 +134,10 @@ DeadlineCalibrator::ByKind DeadlineCalibrator::kindDeadlines() const {
   ByKind out;
   if (settings_.fixed) return out;
   std::lock_guard lock(mutex_);
+  const Millis overall = overallLocked();
   for (const auto& [op, ring] : byKind_) {
-    if (ring.samples.size() >= kKindMinimum) out.emplace(op, scaled(ring.percentile99()));
+    const Millis own = scaled(ring.percentile99());
+    if (ring.samples.size() >= kKindMinimum || own > overall) out.emplace(op, own);
   }
   return out;
 }
@@ -178,8 +185,9 @@ std::string DeadlineCalibrator::describeKinds() const {
   std::lock_guard lock(mutex_);
   std::string own, overall;
   char text[160];
+  const Millis overallDeadline = overallLocked();
   for (const auto& [op, ring] : byKind_) {
-    if (ring.samples.size() < kKindMinimum) {
+    if (ring.samples.size() < kKindMinimum && scaled(ring.percentile99()) <= overallDeadline) {
       std::snprintf(text, sizeof text, "%s%s (%zu)", overall.empty() ? "" : ", ", op.c_str(),
                     ring.samples.size());
       overall += text;
