@@ -60,7 +60,7 @@ int runFuzz(Session& session) {
     time = parseDuration(*cl.get(Option::Time));
     if (!cl.has(Option::Runs)) runs.reset();
   }
-  const auto persistent = static_cast<unsigned>(cl.number(Option::Persistent, 1, 1, 1'000'000));
+  const unsigned persistent = session.persistent();
   if (persistent > 1 && target) {
     throw InputError("--persistent " + std::to_string(persistent) +
                      ": a target of target.md runs one sequence per process (or fork); "

@@ -167,9 +167,7 @@ std::string Session::resolveBackend(const std::string& requested) {
     const BackendInfo& info = backendInfo(requested);
     if (info.built && info.probeInChild) {
       descriptions_[requested] = probeInChild(requested);
-      const auto persistent =
-          static_cast<unsigned>(cl_.number(Option::Persistent, 1, 1, 1'000'000));
-      if (auto most = driverContextJobs(requested, descriptions_[requested], 1, persistent)) {
+      if (auto most = driverContextJobs(requested, descriptions_[requested], 1, persistent())) {
         capDefaultJobs(*most);
       }
     } else {

@@ -44,6 +44,10 @@ class Session {
   /// OpenCL, 4 on cuda-async in fresh processes).
   unsigned jobs() const { return jobs_; }
   bool quiet() const { return cl_.has(Option::Quiet); }
+  /// --persistent N: sequences a child may run in one process (1, the default: one each).
+  unsigned persistent() const {
+    return static_cast<unsigned>(cl_.number(Option::Persistent, 1, 1, 1'000'000));
+  }
 
   /// The backend that runs for a requested name: "auto" becomes cuda or sim; any other name of
   /// the registry stays itself once it is known to be usable (DeviceUnavailable otherwise). A

@@ -122,7 +122,7 @@ std::string EventOrder::accept(const Event& e) {
           return "begin end before operation " + std::to_string(done_ + 1) + " is done";
         }
         if (endBegun_) return "a second begin end";
-        if (e.op != "end") return "begin end names '" + e.op + "', not end";
+        if (e.op != kEndOperation) return "begin end names '" + e.op + "', not end";
         endBegun_ = true;
       } else {
         if (endBegun_) return "an operation after the release of leftovers";

@@ -160,13 +160,13 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
     model.apply(op);
     progress.done(at);
   }
-  progress.begin(At{}, "end");
+  progress.begin(At{}, kEndOperation);
   try {
     world.releaseLeftovers();
   } catch (const InvalidUse& e) {
-    return RunOutcome{OutcomeClass::Invalid, At{}, "end", e.what(), {}};
+    return RunOutcome{OutcomeClass::Invalid, At{}, std::string(kEndOperation), e.what(), {}};
   } catch (const DeviceError& e) {
-    return RunOutcome{OutcomeClass::Error, At{}, "end", e.what(), {}};
+    return RunOutcome{OutcomeClass::Error, At{}, std::string(kEndOperation), e.what(), {}};
   }
   progress.done(At{});
   const MemoryInUse held = device.memoryInUse();

@@ -82,7 +82,7 @@ class Laboratory {
       : trials_(trials),
         jobs_(jobs == 0 ? 1 : jobs),
         key_(std::move(key)),
-        limit_(key_.missesDeadline() ? std::nullopt : limit) {}
+        limit_(key_.candidateLimit(limit)) {}
 
   void add(const Sequence& seq) {
     const std::string text = normalizedOperations(seq);

@@ -15,6 +15,15 @@ Expectation expectationOf(const RunOutcome& outcome) {
   return e;
 }
 
+namespace {
+
+/// kTimesLongest x the longest operation, at least kLeastCandidateLimit.
+Millis limitOfLongest(std::chrono::microseconds longest) {
+  return std::max(kLeastCandidateLimit, std::chrono::ceil<Millis>(longest * kTimesLongest));
+}
+
+}  // namespace
+
 std::optional<Millis> candidateStuckLimit(const TrialResult& first) {
   using std::chrono::microseconds;
   const Supervised& run = first.evidence;
@@ -24,8 +33,7 @@ std::optional<Millis> candidateStuckLimit(const TrialResult& first) {
     longest = std::max(longest, t.elapsed);
     finished += t.elapsed;
   }
-  longest = std::max(longest, run.wall - std::min(run.wall, finished));
-  return std::max(kLeastCandidateLimit, std::chrono::ceil<Millis>(longest * kTimesLongest));
+  return limitOfLongest(std::max(longest, run.wall - std::min(run.wall, finished)));
 }
 
 std::optional<Millis> candidateStuckLimit(const Finding& finding) {
@@ -33,7 +41,7 @@ std::optional<Millis> candidateStuckLimit(const Finding& finding) {
   std::chrono::microseconds longest{};
   for (const OpTiming& t : finding.timings)
     longest = std::max(longest, t.elapsed);
-  return std::max(kLeastCandidateLimit, std::chrono::ceil<Millis>(longest * kTimesLongest));
+  return limitOfLongest(longest);
 }
 
 namespace {

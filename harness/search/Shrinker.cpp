@@ -31,7 +31,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::vector<std::pair<Edit, Sequence>>& batch,
                       std::map<uint64_t, bool>& tried,
                       const std::function<void(const std::string&)>& onStep) {
-  const std::optional<Millis> limit = key.missesDeadline() ? std::nullopt : candidateLimit_;
+  const std::optional<Millis> limit = key.candidateLimit(candidateLimit_);
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         if (tried.count(candidateKey(batch[i].second)) > 0) return std::nullopt;

@@ -27,10 +27,13 @@ struct FailureKey {
   std::string fault;
   static FailureKey of(const RunOutcome& o) { return FailureKey{o.cls, o.op, o.fault}; }
   bool matches(const RunOutcome& o) const { return o.cls == cls && o.op == op && o.fault == fault; }
-  /// A hang, a spin or a slow operation: a deadline's failure, whose candidates and experiments
-  /// keep their deadlines (no candidate limit).
-  bool missesDeadline() const {
-    return cls == OutcomeClass::Hang || cls == OutcomeClass::Spin || cls == OutcomeClass::Slow;
+  /// The candidate limit its shrink's candidates and its explanation's experiments run under:
+  /// `limit`, or none for a hang, a spin or a slow operation, a deadline's failure, whose runs
+  /// keep their deadlines.
+  std::optional<Millis> candidateLimit(std::optional<Millis> limit) const {
+    const bool missesDeadline =
+        cls == OutcomeClass::Hang || cls == OutcomeClass::Spin || cls == OutcomeClass::Slow;
+    return missesDeadline ? std::nullopt : limit;
   }
   bool operator==(const FailureKey&) const = default;
 };

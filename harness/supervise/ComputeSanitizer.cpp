@@ -141,7 +141,7 @@ void applySanitizerReport(const SanitizerReport& report, const std::optional<OpP
     // a run that otherwise passed is invalid at its end.
     if (!outcome.at) {
       outcome.at = At{At::kEnd};
-      outcome.op = "end";
+      outcome.op = kEndOperation;
     }
     outcome.cls = OutcomeClass::Invalid;
     outcome.detail = "compute-sanitizer: " + error->headline;
@@ -155,7 +155,7 @@ void applySanitizerReport(const SanitizerReport& report, const std::optional<OpP
     }
     outcome.cls = OutcomeClass::Invalid;
     outcome.at = destroyAt ? destroyAt->at : At{At::kEnd};
-    outcome.op = destroyAt ? destroyAt->op : "end";
+    outcome.op = destroyAt ? destroyAt->op : std::string(kEndOperation);
     outcome.detail =
         "compute-sanitizer: allocations alive at a context's destroy: " + leak->headline;
     outcome.fault.clear();

@@ -136,10 +136,17 @@ DeadlineCalibrator::ByKind DeadlineCalibrator::kindDeadlines() const {
   std::lock_guard lock(mutex_);
   const Millis overall = overallLocked();
   for (const auto& [op, ring] : byKind_) {
-    const Millis own = scaled(ring.percentile99());
-    if (ring.samples.size() >= kKindMinimum || own > overall) out.emplace(op, own);
+    const KindFigures f = figuresLocked(ring, overall);
+    if (f.own) out.emplace(op, f.deadline);
   }
   return out;
+}
+
+DeadlineCalibrator::KindFigures DeadlineCalibrator::figuresLocked(const Ring& ring,
+                                                                  Millis overall) const {
+  const std::chrono::microseconds p99 = ring.percentile99();
+  const Millis deadline = scaled(p99);
+  return {p99, deadline, ring.samples.size() >= kKindMinimum || deadline > overall};
 }
 
 DeadlineCalibrator::ByKind DeadlineCalibrator::kindConfirmationDeadlines() const {
@@ -187,16 +194,16 @@ std::string DeadlineCalibrator::describeKinds() const {
   char text[160];
   const Millis overallDeadline = overallLocked();
   for (const auto& [op, ring] : byKind_) {
-    if (ring.samples.size() < kKindMinimum && scaled(ring.percentile99()) <= overallDeadline) {
+    const KindFigures f = figuresLocked(ring, overallDeadline);
+    if (!f.own) {
       std::snprintf(text, sizeof text, "%s%s (%zu)", overall.empty() ? "" : ", ", op.c_str(),
                     ring.samples.size());
       overall += text;
       continue;
     }
-    const std::chrono::microseconds p99 = ring.percentile99();
     std::snprintf(text, sizeof text, "%s%s %lld ms (p99 %.2f ms of %zu)", own.empty() ? "" : ", ",
-                  op.c_str(), static_cast<long long>(scaled(p99).count()),
-                  static_cast<double>(p99.count()) / 1000.0, ring.samples.size());
+                  op.c_str(), static_cast<long long>(f.deadline.count()),
+                  static_cast<double>(f.p99.count()) / 1000.0, ring.samples.size());
     own += text;
   }
   return overall.empty() ? own : own + (own.empty() ? "" : "; ") + "overall: " + overall;

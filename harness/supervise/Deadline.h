@@ -96,6 +96,14 @@ class DeadlineCalibrator {
   static constexpr std::size_t kKindMinimum = 32;
   Millis scaled(std::chrono::microseconds p99) const;
   Millis overallLocked() const;  // deadline(), mutex_ held
+  /// What a kind's samples say: their p99, the deadline it scales to, and whether that is the
+  /// kind's own (seen kKindMinimum times, or asking for more than `overall`). mutex_ held.
+  struct KindFigures {
+    std::chrono::microseconds p99;
+    Millis deadline;
+    bool own;
+  };
+  KindFigures figuresLocked(const Ring& ring, Millis overall) const;
   Millis confirmationOf(Millis deadline) const;
 
   DeadlineSettings settings_;
