@@ -129,12 +129,12 @@ Row measure(const std::string& kind, int processes, double seconds) {
 
 /// The mean contexts a generated `--ops renderer` sequence makes.
 double contextsPerSequence() {
-  const gpufuzz::GeneratorConfig config{gpufuzz::Vocabulary::Renderer, 40};
+  const gpufuzz::GeneratorConfig config{&gpufuzz::builtinModel("renderer"), 40};
   constexpr int kSequences = 10'000;
   long contexts = 0;
   for (int i = 0; i < kSequences; ++i) {
     for (const gpufuzz::Operation& op : gpufuzz::generateSequence(config, i).ops) {
-      contexts += op.kind == gpufuzz::OpKind::Create || op.kind == gpufuzz::OpKind::CtxCreate;
+      contexts += op.name() == "create" || op.name() == "ctx_create";
     }
   }
   return static_cast<double>(contexts) / kSequences;

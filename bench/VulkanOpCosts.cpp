@@ -31,7 +31,8 @@ namespace {
 using namespace gpufuzz;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kKinds = static_cast<std::size_t>(OpKind::CtxDestroy) + 1;
+/// The operations of the built-in model `all`, which every generated sequence here is of.
+constexpr std::size_t kKinds = 10;
 
 /// CPU time of the whole process (every thread), in ms.
 double cpuMs() {
@@ -54,7 +55,7 @@ class OpTimer final : public ProgressListener {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
     const double cpu = cpuMs() - cpuStart_;
     const std::size_t slot =
-        at_.isEnd() ? kKinds : static_cast<std::size_t>(seq_.ops[at_.ordinal - 1].kind);
+        at_.isEnd() ? kKinds : defaultModel().op(seq_.ops[at_.ordinal - 1].name())->index;
     totals[slot] += ms;
     cpuTotals[slot] += cpu;
     ++counts[slot];
@@ -141,7 +142,7 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k <= kKinds; ++k) {
       if (counts[k] == 0) continue;
       const std::string name =
-          k == kKinds ? "end" : std::string(opKindName(static_cast<OpKind>(k)));
+          k == kKinds ? "end" : defaultModel().ops[k].name;
       const double count = static_cast<double>(counts[k]);
       std::printf("%-13s %8llu %10.1f %9.3f %5.1f%% %11.3f\n", name.c_str(),
                   static_cast<unsigned long long>(counts[k]), totals[k], totals[k] / count,

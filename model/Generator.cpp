@@ -1,168 +1,209 @@
-// Generator.cpp: weighted, precondition-respecting sequence generation.
+// Generator.cpp: weighted, precondition-respecting sequence generation for any model.
 #include "model/Generator.h"
 
 #include <algorithm>
-#include <mutex>
+#include <bit>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "model/ReferenceModel.h"
+#include "model/ModelState.h"
 
 namespace gpufuzz {
 
 namespace {
 
-constexpr uint32_t kMaxLiveRenderers = 4;
-constexpr uint32_t kMaxLiveContexts = 4;
+constexpr std::size_t kMaxLiveRoots = 4;
+constexpr std::size_t kMaxLiveOwned = 16;
+constexpr uint64_t kMaxListNames = 4;
 
-/// One of `choices`, with probability proportional to its weight (weights may be zero).
-template <typename T>
-T pickWeighted(const std::vector<std::pair<uint32_t, T>>& choices) {
-  uint32_t total = 0;
-  for (const auto& c : choices)
-    total += c.first;
-  uint32_t ticket = *rc::gen::inRange<uint32_t>(0, total);
-  for (const auto& c : choices) {
-    if (ticket < c.first) return c.second;
-    ticket -= c.first;
+/// SplitMix64: small, fast and good enough to pick among operations and names.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
   }
-  return choices.back().second;
-}
-
-uint32_t pickU32(uint32_t lo, uint32_t hi) {  // inclusive
-  return static_cast<uint32_t>(*rc::gen::inRange<uint64_t>(lo, uint64_t{hi} + 1));
-}
-
-/// Mostly small, sometimes anywhere in [lo, hi].
-uint32_t smallish(uint32_t lo, uint32_t smallHi, uint32_t hi) {
-  return pickWeighted<bool>({{9, true}, {1, false}}) ? pickU32(lo, smallHi) : pickU32(lo, hi);
-}
-
-std::string pickName(const std::vector<std::string>& names) {
-  return names[pickU32(0, static_cast<uint32_t>(names.size() - 1))];
-}
-
-template <typename Map>
-std::vector<std::string> keysOf(const Map& m) {
-  std::vector<std::string> out;
-  for (const auto& entry : m) {
-    if constexpr (requires { entry.first; }) {
-      out.push_back(entry.first);
-    } else {
-      out.push_back(entry);
-    }
+  /// Uniform in [lo, hi].
+  uint64_t inRange(uint64_t lo, uint64_t hi) {
+    const uint64_t span = hi - lo;
+    if (span == UINT64_MAX) return next();
+    return lo + next() % (span + 1);
   }
-  return out;
+  bool chance(uint64_t numerator, uint64_t denominator) {
+    return inRange(0, denominator - 1) < numerator;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+/// A value in [lo, hi] whose bit length is uniform: large values occur, small ones dominate.
+uint64_t logUniform(Random& random, uint64_t lo, uint64_t hi) {
+  const auto loBits = static_cast<int>(std::bit_width(lo));
+  const auto hiBits = static_cast<int>(std::bit_width(hi));
+  const int bits = static_cast<int>(random.inRange(static_cast<uint64_t>(loBits),
+                                                   static_cast<uint64_t>(hiBits)));
+  const uint64_t from = bits == 0 ? 0 : uint64_t{1} << (bits - 1);
+  const uint64_t to = bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+  return random.inRange(std::max(lo, from), std::min(hi, to));
+}
+
+/// min(max, max(factor x default, min + floor)), without overflow: the top of a "usual" range.
+uint64_t usualTop(const ArgDecl& a, uint64_t factor, uint64_t floor) {
+  const uint64_t scaled = a.defaultValue > UINT64_MAX / factor ? UINT64_MAX : factor * a.defaultValue;
+  const uint64_t above = a.min > UINT64_MAX - floor ? UINT64_MAX : a.min + floor;
+  return std::min(a.max, std::max(scaled, above));
+}
+
+uint64_t argumentValue(Random& random, const ArgDecl& a) {
+  if (a.isWord()) return random.chance(1, 2) ? a.defaultValue : random.inRange(0, a.max);
+  // Bounds are what the API accepts; most runs want values near the default, so that a sequence
+  // runs in microseconds on sim. The whole range still comes up, rarely.
+  if (random.chance(1, 256)) return logUniform(random, a.min, a.max);
+  const uint64_t ticket = random.inRange(0, 7);
+  if (ticket < 4) return a.defaultValue;
+  if (ticket < 7) return random.inRange(a.min, usualTop(a, 2, 16));
+  return logUniform(random, a.min, usualTop(a, 16, 256));
 }
 
 class SequenceBuilder {
  public:
-  explicit SequenceBuilder(Vocabulary vocabulary) : vocabulary_(vocabulary) {}
+  SequenceBuilder(const LifecycleModel& model, Random& random)
+      : model_(model), random_(random), state_(model), next_(model.resources.size(), 0) {}
 
-  Operation next() {
-    const bool device =
-        vocabulary_ == Vocabulary::Device ||
-        (vocabulary_ == Vocabulary::All && pickWeighted<bool>({{1, true}, {2, false}}));
-    Operation op = device ? deviceOp() : rendererOp();
-    model_.apply(op);
-    return op;
+  /// The next operation, applied; false when no operation can run.
+  bool next(Operation& op) {
+    const OpDecl* form = pick();
+    if (!form) return false;
+    op.form = form;
+    op.names.clear();
+    op.args.clear();
+    fillNames(*form, op);
+    for (const ArgDecl& a : form->args)
+      op.args.push_back(argumentValue(random_, a));
+    state_.applyValid(op);
+    return true;
   }
 
  private:
-  Operation rendererOp() {
-    const auto alive = keysOf(model_.renderers());
-    if (alive.empty()) return create();
-    const uint32_t canCreate = alive.size() < kMaxLiveRenderers ? 15 : 0;
-    const OpKind kind = pickWeighted<OpKind>({{30, OpKind::Draw},
-                                              {16, OpKind::Destroy},
-                                              {canCreate, OpKind::Create},
-                                              {10, OpKind::SetTextures},
-                                              {7, OpKind::Sync},
-                                              {7, OpKind::ReadBack}});
-    if (kind == OpKind::Create) return create();
-    Operation op;
-    op.kind = kind;
-    op.names = {pickName(alive)};
-    if (kind == OpKind::Draw) {
-      op.triangles = smallish(1, 16, 1024);
-      op.seed = pickU32(0, UINT32_MAX);
-    } else if (kind == OpKind::SetTextures) {
-      op.count = smallish(0, 4, 16);
-      op.size = smallish(1, 32, 256);
-      op.seed = pickU32(0, UINT32_MAX);
+  /// Whether `form` can run now, and so its share of the draw.
+  bool runnable(const OpDecl& form) {
+    std::fill(need_.begin(), need_.end(), 0);
+    need_.resize(model_.resources.size(), 0);
+    for (const SlotDecl& s : form.slots) {
+      if (s.use == SlotUse::Use || s.use == SlotUse::End) ++need_[s.kind];
+      if (s.use == SlotUse::Introduce) {
+        const std::size_t cap = model_.resources[s.kind].owner ? kMaxLiveOwned : kMaxLiveRoots;
+        if (state_.alive(s.kind).size() >= cap) return false;
+      }
     }
-    return op;
+    for (std::size_t k = 0; k < need_.size(); ++k) {
+      if (state_.alive(k).size() < need_[k]) return false;
+    }
+    return true;
   }
 
-  Operation create() {
-    Operation op;
-    op.kind = OpKind::Create;
-    op.names = {"r" + std::to_string(renderers_++)};
-    if (pickWeighted<bool>({{3, false}, {1, true}})) {
-      op.width = smallish(1, 96, 512);
-      op.height = smallish(1, 96, 512);
+  const OpDecl* pick() {
+    uint64_t total = 0;
+    weights_.assign(model_.ops.size(), 0);
+    for (std::size_t i = 0; i < model_.ops.size(); ++i) {
+      if (runnable(model_.ops[i])) weights_[i] = model_.ops[i].weight;
+      total += weights_[i];
     }
-    return op;
+    if (total == 0) return nullptr;
+    uint64_t ticket = random_.inRange(0, total - 1);
+    for (std::size_t i = 0; i < weights_.size(); ++i) {
+      if (ticket < weights_[i]) return &model_.ops[i];
+      ticket -= weights_[i];
+    }
+    return nullptr;
   }
 
-  Operation deviceOp() {
-    const auto contexts = keysOf(model_.contexts());
-    const auto buffers = keysOf(model_.buffers());
-    const uint32_t canCreate = contexts.size() < kMaxLiveContexts ? 12 : 0;
-    const OpKind kind =
-        pickWeighted<OpKind>({{contexts.empty() ? 1U : canCreate, OpKind::CtxCreate},
-                              {contexts.empty() ? 0U : 20, OpKind::BufCreate},
-                              {buffers.empty() ? 0U : 12, OpKind::BufDestroy},
-                              {contexts.empty() ? 0U : 10, OpKind::CtxDestroy}});
-    Operation op;
-    op.kind = kind;
-    switch (kind) {
-      case OpKind::CtxCreate:
-        op.names = {"c" + std::to_string(contexts_++)};
-        break;
-      case OpKind::BufCreate:
-        op.names = {pickName(contexts), "b" + std::to_string(buffers_++)};
-        op.bytes = pickWeighted<bool>({{4, true}, {1, false}}) ? 256 : pickU32(1, 1U << 20);
-        break;
-      case OpKind::BufDestroy:
-        op.names = {pickName(buffers)};
-        break;
-      default:
-        op.names = {pickName(contexts)};
-        break;
+  /// A live name of `kind` that the operation does not already use.
+  void takeName(std::size_t kind, Operation& op) {
+    const std::vector<std::size_t>& alive = state_.alive(kind);
+    candidates_.clear();
+    for (const std::size_t i : alive) {
+      const std::string& n = state_.names()[i].name;
+      if (std::find(op.names.begin(), op.names.end(), n) == op.names.end()) {
+        candidates_.push_back(i);
+      }
     }
-    return op;
+    if (candidates_.empty()) return;
+    op.names.push_back(state_.names()[candidates_[random_.inRange(0, candidates_.size() - 1)]].name);
   }
 
-  Vocabulary vocabulary_;
-  ReferenceModel model_;
-  uint32_t renderers_ = 0, contexts_ = 0, buffers_ = 0;
+  void fillNames(const OpDecl& form, Operation& op) {
+    for (const SlotDecl& s : form.slots) {
+      switch (s.use) {
+        case SlotUse::Use:
+        case SlotUse::End:
+          takeName(s.kind, op);
+          break;
+        case SlotUse::List: {
+          const uint64_t listed = random_.inRange(0, kMaxListNames);
+          for (uint64_t i = 0; i < listed; ++i)
+            takeName(s.kind, op);
+          break;
+        }
+        case SlotUse::Introduce:
+          op.names.push_back(model_.resources[s.kind].prefix + std::to_string(next_[s.kind]++));
+          break;
+      }
+    }
+  }
+
+  const LifecycleModel& model_;
+  Random& random_;
+  ModelState state_;
+  std::vector<uint64_t> next_;
+  std::vector<std::size_t> need_;
+  std::vector<uint64_t> weights_;
+  std::vector<std::size_t> candidates_;
 };
+
+Sequence generateWith(const GeneratorConfig& config, Random& random) {
+  const uint32_t maxOps = std::max<uint32_t>(config.maxOps, 1);
+  const uint32_t length =
+      random.chance(1, 2)
+          ? static_cast<uint32_t>(random.inRange(std::min<uint32_t>(3, maxOps),
+                                                 std::min<uint32_t>(12, maxOps)))
+          : static_cast<uint32_t>(random.inRange(1, maxOps));
+  const LifecycleModel& model = config.lifecycle();
+  SequenceBuilder builder(model, random);
+  Sequence seq;
+  seq.model = &model;
+  seq.ops.reserve(length);
+  for (uint32_t i = 0; i < length; ++i) {
+    Operation op;
+    if (!builder.next(op)) break;
+    seq.ops.push_back(std::move(op));
+  }
+  return seq;
+}
 
 }  // namespace
 
+const LifecycleModel& GeneratorConfig::lifecycle() const {
+  static const LifecycleModel& renderer = builtinModel("renderer");
+  return model ? *model : renderer;
+}
+
 rc::Gen<Sequence> genSequence(const GeneratorConfig& config) {
-  return rc::gen::exec([config] {
-    const uint32_t maxOps = std::max<uint32_t>(config.maxOps, 1);
-    const uint32_t length =
-        pickWeighted<bool>({{1, true}, {1, false}})
-            ? pickU32(std::min<uint32_t>(3, maxOps), std::min<uint32_t>(12, maxOps))
-            : pickU32(1, maxOps);
-    SequenceBuilder builder(config.vocabulary);
-    Sequence seq;
-    for (uint32_t i = 0; i < length; ++i)
-      seq.ops.push_back(builder.next());
-    return seq;
+  return rc::gen::map(rc::gen::resize(rc::kNominalSize, rc::gen::arbitrary<uint64_t>()),
+                     [config](uint64_t seed) {
+    Random random(seed);
+    return generateWith(config, random);
   });
 }
 
 Sequence generateSequence(const GeneratorConfig& config, uint64_t seed) {
-  // RapidCheck keeps the state of `gen::exec` in process-wide implicit parameters, so concurrent
-  // generation would corrupt it: one generation at a time (it takes microseconds).
-  static std::mutex mutex;
-  std::lock_guard lock(mutex);
-  return genSequence(config)(rc::Random(seed), rc::kNominalSize).value();
+  Random random(seed);
+  return generateWith(config, random);
 }
 
 }  // namespace gpufuzz

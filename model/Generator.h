@@ -1,18 +1,19 @@
-// Generator.h: random sequences that satisfy the model's preconditions, as RapidCheck generators,
-// weighted toward the lifecycle shapes that teardown bugs need.
+// Generator.h: random sequences of any lifecycle model that satisfy its preconditions, weighted
+// toward the lifecycle shapes that teardown bugs need.
 //
 // How it is weighted (the README repeats this for users):
 // - Lengths: half the sequences are short (3..12 operations), the rest spread up to --max-ops.
 //   Short sequences find ordering bugs fast and shrink in few executions.
-// - Renderer vocabulary: with no renderer alive, `create`; otherwise draw (most likely), destroy,
-//   create (up to 4 alive), set_textures, sync and read_back. Destroys often follow draws with
-//   nothing in between, so renderers are dropped with work queued, with textures replaced between
-//   draws, and with or without a read-back; several renderers are often alive at once, and new
-//   ones are made after old ones were dropped (the seed's "next context" shape).
-// - Device vocabulary: ctx_create, buf_create, buf_destroy and ctx_destroy, with contexts often
-//   destroyed while their buffers live and those buffers freed afterwards.
-// - Arguments: mostly the defaults and small values (64 x 64, a few triangles, small textures),
-//   sometimes large ones, so a sequence runs in microseconds on sim.
+// - Operations: each step picks one of the operations that can run now, in proportion to its
+//   `weight:`. An operation can run when every used slot has live names of its kind to take,
+//   and when the kinds it introduces are below their cap: 4 live names of a kind with no owner,
+//   16 of an owned kind. So ending operations, owners ended before or after what they own, and
+//   flags set and cleared all occur, as the weights mix them.
+// - Names: a used slot takes a live name of its kind, each equally likely; a list slot takes
+//   0..4 of them; new names take the kind's prefix and the next number (r0, r1, ...).
+// - Arguments: half at the default, most of the rest small (up to twice the default, or 16 above
+//   the minimum), one in eight larger (up to 16 times the default, or 256 above the minimum) on
+//   a log scale, and one in 256 anywhere in the bounds; words uniformly.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +24,12 @@
 
 namespace gpufuzz {
 
-enum class Vocabulary : uint8_t { Renderer, Device, All };
-
 struct GeneratorConfig {
-  Vocabulary vocabulary = Vocabulary::Renderer;
+  /// The model sequences are generated in; null stands for the built-in `renderer`.
+  const LifecycleModel* model = nullptr;
   uint32_t maxOps = 40;
+
+  const LifecycleModel& lifecycle() const;
 };
 
 /// A generator of valid sequences (operations only, no directives).

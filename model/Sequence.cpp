@@ -2,6 +2,7 @@
 // line and column, printing, renumbering.
 #include "model/Sequence.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -13,8 +14,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 
-#include "model/ReferenceModel.h"
+#include "model/ModelState.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -195,6 +197,15 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
                       return Problem{};
                     },
                     values<&Directives::faults>});
+    list.push_back({"model",
+                    [](std::string_view v, Directives& d) {
+                      if (v.find_first_of(kBlank) != std::string_view::npos) {
+                        return Problem{"model takes one model name or path, without spaces"};
+                      }
+                      d.model = std::string(v);
+                      return Problem{};
+                    },
+                    values<&Directives::model>});
     list.push_back({"expect",
                     [](std::string_view v, Directives& d) { return readExpectation(v, d.expect); },
                     values<&Directives::expect>});
@@ -252,7 +263,7 @@ const DirectiveSpec* directiveSpec(std::string_view key) {
 
 class Parser {
  public:
-  explicit Parser(const std::string& file) : file_(file) {}
+  Parser(const std::string& file, const LifecycleModel* model) : file_(file), override_(model) {}
 
   Sequence parse(std::string_view text) {
     size_t begin = 0;
@@ -262,6 +273,7 @@ class Parser {
       parseLine(text.substr(begin, end - begin));
       begin = end + 1;
     }
+    resolveModel();
     checkPlaces();
     return std::move(seq_);
   }
@@ -269,6 +281,27 @@ class Parser {
  private:
   [[noreturn]] void fail(int column, const std::string& message) const {
     throw InputError(file_, line_, column, message);
+  }
+
+  /// The model, once the directives are read: --model, else `# model:`, else `all`. A model
+  /// that cannot be read is an error at the directive's value.
+  const LifecycleModel& resolveModel() {
+    if (seq_.model) return *seq_.model;
+    if (override_) {
+      seq_.model = override_;
+    } else if (seq_.directives.model) {
+      try {
+        const std::string dir = std::filesystem::path(file_).parent_path().string();
+        seq_.model = &gpufuzz::resolveModel(*seq_.directives.model, dir);
+      } catch (const InputError& e) {
+        const auto [line, column] = seq_.directivePlaces.at("model");
+        throw InputError(file_, line, column, e.what());
+      }
+    } else {
+      seq_.model = &defaultModel();
+    }
+    state_.emplace(*seq_.model);
+    return *seq_.model;
   }
 
   void parseLine(std::string_view line) {
@@ -321,32 +354,35 @@ class Parser {
   }
 
   void parseOperation(const std::vector<Token>& tokens) {
+    const LifecycleModel& model = resolveModel();
     const Token& head = tokens.front();
-    const std::optional<OpKind> kind = parseOpKind(head.text);
-    if (!kind) {
+    const OpDecl* form = model.op(head.text);
+    if (!form) {
       std::vector<std::string> names;
-      for (const OpForm& f : opForms()) {
-        names.emplace_back(f.name);
-      }
-      fail(head.column,
-           "unknown operation " + inQuotes(head.text) + ": expected one of " + joined(names));
+      for (const OpDecl& o : model.ops)
+        names.emplace_back(o.name);
+      fail(head.column, "unknown operation " + inQuotes(head.text) + " in model " + model.name +
+                            ": expected one of " + joined(names));
     }
-    const OpForm& form = opForm(*kind);
-    const auto formHint = [&] { return "; the form is " + form.usage(); };
+    const auto formHint = [&] { return "; the form is " + model.usage(*form); };
+    const std::size_t fixed = form->nameCount(0);
+    const std::size_t most = form->listSlot() ? fixed + 4 : fixed;
     Operation op;
-    op.kind = *kind;
+    op.form = form;
     op.line = line_;
+    for (const ArgDecl& a : form->args)
+      op.args.push_back(a.defaultValue);
     std::vector<int> nameColumns;
     std::set<std::string_view> keys;
     for (size_t t = 1; t < tokens.size(); ++t) {
       const Token& tok = tokens[t];
       const size_t eq = tok.text.find('=');
       if (eq == std::string_view::npos) {
-        if (keys.empty() && op.names.size() < form.names.size()) {
+        if (keys.empty() && op.names.size() < most) {
           if (std::string why = nameError(tok.text); !why.empty()) fail(tok.column, why);
           op.names.emplace_back(tok.text);
           nameColumns.push_back(tok.column);
-        } else if (form.arg(tok.text)) {
+        } else if (form->arg(tok.text)) {
           fail(tok.column, "missing '=' after " + inQuotes(tok.text) + ": write " +
                                std::string(tok.text) + "=VALUE");
         } else {
@@ -354,35 +390,47 @@ class Parser {
         }
         continue;
       }
-      if (op.names.size() < form.names.size()) fail(tok.column, "missing name" + formHint());
+      if (op.names.size() < fixed) fail(tok.column, "missing name" + formHint());
       const std::string_view key = tok.text.substr(0, eq), value = tok.text.substr(eq + 1);
       if (key.empty()) fail(tok.column, "missing key before '='" + formHint());
-      const ArgSpec* arg = form.arg(key);
-      if (!arg) {
-        fail(tok.column,
-             form.args.empty()
-                 ? std::string(form.name) + " takes no key=value arguments"
-                 : "unknown key " + inQuotes(key) + " for " + std::string(form.name) + formHint());
+      const std::optional<std::size_t> index = form->argIndex(key);
+      if (!index) {
+        fail(tok.column, form->args.empty()
+                             ? form->name + " takes no key=value arguments"
+                             : "unknown key " + inQuotes(key) + " for " + form->name + formHint());
       }
       if (!keys.insert(key).second) fail(tok.column, "duplicate key " + inQuotes(key));
-      uint64_t v = 0;
-      if (std::string why = readInteger(value, arg->min, arg->max, v); !why.empty()) {
-        fail(tok.column + static_cast<int>(eq) + 1, std::string(tok.text) + " " + why + ": " +
-                                                        std::string(key) + " takes an integer in " +
-                                                        range(arg->min, arg->max));
-      }
-      arg->set(op, v);
+      op.args[*index] = readValue(form->args[*index], tok, eq, value);
     }
-    if (op.names.size() < form.names.size()) {
+    if (op.names.size() < fixed) {
       const Token& last = tokens.back();
       fail(last.column + static_cast<int>(last.text.size()) + 1, "missing name" + formHint());
     }
-    if (const ReferenceModel::Verdict v = model_.check(op); !v.ok()) {
+    if (const ModelState::Verdict v = state_->check(op); !v.ok()) {
       fail(v.nameIndex >= 0 ? nameColumns[static_cast<size_t>(v.nameIndex)] : head.column,
            v.reason);
     }
-    model_.apply(op);
+    state_->applyValid(op);
     seq_.ops.push_back(std::move(op));
+  }
+
+  /// An argument's value: a decimal integer within its bounds, or one of its words.
+  uint64_t readValue(const ArgDecl& arg, const Token& tok, size_t eq, std::string_view value) {
+    const int column = tok.column + static_cast<int>(eq) + 1;
+    if (arg.isWord()) {
+      const auto it = std::find(arg.words.begin(), arg.words.end(), value);
+      if (it == arg.words.end()) {
+        fail(column, std::string(tok.text) + " is not one of its words: " + arg.key + " takes " +
+                         arg.rangeText());
+      }
+      return static_cast<uint64_t>(it - arg.words.begin());
+    }
+    uint64_t v = 0;
+    if (std::string why = readInteger(value, arg.min, arg.max, v); !why.empty()) {
+      fail(column, std::string(tok.text) + " " + why + ": " + arg.key + " takes an integer in " +
+                       range(arg.min, arg.max));
+    }
+    return v;
   }
 
   /// An expectation's `at N` must name one of the sequence's operations.
@@ -402,9 +450,10 @@ class Parser {
   }
 
   const std::string& file_;
+  const LifecycleModel* override_;
   int line_ = 0;
   Sequence seq_;
-  ReferenceModel model_;
+  std::optional<ModelState> state_;
   std::map<std::string, int> directiveLines_;
   std::map<std::string, int> valueColumns_;
 };
@@ -419,11 +468,21 @@ Expectation Sequence::expectationFor(std::string_view backend) const {
   return directives.expect.value_or(Expectation{});
 }
 
-Sequence parseSequence(std::string_view text, const std::string& file) {
-  return Parser(file).parse(text);
+const LifecycleModel& Sequence::lifecycle() const {
+  return model ? *model : defaultModel();
 }
 
-Sequence loadSequence(const std::string& path) {
+const LifecycleModel& defaultModel() {
+  static const LifecycleModel& all = builtinModel("all");
+  return all;
+}
+
+Sequence parseSequence(std::string_view text, const std::string& file,
+                       const LifecycleModel* model) {
+  return Parser(file, model).parse(text);
+}
+
+Sequence loadSequence(const std::string& path, const LifecycleModel* model) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(path + ": is a directory, not a sequence file");
@@ -432,19 +491,19 @@ Sequence loadSequence(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open the sequence file: " + std::strerror(errno));
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) throw InputError(path + ": cannot read the sequence file");
-  return parseSequence(text, path);
+  return parseSequence(text, path, model);
 }
 
 void validateSequence(const Sequence& seq, const std::string& file) {
-  ReferenceModel model;
+  ModelState model(seq.lifecycle());
   for (size_t i = 0; i < seq.ops.size(); ++i) {
     const Operation& op = seq.ops[i];
-    if (const ReferenceModel::Verdict v = model.check(op); !v.ok()) {
+    if (const ModelState::Verdict v = model.check(op); !v.ok()) {
       const std::string what = operationText(op) + ": " + v.reason;
       if (op.line > 0) throw InputError(file, op.line, 1, what);
       throw InputError(file + ": operation " + std::to_string(i + 1) + " (" + what + ")");
     }
-    model.apply(op);
+    model.applyValid(op);
   }
 }
 
@@ -463,15 +522,17 @@ std::string printSequence(const Sequence& seq) {
 
 Sequence renumbered(const Sequence& seq) {
   Sequence out = seq;
-  std::map<std::string, std::string> renamed;
-  std::array<int, 3> next{};  // per NameKind
+  const LifecycleModel& model = seq.lifecycle();
+  std::unordered_map<std::string, std::string> renamed;
+  std::vector<int> next(model.resources.size(), 0);
   for (Operation& op : out.ops) {
-    const OpForm& form = opForm(op.kind);
-    for (size_t i = 0; i < op.names.size() && i < form.names.size(); ++i) {
+    for (size_t i = 0; i < op.names.size(); ++i) {
       const auto [it, fresh] = renamed.try_emplace(op.names[i]);
       if (fresh) {
-        const auto kind = static_cast<size_t>(form.names[i].kind);
-        it->second = "rcb"[kind] + std::to_string(next[kind]++);  // NameKind order
+        const std::size_t kind = op.kindOfName(i);
+        const LifecycleModel& own = op.form->model ? *op.form->model : model;
+        if (next.size() < own.resources.size()) next.resize(own.resources.size(), 0);
+        it->second = own.resources[kind].prefix + std::to_string(next[kind]++);
       }
       op.names[i] = it->second;
     }

@@ -5,6 +5,9 @@
 // directives; malformed or out-of-bounds values; bad or reused names; operations on names that
 // are not alive or of the wrong kind (the model's preconditions); duplicate directives; an
 // expectation `at N` beyond the last operation. A parsed Sequence is valid.
+//
+// A sequence is of a lifecycle model (models.md): `--model` (the `model` argument of the
+// parsers), else its `# model:` directive (a path is relative to the file), else `all`.
 #pragma once
 
 #include <array>
@@ -15,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/LifecycleModel.h"
 #include "model/Operation.h"
 #include "model/Outcome.h"
 
@@ -32,6 +36,8 @@ struct Directives {
   std::optional<std::string> target;
   std::optional<std::string> policy;  // a teardown policy name
   std::optional<std::string> faults;  // a built-in plan name or a path
+  /// The lifecycle model, as written: a built-in name or a path relative to the file.
+  std::optional<std::string> model;
   std::optional<Expectation> expect;
   /// `expect.BACKEND`, by backend name (one of kBackendNames).
   std::map<std::string, Expectation> expectOn;
@@ -44,6 +50,8 @@ struct Directives {
 struct Sequence {
   Directives directives;
   std::vector<Operation> ops;
+  /// The lifecycle model the operations are of; null stands for the built-in `all`.
+  const LifecycleModel* model = nullptr;
   /// Where each directive's value was read (key to 1-based line and column), for errors about a
   /// value found wrong later (a `faults` directive naming a plan that does not parse). Empty for
   /// sequences that were not parsed from text.
@@ -52,12 +60,19 @@ struct Sequence {
   /// What this sequence expects on `backend` (one of kBackendNames): expect.<backend>, else expect,
   /// else pass.
   Expectation expectationFor(std::string_view backend) const;
+  /// The sequence's model: `model`, or the built-in `all`.
+  const LifecycleModel& lifecycle() const;
 };
 
-/// Parses and validates. `file` names the input in error messages.
-Sequence parseSequence(std::string_view text, const std::string& file);
+/// The built-in model `all`, which a file without `# model:` is read in.
+const LifecycleModel& defaultModel();
+
+/// Parses and validates. `file` names the input in error messages, and its folder is where a
+/// relative `# model:` path starts. A non-null `model` overrides the file's directive.
+Sequence parseSequence(std::string_view text, const std::string& file,
+                       const LifecycleModel* model = nullptr);
 /// Reads and parses a file; a missing or unreadable file is an InputError too.
-Sequence loadSequence(const std::string& path);
+Sequence loadSequence(const std::string& path, const LifecycleModel* model = nullptr);
 
 /// Checks the model's preconditions (names alive, of the right kind, never reused). Throws
 /// InputError naming the operation's line (or its 1-based ordinal when it has no line).
@@ -65,8 +80,8 @@ void validateSequence(const Sequence& seq, const std::string& file);
 
 /// The file text: a "# gpufuzz sequence" header, the directives that are set, the operations.
 std::string printSequence(const Sequence& seq);
-/// The operations alone, one a line, with names renumbered in order of appearance (r0 r1 ...,
-/// c0 ..., b0 ...): the text a failure's signature uses.
+/// The operations alone, one a line, with names renumbered in order of appearance (each kind's
+/// prefix: r0 r1 ..., c0 ..., b0 ...): the text a failure's signature uses.
 std::string normalizedOperations(const Sequence& seq);
 /// The same sequence with names renumbered in order of appearance.
 Sequence renumbered(const Sequence& seq);

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "model/ReferenceModel.h"
+#include "model/ModelState.h"
 
 namespace gpufuzz {
 
@@ -15,19 +15,30 @@ namespace {
 /// The names an operation introduces.
 std::vector<std::string> introduced(const Operation& op) {
   std::vector<std::string> out;
-  const auto slots = opForm(op.kind).names;
-  for (std::size_t i = 0; i < slots.size() && i < op.names.size(); ++i) {
-    if (slots[i].introduces) out.push_back(op.names[i]);
+  for (std::size_t i = 0; i < op.names.size(); ++i) {
+    if (op.useOfName(i) == SlotUse::Introduce) out.push_back(op.names[i]);
   }
   return out;
 }
 
-const ArgSpec* specOf(const Operation& op, const std::string& argument) {
-  return opForm(op.kind).arg(argument);
+const ArgDecl* specOf(const Operation& op, const std::string& argument) {
+  return op.form->arg(argument);
 }
 
-bool releases(OpKind kind) {
-  return kind == OpKind::Destroy || kind == OpKind::CtxDestroy || kind == OpKind::BufDestroy;
+/// Whether `op` ends `name`.
+bool ends(const Operation& op, const std::string& name) {
+  for (std::size_t i = 0; i < op.names.size(); ++i) {
+    if (op.names[i] == name && op.useOfName(i) == SlotUse::End) return true;
+  }
+  return false;
+}
+
+/// The sequence's directives and model, without operations.
+Sequence emptied(const Sequence& seq) {
+  Sequence out;
+  out.directives = seq.directives;
+  out.model = seq.model;
+  return out;
 }
 
 /// Each name's rank in order of introduction: the canonical order groups operations by it.
@@ -66,10 +77,10 @@ std::string Edit::describe(const Sequence& before) const {
 }
 
 bool isValid(const Sequence& seq) {
-  ReferenceModel model;
+  ModelState model(seq.lifecycle());
   for (const Operation& op : seq.ops) {
-    if (!model.precondition(op).empty()) return false;
-    model.apply(op);
+    if (!model.check(op).ok()) return false;
+    model.applyValid(op);
   }
   return true;
 }
@@ -93,8 +104,7 @@ std::vector<std::size_t> removalSet(const Sequence& seq, std::size_t index) {
 
 Sequence removeOperation(const Sequence& seq, std::size_t index) {
   const std::vector<std::size_t> removed = removalSet(seq, index);
-  Sequence out;
-  out.directives = seq.directives;
+  Sequence out = emptied(seq);
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     if (std::find(removed.begin(), removed.end(), i) == removed.end())
       out.ops.push_back(seq.ops[i]);
@@ -107,8 +117,7 @@ std::optional<Sequence> removeRange(const Sequence& seq, std::size_t first, std:
   // (with what it introduces), as removeOperation does for one.
   const std::size_t end = std::min(seq.ops.size(), first + count);
   std::set<std::string> dead;
-  Sequence out;
-  out.directives = seq.directives;
+  Sequence out = emptied(seq);
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     const Operation& op = seq.ops[i];
     const bool gone = (i >= first && i < end) ||
@@ -127,22 +136,22 @@ std::optional<Sequence> removeRange(const Sequence& seq, std::size_t first, std:
 
 std::vector<std::pair<std::string, uint64_t>> argumentsOf(const Operation& op) {
   std::vector<std::pair<std::string, uint64_t>> out;
-  for (const ArgSpec& spec : opForm(op.kind).args)
-    out.emplace_back(spec.key, spec.get(op));
+  for (std::size_t i = 0; i < op.form->args.size() && i < op.args.size(); ++i)
+    out.emplace_back(op.form->args[i].key, op.args[i]);
   return out;
 }
 
 bool setArgument(Operation& op, const std::string& argument, uint64_t value) {
-  const ArgSpec* spec = specOf(op, argument);
-  if (spec == nullptr || value < spec->min || value > spec->max) return false;
-  spec->set(op, value);
+  const std::optional<std::size_t> i = op.form->argIndex(argument);
+  if (!i || value < op.form->args[*i].min || value > op.form->args[*i].max) return false;
+  op.args[*i] = value;
   return true;
 }
 
 std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argument) {
-  const ArgSpec* spec = specOf(op, argument);
+  const ArgDecl* spec = specOf(op, argument);
   if (spec == nullptr) return {};
-  const uint64_t current = spec->get(op);
+  const uint64_t current = op.arg(argument);
   // Defaults are simplest (they vanish from the text); below that, smaller is simpler. This order
   // is well founded, so repeated simplification ends.
   if (current == spec->defaultValue) return {};
@@ -157,9 +166,9 @@ std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argu
 }
 
 std::vector<uint64_t> probeValues(const Operation& op, const std::string& argument) {
-  const ArgSpec* spec = specOf(op, argument);
+  const ArgDecl* spec = specOf(op, argument);
   if (spec == nullptr) return {};
-  const uint64_t current = spec->get(op);
+  const uint64_t current = op.arg(argument);
   std::vector<uint64_t> out;
   const uint64_t mid = spec->min + (spec->max - spec->min) / 3;
   for (uint64_t v : {spec->min, spec->defaultValue, mid, spec->min + 1, spec->max}) {
@@ -173,12 +182,11 @@ std::vector<uint64_t> probeValues(const Operation& op, const std::string& argume
 
 std::optional<Sequence> mergeName(const Sequence& seq, std::size_t index, const std::string& name,
                                   const std::string& into) {
-  Sequence out;
-  out.directives = seq.directives;
+  Sequence out = emptied(seq);
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     const Operation& op = seq.ops[i];
     const bool uses = std::find(op.names.begin(), op.names.end(), name) != op.names.end();
-    if (i == index || (uses && releases(op.kind))) continue;
+    if (i == index || (uses && ends(op, name))) continue;
     out.ops.push_back(op);
     for (std::string& n : out.ops.back().names) {
       if (n == name) n = into;
@@ -201,16 +209,17 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
   });
   std::vector<std::pair<Edit, Sequence>> merges;
   for (std::size_t j = 0; j < seq.ops.size(); ++j) {
-    const auto slots = opForm(seq.ops[j].kind).names;
-    for (std::size_t s = 0; s < slots.size() && s < seq.ops[j].names.size(); ++s) {
-      if (!slots[s].introduces) continue;
-      const std::string& name = seq.ops[j].names[s];
+    const Operation& op = seq.ops[j];
+    for (std::size_t s = 0; s < op.names.size(); ++s) {
+      if (op.useOfName(s) != SlotUse::Introduce) continue;
+      const std::string& name = op.names[s];
+      const std::size_t kind = op.kindOfName(s);
       std::set<std::string> earlier;  // introduced before j, of the same kind
       for (std::size_t i = 0; i < j; ++i) {
-        const auto other = opForm(seq.ops[i].kind).names;
-        for (std::size_t t = 0; t < other.size() && t < seq.ops[i].names.size(); ++t) {
-          if (other[t].introduces && other[t].kind == slots[s].kind)
-            earlier.insert(seq.ops[i].names[t]);
+        const Operation& other = seq.ops[i];
+        for (std::size_t t = 0; t < other.names.size(); ++t) {
+          if (other.useOfName(t) == SlotUse::Introduce && other.kindOfName(t) == kind)
+            earlier.insert(other.names[t]);
         }
       }
       for (const std::string& into : earlier) {
@@ -226,7 +235,7 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
   for (auto& m : merges)
     removals.push_back(std::move(m));
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    for (const ArgSpec& spec : opForm(seq.ops[i].kind).args) {
+    for (const ArgDecl& spec : seq.ops[i].form->args) {
       const std::string name(spec.key);
       for (uint64_t simpler : simplerValues(seq.ops[i], name)) {
         Sequence candidate = seq;
@@ -242,6 +251,7 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
   const auto ranks = introductionRanks(seq);
   const auto rank = [&](const Operation& op) { return ranks.at(op.names.front()); };
   for (std::size_t i = 0; i + 1 < seq.ops.size(); ++i) {
+    if (seq.ops[i].names.empty() || seq.ops[i + 1].names.empty()) continue;
     if (rank(seq.ops[i + 1]) >= rank(seq.ops[i])) continue;
     Sequence candidate = seq;
     std::swap(candidate.ops[i], candidate.ops[i + 1]);
@@ -262,38 +272,31 @@ std::optional<Sequence> insertOperation(const Sequence& seq, std::size_t positio
 
 Sequence concatenate(const std::vector<Sequence>& parts) {
   Sequence whole;
+  if (!parts.empty()) whole.model = parts.front().model;
+  const LifecycleModel& model = whole.lifecycle();
   for (std::size_t p = 0; p < parts.size(); ++p) {
     const std::string prefix = "p" + std::to_string(p) + "_";
-    // Alive at the part's end, by kind (NameKind order), in creation order.
-    std::array<std::vector<std::string>, 3> alive;
+    ModelState state(model);
     for (Operation op : renumbered(parts[p]).ops) {
-      const OpForm& form = opForm(op.kind);
-      for (std::size_t i = 0; i < op.names.size() && i < form.names.size(); ++i) {
-        op.names[i] = prefix + op.names[i];
-        if (form.names[i].introduces) {
-          alive[static_cast<std::size_t>(form.names[i].kind)].push_back(op.names[i]);
-        }
-      }
-      const auto release = [&](NameKind kind) {
-        auto& names = alive[static_cast<std::size_t>(kind)];
-        names.erase(std::remove(names.begin(), names.end(), op.names.front()), names.end());
-      };
-      if (op.kind == OpKind::Destroy) release(NameKind::Renderer);
-      if (op.kind == OpKind::BufDestroy) release(NameKind::Buffer);
-      if (op.kind == OpKind::CtxDestroy) release(NameKind::Context);
+      for (std::string& n : op.names)
+        n = prefix + n;
       op.line = 0;
+      state.applyValid(op);
       whole.ops.push_back(std::move(op));
     }
     if (p + 1 == parts.size()) break;
-    const std::array<std::pair<NameKind, OpKind>, 3> releases{
-        {{NameKind::Renderer, OpKind::Destroy},
-         {NameKind::Buffer, OpKind::BufDestroy},
-         {NameKind::Context, OpKind::CtxDestroy}}};
-    for (const auto& [kind, releaseOp] : releases) {
-      for (const std::string& name : alive[static_cast<std::size_t>(kind)]) {
+    // What the part leaves alive is released as the model orders leftovers: kind by kind, each
+    // in creation order, by the kind's default release (a kind without one stays alive).
+    for (const std::size_t kind : model.release) {
+      const OpDecl* release = model.defaultRelease(kind);
+      if (!release) continue;
+      for (const std::size_t i : std::vector<std::size_t>(state.alive(kind))) {
         Operation op;
-        op.kind = releaseOp;
-        op.names = {name};
+        op.form = release;
+        op.names = {state.names()[i].name};
+        for (const ArgDecl& a : release->args)
+          op.args.push_back(a.defaultValue);
+        state.applyValid(op);
         whole.ops.push_back(std::move(op));
       }
     }

@@ -12,6 +12,7 @@
 
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
+#include "harness/base/ModelFile.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -251,12 +252,14 @@ void FindingStore::recordVariant(Known& k, const Finding& finding) {
   const auto dir = root_ / k.id;
   std::filesystem::create_directories(dir / kVariantsFolder);
   if (k.loaded || finding.minimal.ops.size() >= k.minimalOps) {
-    writeFileAtomically(dir / variantFile(finding.signature()), printSequence(finding.minimal));
+    writeFileAtomically(dir / variantFile(finding.signature()),
+                        printSequence(withPortableModel(finding.minimal, dir / kVariantsFolder)));
     return;
   }
   // The smaller one becomes minimal.seq; the former minimal is kept as a variant. Its record is
   // rewritten by the caller.
-  writeFileAtomically(dir / variantFile(k.finding.signature()), printSequence(k.finding.minimal));
+  writeFileAtomically(dir / variantFile(k.finding.signature()),
+                      printSequence(withPortableModel(k.finding.minimal, dir / kVariantsFolder)));
   std::filesystem::remove(dir / variantFile(finding.signature()));
   Finding smaller = finding;
   smaller.foundAt = k.finding.foundAt;
@@ -268,7 +271,7 @@ void FindingStore::recordVariant(Known& k, const Finding& finding) {
 void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits,
                                 const std::filesystem::path& finalDir) const {
   // The minimal sequence first: the one file a finding cannot be without.
-  writeFileAtomically(dir / "minimal.seq", printSequence(f.minimal));
+  writeFileAtomically(dir / "minimal.seq", printSequence(withPortableModel(f.minimal, dir)));
   if (!f.original.empty()) writeFileAtomically(dir / "original.seq", f.original);
   if (!f.stacks.empty()) writeFileAtomically(dir / "stacks.txt", f.stacks);
   if (!f.outputTail.empty()) writeFileAtomically(dir / "output.txt", f.outputTail);

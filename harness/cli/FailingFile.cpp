@@ -13,7 +13,7 @@ FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
   const CommandLine& cl = session.commandLine();
   FailingFile f;
   f.file = cl.files.front();
-  f.seq = loadSequence(f.file);
+  f.seq = loadSequence(f.file, session.model());
   f.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   f.run = session.forFile(f.seq, f.file);
   f.first = f.run.trials->run(f.seq, mode);

@@ -19,11 +19,10 @@ namespace gpufuzz {
 
 namespace {
 
-Vocabulary parseVocabulary(const std::string& text) {
-  if (text == "renderer") return Vocabulary::Renderer;
-  if (text == "device") return Vocabulary::Device;
-  if (text == "all") return Vocabulary::All;
-  throw InputError("--ops: '" + text + "' (expected renderer, device or all)");
+/// "ops renderer" for a built-in model (as --ops names it), "model streams (FILE)" otherwise.
+std::string modelLabel(const LifecycleModel& model) {
+  if (model.builtin) return "ops " + model.name;
+  return "model " + model.name + " (" + model.source + ")";
 }
 
 }  // namespace
@@ -41,7 +40,8 @@ int runFuzz(Session& session) {
   const std::string faults = faultsFor(config, backend);
   loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
   GeneratorConfig gen;
-  gen.vocabulary = parseVocabulary(cl.get(Option::Ops).value_or("renderer"));
+  gen.model = &session.fuzzModel();
+  session.checkExecutable(*gen.model, target, backend);
   gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
   const Shard shard = cl.has(Option::Shard) ? parseShard(*cl.get(Option::Shard)) : Shard{};
   if (cl.has(Option::Shard) && !cl.has(Option::Seed)) {
@@ -88,10 +88,10 @@ int runFuzz(Session& session) {
               (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
   }
   std::printf(
-      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, ops %s, jobs %u%s, %s\n",
+      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, %s, jobs %u%s, %s\n",
       static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
       std::string(policyName(config.policy)).c_str(), faults.c_str(),
-      cl.get(Option::Ops).value_or("renderer").c_str(), session.jobs(),
+      modelLabel(*gen.model).c_str(), session.jobs(),
       persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "", budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {

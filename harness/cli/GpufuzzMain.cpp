@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   }
   try {
     const CommandLine cl = parseCommandLine(argc, argv);
+    if (cl.command == "model") return runModel(cl);
     Session session(cl);
     if (cl.command == "fuzz") return runFuzz(session);
     if (cl.command == "replay") return runReplay(session);

@@ -13,6 +13,7 @@
 #include <map>
 #include <regex>
 
+#include "harness/base/ModelFile.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/base/RunConfig.h"
@@ -81,7 +82,7 @@ int runPromote(Session& session) {
   const CommandLine& cl = session.commandLine();
   const StoredFinding finding = findingAt(cl.files.front());
   const std::string minimalFile = (finding.dir / "minimal.seq").string();
-  const Sequence minimal = loadSequence(minimalFile);
+  const Sequence minimal = loadSequence(minimalFile, session.model());
   if (!minimal.directives.expect) {
     throw InputError(minimalFile + ": has no `expect` directive: not a finding's minimal sequence");
   }
@@ -164,7 +165,7 @@ int runPromote(Session& session) {
                              b;
   }
   d.notes.push_back("expectations measured on " + on);
-  writeFileAtomically(target, printSequence(promoted));
+  writeFileAtomically(target, printSequence(withPortableModel(promoted, target.parent_path())));
 
   std::string perBackend;
   for (const auto& [backend, e] : d.expectOn) {

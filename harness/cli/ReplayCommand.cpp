@@ -21,7 +21,7 @@ int runReplay(Session& session) {
   };
   std::vector<Planned> planned;
   for (const std::string& file : cl.files) {
-    Sequence seq = loadSequence(file);
+    Sequence seq = loadSequence(file, session.model());
     planned.push_back({file, seq, session.forFile(seq, file)});
   }
 

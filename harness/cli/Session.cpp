@@ -1,6 +1,8 @@
 // Session.cpp: shared set-up of the subcommands.
 #include "harness/cli/Session.h"
 
+#include "model/renderer/ReferenceModel.h"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -87,6 +89,19 @@ bool Session::stopRequested() {
 }
 
 Session::Session(const CommandLine& cl) : cl_(cl) {
+  if (cl.has(Option::Model)) {
+    if (cl.has(Option::Ops)) {
+      throw InputError("--ops " + *cl.get(Option::Ops) + " and --model " + *cl.get(Option::Model) +
+                       ": --ops names a built-in model, so give one of them");
+    }
+    model_ = &resolveModel(*cl.get(Option::Model));
+  } else if (cl.has(Option::Ops)) {
+    const std::string ops = *cl.get(Option::Ops);
+    if (ops != "renderer" && ops != "device" && ops != "all") {
+      throw InputError("--ops: '" + ops + "' (expected renderer, device or all)");
+    }
+    model_ = &builtinModel(ops);
+  }
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   jobs_ = static_cast<unsigned>(cl.number(Option::Jobs, cores, 1, 1024));
   if (cl.has(Option::Deadline)) parseDeadlineOption(*cl.get(Option::Deadline));  // validate early
@@ -122,6 +137,18 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   workDir_ = pattern;
   slots_ = std::make_shared<ChildSlots>(jobs_);
   installStopHandlers();
+}
+
+const LifecycleModel& Session::fuzzModel() const {
+  return model_ ? *model_ : builtinModel("renderer");
+}
+
+void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* target,
+                              const std::string& backend) const {
+  if (target || hasRendererSemantics(model)) return;
+  throw InputError("model " + model.name + " (" + model.source + ") is not executed by backend " +
+                   backend + ": the project's runner implements the built-in models renderer, "
+                   "device and all; give a program that implements it with --target");
 }
 
 Session::~Session() {
@@ -209,6 +236,7 @@ Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) 
                                 seq.directives, file);
   const TargetCommand* target = targetFor(seq, file);
   run.backend = target ? kTargetBackend : resolveBackend(run.config.backend);
+  checkExecutable(seq.lifecycle(), target, run.backend);
   checkFaultPlan(run.config, run.backend, seq, file);
   run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend), target);
   return run;

@@ -19,6 +19,7 @@
 #include "harness/cli/CommandLine.h"
 #include "harness/search/Trial.h"
 #include "harness/supervise/Deadline.h"
+#include "model/LifecycleModel.h"
 #include "renderer/device/Backend.h"
 
 namespace gpufuzz {
@@ -39,6 +40,16 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const CommandLine& commandLine() const { return cl_; }
+  /// --model (or, for fuzz, --ops), resolved and checked; null when neither is given: a file's
+  /// `# model:`, else `all`, holds.
+  const LifecycleModel* model() const { return model_; }
+  /// The model generated sequences are of: model(), else the built-in `renderer`.
+  const LifecycleModel& fuzzModel() const;
+  /// InputError when the project's runner cannot execute `model` and no target is given: a
+  /// model is executed by a target or by a backend that implements it (models.md).
+  void checkExecutable(const LifecycleModel& model, const TargetCommand* target,
+                       const std::string& backend) const;
+
   /// --jobs; by default the number of cores, or fewer once the backend resolved to one where the
   /// driver makes children wait for each other (driverContextJobs: 2 per GPU on cuda and NVIDIA's
   /// OpenCL, 4 on cuda-async in fresh processes).
@@ -97,6 +108,7 @@ class Session {
   void capDefaultJobs(unsigned most);
 
   const CommandLine& cl_;
+  const LifecycleModel* model_ = nullptr;
   unsigned jobs_;
   std::filesystem::path workDir_;
   std::string runner_;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "harness/base/ModelFile.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/campaign/ReportFile.h"
 #include "harness/cli/FailingFile.h"
@@ -32,7 +33,9 @@ int runShrink(Session& session) {
   const std::string out =
       cl.get(Option::Output)
           .value_or((std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
-  writeFileAtomically(out, printSequence(f.minimal));
+  writeFileAtomically(
+      out, printSequence(withPortableModel(
+               f.minimal, std::filesystem::absolute(std::filesystem::path(out)).parent_path())));
   std::printf(
       "%s at %s (%s), %zu operations (from %zu), %s, %llu executions\n%s"
       "saved to %s\nreplay: gpufuzz replay %s\n",

@@ -12,5 +12,7 @@ int runExplain(Session& session);
 int runPromote(Session& session);
 int runMerge(Session& session);
 int runPlot(Session& session);
+/// `gpufuzz model check FILE | show NAME`: needs no session (no runner, no device).
+int runModel(const CommandLine& cl);
 
 }  // namespace gpufuzz

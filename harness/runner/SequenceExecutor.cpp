@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "model/ReferenceModel.h"
+#include "model/renderer/ReferenceModel.h"
 #include "renderer/GpuRenderer.h"
 #include "renderer/device/DeviceError.h"
 
@@ -46,53 +46,63 @@ class World {
   /// Runs one operation; returns a mismatch description, or empty.
   std::string run(const Operation& op, const ReferenceModel& model) {
     const std::string& name = op.names.front();
-    switch (op.kind) {
-      case OpKind::Create:
-        renderers_.emplace_back(
-            name, std::make_unique<GpuRenderer>(device_, op.width, op.height, policy_));
+    const auto u32 = [&](std::string_view key) { return static_cast<uint32_t>(op.arg(key)); };
+    switch (rendererOp(op)) {
+      case RendererOp::Create:
+        renderers_.emplace_back(name, std::make_unique<GpuRenderer>(device_, u32("width"),
+                                                                    u32("height"), policy_));
         break;
-      case OpKind::Draw:
-        renderer(name).draw(op.triangles, op.seed);
+      case RendererOp::Draw:
+        renderer(name).draw(u32("triangles"), u32("seed"));
         break;
-      case OpKind::Sync:
+      case RendererOp::Sync:
         renderer(name).sync();
         break;
-      case OpKind::SetTextures:
-        renderer(name).setTextures(op.count, op.size, op.seed);
+      case RendererOp::SetTextures:
+        renderer(name).setTextures(u32("count"), u32("size"), u32("seed"));
         break;
-      case OpKind::ReadBack: {
+      case RendererOp::ReadBack: {
         GpuRenderer& r = renderer(name);
         return compareImages(name, r.width(), r.readBack(), model.expectedImage(name));
       }
-      case OpKind::Destroy:
+      case RendererOp::Destroy:
         take(renderers_, find(renderers_, name))->release();
         break;
-      case OpKind::CtxCreate:
+      case RendererOp::CtxCreate:
         contexts_.emplace_back(name, device_.createContext());
         break;
-      case OpKind::BufCreate:
-        buffers_.emplace_back(op.names[1],
-                              device_.allocBuffer(find(contexts_, name)->second, op.bytes));
+      case RendererOp::BufCreate:
+        buffers_.emplace_back(op.names[1], device_.allocBuffer(find(contexts_, name)->second,
+                                                               op.arg("bytes")));
         break;
-      case OpKind::BufDestroy:
+      case RendererOp::BufDestroy:
         device_.freeBuffer(take(buffers_, find(buffers_, name)));
         break;
-      case OpKind::CtxDestroy:
+      case RendererOp::CtxDestroy:
         device_.destroyContext(take(contexts_, find(contexts_, name)));
         break;
+      case RendererOp::Other:
+        throw std::logic_error("the runner does not implement " + operationText(op));
     }
     return {};
   }
 
-  /// Renderers in creation order (their destructors' work), then bare buffers, then bare
-  /// contexts, each in creation order.
-  void releaseLeftovers() {
-    while (!renderers_.empty())
-      take(renderers_, renderers_.begin())->release();
-    while (!buffers_.empty())
-      device_.freeBuffer(take(buffers_, buffers_.begin()));
-    while (!contexts_.empty())
-      device_.destroyContext(take(contexts_, contexts_.begin()));
+  /// Leftovers kind by kind in the model's release order, each in creation order: renderers
+  /// through their destructors, bare buffers freed, bare contexts destroyed.
+  void releaseLeftovers(const LifecycleModel& model) {
+    for (const std::size_t kind : model.release) {
+      const std::string_view k = model.resources[kind].kind;
+      if (k == "renderer") {
+        while (!renderers_.empty())
+          take(renderers_, renderers_.begin())->release();
+      } else if (k == "buffer") {
+        while (!buffers_.empty())
+          device_.freeBuffer(take(buffers_, buffers_.begin()));
+      } else if (k == "context") {
+        while (!contexts_.empty())
+          device_.destroyContext(take(contexts_, contexts_.begin()));
+      }
+    }
   }
 
   /// After a failure nothing more touches the device.
@@ -142,12 +152,12 @@ std::string leakText(const MemoryInUse& m) {
 
 RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy policy,
                            ProgressListener& progress) {
-  ReferenceModel model;
+  ReferenceModel model(seq.lifecycle());
   World world(device, policy);
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     const Operation& op = seq.ops[i];
     const At at{static_cast<uint32_t>(i + 1)};
-    const std::string kind(opKindName(op.kind));
+    const std::string kind(op.name());
     progress.begin(at, kind);
     try {
       const std::string mismatch = world.run(op, model);
@@ -162,7 +172,7 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
   }
   progress.begin(At{}, kEndOperation);
   try {
-    world.releaseLeftovers();
+    world.releaseLeftovers(seq.lifecycle());
   } catch (const InvalidUse& e) {
     return RunOutcome{OutcomeClass::Invalid, At{}, std::string(kEndOperation), e.what(), {}};
   } catch (const DeviceError& e) {

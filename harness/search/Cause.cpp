@@ -68,9 +68,9 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
   std::size_t ran = minimal.ops.size();
   if (outcome.at && !outcome.at->isEnd()) ran = std::min<std::size_t>(ran, outcome.at->ordinal);
   const std::vector<StepFacts> facts = lifecycleFacts(minimal, policy);
-  std::map<std::string_view, std::size_t> roles;
+  std::map<std::string, std::size_t> roles;
   for (std::size_t i = 0; i < ran && i < facts.size(); ++i)
-    ++roles[stepRoleName(facts[i].role)];
+    ++roles[roleKey(facts[i])];
   cause += "; needs";
   for (const auto& [role, n] : roles)
     cause += " " + std::string(role) + " x" + std::to_string(n);

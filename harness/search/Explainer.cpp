@@ -11,7 +11,8 @@
 
 #include "harness/base/Json.h"
 #include "harness/search/Finding.h"
-#include "model/ReferenceModel.h"
+#include "model/ModelFacts.h"
+#include "model/renderer/ReferenceModel.h"
 #include "model/SequenceEdits.h"
 
 namespace gpufuzz {
@@ -62,10 +63,34 @@ std::string plural(std::size_t n, const std::string& noun) {
 std::string queuedText(const Sequence& seq, const std::vector<std::size_t>& queued) {
   std::vector<std::string> parts;
   for (std::size_t i : queued) {
-    parts.push_back("the " + std::string(opKindName(seq.ops[i].kind)) + " at " +
+    parts.push_back("the " + std::string(seq.ops[i].name()) + " at " +
                     std::to_string(i + 1));
   }
   return joined(parts, " and ");
+}
+
+/// The facts of a sequence of a model without the renderer's semantics, in its model's terms.
+std::vector<StepFacts> modelStepFacts(const Sequence& seq) {
+  std::vector<StepFacts> out;
+  for (ModelStep& step : modelFacts(seq))
+    out.push_back({StepRole::Other, std::move(step.text), std::nullopt, std::move(step.role)});
+  return out;
+}
+
+/// A renderer's wait: `sync` or `read_back`.
+bool isWait(const Operation& op) {
+  if (!hasRendererSemantics(*op.form->model)) return false;
+  const RendererOp kind = rendererOp(op);
+  return kind == RendererOp::Sync || kind == RendererOp::ReadBack;
+}
+
+/// A model role as a heading: "ends-pool-owning-buf" -> "Ends pool owning buf".
+std::string roleWords(const std::string& role) {
+  std::string out = role;
+  for (char& c : out)
+    c = c == '-' || c == '+' ? ' ' : c;
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
+  return out;
 }
 
 EditVerdict verdictOf(const TrialResult& t, const FailureKey& key) {
@@ -142,12 +167,10 @@ std::set<std::string> usedNames(const Sequence& seq) {
 /// `op` with every name it introduces replaced by a fresh one (r3, c1, b2...).
 Operation freshCopy(const Operation& op, std::set<std::string>& used) {
   Operation copy = op;
-  const auto slots = opForm(op.kind).names;
-  for (std::size_t i = 0; i < slots.size() && i < copy.names.size(); ++i) {
-    if (!slots[i].introduces) continue;
-    const std::string prefix = slots[i].kind == NameKind::Renderer  ? "r"
-                               : slots[i].kind == NameKind::Context ? "c"
-                                                                    : "b";
+  const LifecycleModel& model = *op.form->model;
+  for (std::size_t i = 0; i < copy.names.size(); ++i) {
+    if (op.useOfName(i) != SlotUse::Introduce) continue;
+    const std::string& prefix = model.resources[op.kindOfName(i)].prefix;
     for (unsigned n = 0;; ++n) {
       std::string name = prefix + std::to_string(n);
       if (used.insert(name).second) {
@@ -159,25 +182,51 @@ Operation freshCopy(const Operation& op, std::set<std::string>& used) {
   return copy;
 }
 
-/// The single steps worth inserting where the model stands: the waits, uploads and releases of
-/// what is alive there.
-std::vector<Operation> insertableSteps(const ReferenceModel& model) {
+/// The single steps worth inserting where the model stands. For the renderer: the waits, uploads
+/// and releases of what is alive there. For another model: every operation on one live name
+/// alone (a slot, no list, nothing introduced), with default arguments.
+std::vector<Operation> insertableSteps(const ModelState& state) {
+  const LifecycleModel& model = state.model();
   std::vector<Operation> out;
-  const auto step = [&](OpKind kind, const std::string& name) {
+  const auto step = [&](const OpDecl* form, const std::string& name) {
+    if (!form) return;
     Operation op;
-    op.kind = kind;
+    op.form = form;
     op.names = {name};
+    for (const ArgDecl& a : form->args)
+      op.args.push_back(a.defaultValue);
     out.push_back(std::move(op));
   };
-  for (const auto& entry : model.renderers()) {
-    for (OpKind kind : {OpKind::Sync, OpKind::ReadBack, OpKind::SetTextures, OpKind::Destroy}) {
-      step(kind, entry.first);
+  const auto alive = [&](std::string_view kind) {
+    std::vector<std::string> names;
+    if (const auto k = model.kind(kind)) {
+      for (const std::size_t i : state.alive(*k))
+        names.push_back(state.names()[i].name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  if (hasRendererSemantics(model)) {
+    for (const std::string& r : alive("renderer")) {
+      for (const char* op : {"sync", "read_back", "set_textures", "destroy"})
+        step(model.op(op), r);
+    }
+    for (const std::string& b : alive("buffer"))
+      step(model.op("buf_destroy"), b);
+    for (const std::string& c : alive("context"))
+      step(model.op("ctx_destroy"), c);
+    return out;
+  }
+  for (std::size_t k = 0; k < model.resources.size(); ++k) {
+    for (const std::size_t i : state.alive(k)) {
+      for (const OpDecl& form : model.ops) {
+        if (form.slots.size() == 1 && form.slots[0].kind == k &&
+            (form.slots[0].use == SlotUse::Use || form.slots[0].use == SlotUse::End)) {
+          step(&form, state.names()[i].name);
+        }
+      }
     }
   }
-  for (const auto& entry : model.buffers())
-    step(OpKind::BufDestroy, entry.first);
-  for (const std::string& context : model.contexts())
-    step(OpKind::CtxDestroy, context);
   return out;
 }
 
@@ -248,6 +297,10 @@ std::string_view roleHeading(StepRole role) {
 
 }  // namespace
 
+std::string roleKey(const StepFacts& f) {
+  return f.modelRole.empty() ? std::string(stepRoleName(f.role)) : f.modelRole;
+}
+
 std::string_view stepRoleName(StepRole role) {
   switch (role) {
     case StepRole::IntroducesContext:
@@ -289,6 +342,7 @@ std::string_view verdictName(EditVerdict v) {
 }
 
 std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy) {
+  if (!hasRendererSemantics(seq.lifecycle())) return modelStepFacts(seq);
   const Defenses defenses = defensesOf(policy);
   const std::string policyText = "policy " + std::string(policyName(policy));
   struct RendererLife {
@@ -311,21 +365,24 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     const Operation& op = seq.ops[i];
     const std::string& name = op.names.at(0);
+    const uint32_t count = rendererOp(op) == RendererOp::SetTextures
+                               ? static_cast<uint32_t>(op.arg("count"))
+                               : 0;
     StepFacts f;
-    switch (op.kind) {
-      case OpKind::Create:
+    switch (rendererOp(op)) {
+      case RendererOp::Create:
         renderers[name] = RendererLife{created, {}, 0};
         f = {StepRole::IntroducesContext,
              "introduces renderer " + name + ": " + contextText(created), created};
         ++created;
         break;
-      case OpKind::CtxCreate:
+      case RendererOp::CtxCreate:
         contexts[name] = ContextLife{created, 0, 0, true};
         f = {StepRole::IntroducesContext,
              "introduces bare context " + name + ": " + contextText(created), created};
         ++created;
         break;
-      case OpKind::BufCreate: {
+      case RendererOp::BufCreate: {
         ContextLife& c = contexts.at(name);
         f = {StepRole::Allocates,
              "allocates buffer " + op.names.at(1) + " in " + name + " (context #" +
@@ -337,7 +394,7 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         buffers[op.names.at(1)] = name;
         break;
       }
-      case OpKind::Draw: {
+      case RendererOp::Draw: {
         RendererLife& r = renderers.at(name);
         f = {StepRole::QueuesWork,
              "queues a draw on " + name + " (context #" + std::to_string(r.context) +
@@ -346,7 +403,7 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         r.queued.push_back(i);
         break;
       }
-      case OpKind::SetTextures: {
+      case RendererOp::SetTextures: {
         RendererLife& r = renderers.at(name);
         f.context = r.context;
         std::vector<std::string> parts;
@@ -361,35 +418,35 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
           }
           parts.push_back(text);
         } else if (!r.queued.empty() && defenses.textureReplaceWaits) {
-          f.role = op.count > 0 ? StepRole::QueuesWork : StepRole::Waits;
+          f.role = count > 0 ? StepRole::QueuesWork : StepRole::Waits;
           parts.push_back("waits for " + queuedText(seq, r.queued));
         } else {
-          f.role = op.count > 0 ? StepRole::QueuesWork : StepRole::Other;
+          f.role = count > 0 ? StepRole::QueuesWork : StepRole::Other;
         }
-        if (op.count > 0) {
-          parts.push_back("queues the upload of " + plural(op.count, "texture") + " on " + name +
+        if (count > 0) {
+          parts.push_back("queues the upload of " + plural(count, "texture") + " on " + name +
                           " (context #" + std::to_string(r.context) + ")");
         } else if (parts.empty()) {
           parts.push_back("sets no textures on " + name);
         }
         f.establishes = joined(parts, ", then ");
         if (defenses.textureReplaceWaits) r.queued.clear();
-        if (op.count > 0) r.queued.push_back(i);
-        r.textures = op.count;
+        if (count > 0) r.queued.push_back(i);
+        r.textures = count;
         break;
       }
-      case OpKind::Sync:
-      case OpKind::ReadBack: {
+      case RendererOp::Sync:
+      case RendererOp::ReadBack: {
         RendererLife& r = renderers.at(name);
         f = {StepRole::Waits,
-             std::string(op.kind == OpKind::Sync ? "waits for " : "reads back ") + name +
-                 (op.kind == OpKind::Sync ? "'s queue" : "'s framebuffer, waiting for its queue") +
+             std::string(rendererOp(op) == RendererOp::Sync ? "waits for " : "reads back ") + name +
+                 (rendererOp(op) == RendererOp::Sync ? "'s queue" : "'s framebuffer, waiting for its queue") +
                  (r.queued.empty() ? " (nothing queued)" : " (" + queuedText(seq, r.queued) + ")"),
              r.context};
         r.queued.clear();
         break;
       }
-      case OpKind::Destroy: {
+      case RendererOp::Destroy: {
         const RendererLife r = renderers.at(name);
         renderers.erase(name);
         const std::string ctx = "context #" + std::to_string(r.context);
@@ -414,7 +471,7 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         }
         break;
       }
-      case OpKind::CtxDestroy: {
+      case RendererOp::CtxDestroy: {
         ContextLife& c = contexts.at(name);
         c.alive = false;
         f.context = c.context;
@@ -431,7 +488,7 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         }
         break;
       }
-      case OpKind::BufDestroy: {
+      case RendererOp::BufDestroy: {
         const std::string owner = buffers.at(name);
         buffers.erase(name);
         ContextLife& c = contexts.at(owner);
@@ -446,6 +503,8 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         }
         break;
       }
+      case RendererOp::Other:
+        break;
     }
     facts.push_back(std::move(f));
   }
@@ -558,7 +617,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   Sequence prefix = m;
   prefix.ops.resize(reach);
   std::vector<Sequence> inserted;
-  ReferenceModel model;
+  ModelState model(m.lifecycle());
   for (std::size_t p = 0; p <= e.failingIndex && p <= n; ++p) {
     for (const Operation& op : insertableSteps(model)) {
       std::optional<Sequence> s = insertOperation(prefix, p, op);
@@ -567,7 +626,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
       inserted.push_back(std::move(*s));
       e.insertions.push_back(Explanation::Insertion{p, op, {}});
     }
-    if (p < n) model.apply(m.ops[p]);
+    if (p < n) model.applyValid(m.ops[p]);
   }
 
   const std::set<std::string> used = usedNames(m);
@@ -619,8 +678,9 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   Explanation::Contexts& c = e.contexts;
   c.allNeeded = true;
   for (std::size_t i = 0; i < reach; ++i) {
-    const OpKind kind = m.ops[i].kind;
-    if (kind != OpKind::Create && kind != OpKind::CtxCreate) continue;
+    if (!hasRendererSemantics(m.lifecycle())) break;
+    const RendererOp kind = rendererOp(m.ops[i]);
+    if (kind != RendererOp::Create && kind != RendererOp::CtxCreate) continue;
     ++c.introduced;
     c.allNeeded = c.allNeeded && e.removals[i].necessary();
     const Explanation::Repetition& r = e.repetitions[i];
@@ -680,17 +740,22 @@ std::string explanationMarkdown(const Explanation& e) {
   md +=
       "\n## Necessary steps\n\nRemoving any one of these (with the steps that depend on it) "
       "makes the failure disappear.\n";
-  std::vector<StepRole> roles;
+  std::vector<std::string> roles;
   for (const Explanation::Removal& r : e.removals) {
-    const StepRole role = e.facts[r.index].role;
+    const std::string role = roleKey(e.facts[r.index]);
     if (r.necessary() && std::find(roles.begin(), roles.end(), role) == roles.end()) {
       roles.push_back(role);
     }
   }
-  for (StepRole role : roles) {
-    md += "\n**" + std::string(roleHeading(role)) + "**\n";
+  for (const std::string& role : roles) {
+    const auto first = std::find_if(e.removals.begin(), e.removals.end(), [&](const auto& r) {
+      return roleKey(e.facts[r.index]) == role;
+    });
+    const StepFacts& f = e.facts[first->index];
+    md += "\n**" + (f.modelRole.empty() ? std::string(roleHeading(f.role)) : roleWords(role)) +
+          "**\n";
     for (const Explanation::Removal& r : e.removals) {
-      if (!r.necessary() || e.facts[r.index].role != role) continue;
+      if (!r.necessary() || roleKey(e.facts[r.index]) != role) continue;
       md += "- " + stepText(m, r.index) + ": " + e.facts[r.index].establishes;
       if (r.index == e.failingIndex) md += "; the failing operation";
       if (!r.alsoRemoved.empty()) {
@@ -750,7 +815,7 @@ std::string explanationMarkdown(const Explanation& e) {
   const auto preventing = e.preventing();
   std::size_t waitsTried = 0;
   for (const Explanation::Insertion& ins : e.insertions) {
-    if (ins.inserted.kind == OpKind::Sync || ins.inserted.kind == OpKind::ReadBack) ++waitsTried;
+    if (isWait(ins.inserted)) ++waitsTried;
   }
   if (preventing.empty()) {
     md += "No single inserted step prevents it (" + plural(e.insertions.size(), "insertion") +
@@ -761,7 +826,7 @@ std::string explanationMarkdown(const Explanation& e) {
       md += "- " + ins->describe(m) + "\n";
   }
   const bool waitPrevents = std::any_of(preventing.begin(), preventing.end(), [](const auto* ins) {
-    return ins->inserted.kind == OpKind::Sync || ins->inserted.kind == OpKind::ReadBack;
+    return isWait(ins->inserted);
   });
   if (!waitPrevents && waitsTried > 0) {
     md += "\nNo single `sync` or `read_back` prevents it (" + plural(waitsTried, "placement") +
@@ -779,10 +844,12 @@ std::string explanationMarkdown(const Explanation& e) {
     for (const std::string& line : changes)
       md += "- " + line + "\n";
   }
-  md +=
-      "\nTried: one `sync`, `read_back`, `set_textures` (default arguments) or `destroy` of a "
-      "live renderer, or `buf_destroy` / `ctx_destroy` of a live bare buffer or context, at "
-      "each position up to the failing operation: " +
+  md += std::string(hasRendererSemantics(m.lifecycle())
+                       ? "\nTried: one `sync`, `read_back`, `set_textures` (default arguments) or "
+                         "`destroy` of a live renderer, or `buf_destroy` / `ctx_destroy` of a live "
+                         "bare buffer or context, at each position up to the failing operation: "
+                       : "\nTried: every operation of the model on one live name alone (default "
+                         "arguments), at each position up to the failing operation: ") +
       plural(e.insertions.size(), "valid insertion") + ", " +
       std::to_string(e.insertions.size() - preventing.size() - changes.size()) +
       " of them keep the failure.\n";
@@ -881,7 +948,7 @@ std::string explanationJson(const Explanation& e) {
       if (r.necessary() != necessary) continue;
       j.beginObject();
       step(r.index);
-      j.key("role").value(stepRoleName(e.facts[r.index].role));
+      j.key("role").value(roleKey(e.facts[r.index]));
       j.key("establishes").value(e.facts[r.index].establishes);
       j.key("context");
       if (e.facts[r.index].context) {

@@ -42,11 +42,17 @@ struct StepFacts {
   std::string establishes;
   /// The 0-based creation ordinal of the device context the operation concerns, if any.
   std::optional<uint32_t> context;
+  /// In a model without the renderer's semantics: the step's lifecycle role in the model's
+  /// terms ("ends-pool-owning-buf", "uses-stream-pending"), which causes count. Empty otherwise.
+  std::string modelRole = {};
 };
+/// The role a cause counts and a report groups by: modelRole, else the StepRole's name.
+std::string roleKey(const StepFacts& f);
 
 /// Replays `seq` through the lifecycle the renderer's `policy` gives it (which renderers and
 /// contexts are alive, which have work queued since their last wait, how many contexts were
-/// created so far). `seq` must be valid.
+/// created so far). A sequence of a model without the renderer's semantics is replayed through
+/// its model instead (modelFacts). `seq` must be valid.
 std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy);
 
 /// How one experiment ended, against the failure being explained.

@@ -15,7 +15,12 @@ uint64_t stableHash(std::string_view text) {
 }
 
 std::string Finding::signature() const {
-  return std::string(outcomeClassName(outcome.cls)) + "\n" + outcome.op + "\n" +
+  // Equal text under two models (or two versions of one) is not one failure. `all`, the model
+  // of every file without `# model:`, keeps the signatures it always had.
+  const LifecycleModel& model = minimal.lifecycle();
+  const std::string of =
+      model.builtin && model.name == "all" ? "" : "model " + model.name + " " + model.hash + "\n";
+  return of + std::string(outcomeClassName(outcome.cls)) + "\n" + outcome.op + "\n" +
          normalizedOperations(minimal);
 }
 
@@ -39,6 +44,8 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   j.key("detail").value(f.outcome.detail);
   if (!f.outcome.fault.empty()) j.key("planted_by").value(f.outcome.fault);
   j.key("sequence").value(normalizedOperations(f.minimal));
+  j.key("model").value(f.minimal.lifecycle().name);
+  j.key("model_hash").value(f.minimal.lifecycle().hash);
   j.key("file").value(file);
   if (f.minimal.directives.target) {
     j.key("target").value(*f.minimal.directives.target);

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "harness/base/ModelFile.h"
+#include "model/renderer/ReferenceModel.h"
+
 namespace gpufuzz {
 
 namespace {
@@ -73,9 +76,9 @@ namespace {
 /// operation that destroys a context (a renderer's or a bare one).
 std::optional<OpPlace> firstContextDestroy(const Sequence& seq) {
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    const OpKind kind = seq.ops[i].kind;
-    if (kind == OpKind::Destroy || kind == OpKind::CtxDestroy) {
-      return OpPlace{At{static_cast<uint32_t>(i + 1)}, std::string(opKindName(kind))};
+    const RendererOp kind = rendererOp(seq.ops[i]);
+    if (kind == RendererOp::Destroy || kind == RendererOp::CtxDestroy) {
+      return OpPlace{At{static_cast<uint32_t>(i + 1)}, std::string(seq.ops[i].name())};
     }
   }
   return std::nullopt;
@@ -110,12 +113,14 @@ SupervisionLimits TrialRunner::limitsFor(const Sequence& seq, Millis deadline,
   SupervisionLimits limits;
   limits.target = !setup_.target.empty();
   for (const Operation& op : seq.ops)
-    limits.expectedOps.emplace_back(opKindName(op.kind));
+    limits.expectedOps.emplace_back(op.name());
   limits.progressDeadline = deadline;
   limits.opDeadlines = std::move(kindDeadlines);
   limits.startDeadline = deadlines_.startDeadline();
   limits.captureStacks = stacks && setup_.captureStacks;
   limits.environment = setup_.environment;
+  limits.environment.emplace_back(kModelVariable,
+                                  modelFileIn(setup_.workDir, seq.lifecycle()).string());
   limits.forkServer = setup_.forkServer;
   std::lock_guard lock(kindsMutex_);
   for (const RunOutcome& kind : confirmedKinds_) {
@@ -190,6 +195,8 @@ std::filesystem::path TrialRunner::writeSequenceFile(const Sequence& seq) const 
   file += ".seq";
   Sequence bare;
   bare.ops = seq.ops;
+  bare.model = seq.model;
+  bare.directives.model = childModelDirective(setup_.workDir, seq.lifecycle());
   if (!setup_.target.empty()) {
     // A target learns the policy and the plan from the file (the runner from its arguments).
     bare.directives.policy = std::string(policyName(setup_.policy));

@@ -1,0 +1,48 @@
+// ModelFile.cpp: model texts written where children and findings can read them.
+#include "harness/base/ModelFile.h"
+
+#include <map>
+#include <mutex>
+
+#include "harness/base/AtomicFile.h"
+
+namespace gpufuzz {
+
+std::filesystem::path modelFileIn(const std::filesystem::path& dir, const LifecycleModel& model) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, const LifecycleModel*>, std::filesystem::path> written;
+  std::lock_guard lock(mutex);
+  const auto key = std::make_pair(dir.string(), &model);
+  if (const auto it = written.find(key); it != written.end()) return it->second;
+  const std::filesystem::path file =
+      std::filesystem::absolute(dir / "models" / (model.name + "-" + model.hash + ".model"));
+  std::filesystem::create_directories(file.parent_path());
+  writeFileAtomically(file, model.text);
+  written.emplace(key, file);
+  return file;
+}
+
+std::optional<std::string> childModelDirective(const std::filesystem::path& dir,
+                                               const LifecycleModel& model) {
+  if (model.builtin) {
+    if (model.name == "all") return std::nullopt;
+    return model.name;
+  }
+  return modelFileIn(dir, model).string();
+}
+
+Sequence withPortableModel(const Sequence& seq, const std::filesystem::path& dir) {
+  Sequence out = seq;
+  const LifecycleModel& model = seq.lifecycle();
+  if (model.builtin) {
+    out.directives.model =
+        model.name == "all" ? std::nullopt : std::optional<std::string>(model.name);
+    return out;
+  }
+  std::filesystem::create_directories(dir);
+  writeFileAtomically(dir / (model.name + ".model"), model.text);
+  out.directives.model = "./" + model.name + ".model";
+  return out;
+}
+
+}  // namespace gpufuzz
