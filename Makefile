@@ -20,6 +20,7 @@ GPU_BUDGET   ?= 300
 BENCHES :=
 BENCHES += gpufuzz-bench-teardown
 BENCHES += gpufuzz-bench-throughput
+BENCHES += gpufuzz-bench-generation
 # Results are named for the machine: its GPU's name where nvidia-smi sees one, else `sim`.
 BENCH_TAG  ?= $(or $(shell n=$$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null) && \
                 echo "$$n" | head -n 1 | tr 'A-Z ' 'a-z-'),sim)

@@ -24,6 +24,9 @@ struct RunOutcome {
   /// hang at ctx_destroy when live_buffers >= 4"), when the runner said one fired where it
   /// happened (harness/protocol/Events.h: `fault`); empty for a failure of the system itself.
   std::string fault;
+  /// The target cannot run this sequence (target.md, Vocabulary): an operation it does not
+  /// implement, or threads. Never a finding; `cls` is Error and `detail` says what it lacks.
+  bool unsupported = false;
 
   bool failed() const { return cls != OutcomeClass::Pass; }
   /// Whether this outcome meets `e`: same class, and same place when `e` names one.

@@ -112,7 +112,11 @@ class Campaign {
     s.newFindings = findings_.size();
     s.finished = finished && stopReason_.empty() && !broken_;
     s.stopped = finished && !s.finished;
-    if (s.stopped) s.stopReason = broken_ ? "most runs failed in the harness itself" : stopReason_;
+    if (s.stopped) {
+      s.stopReason = !unsupported_.empty() ? "the target cannot run the model: " + unsupported_
+                     : broken_             ? "most runs failed in the harness itself"
+                                           : stopReason_;
+    }
     if (previous_) s.cumulative = previous_->cumulative;
     s.cumulative += s.run;
     return s;
@@ -144,7 +148,12 @@ class Campaign {
     std::lock_guard lock(mutex_);
     return findings_.size();
   }
-  bool harnessBroken() const { return broken_.load(); }
+  bool harnessBroken() const { return broken_.load() && unsupported_.empty(); }
+  /// What the target said it cannot run, when it said so; empty otherwise.
+  std::string unsupported() const {
+    std::lock_guard lock(mutex_);
+    return unsupported_;
+  }
   /// What the status display shows, read at one instant.
   struct Status {
     double elapsed = 0, rate = 0;
@@ -191,6 +200,16 @@ class Campaign {
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;
         ranBefore = rerunFresh(failing, t);
+      }
+      if (t.outcome.unsupported && !t.harnessError) {
+        // Not a finding: the target lacks what the model asks of it. The campaign stops.
+        std::lock_guard lock(mutex_);
+        if (unsupported_.empty()) {
+          unsupported_ = (t.outcome.op.empty() ? std::string() : "at " + t.outcome.op + ": ") +
+                         t.outcome.detail;
+        }
+        broken_ = true;
+        return;
       }
       if (t.harnessError) {
         if (cutShort()) return;
@@ -552,6 +571,7 @@ class Campaign {
   std::atomic<uint64_t> sequences_{0};
   std::atomic<uint64_t> harnessErrors_{0};
   std::atomic<bool> broken_{false};
+  std::string unsupported_;  // mutex_
   std::atomic<uint64_t> failures_{0};
   std::atomic<uint64_t> failuresCutShort_{0};  // failures of sequences a stop cut short
   std::string stopReason_;                     // why the run was stopped; empty when it was not
@@ -684,6 +704,7 @@ CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, Findin
   result.statusLine = campaign.statusLine();
   result.uniqueFindings = campaign.uniqueFindings();
   result.harnessBroken = campaign.harnessBroken();
+  result.unsupported = campaign.unsupported();
   result.failuresFound = campaign.failuresFound();
   return result;
 }

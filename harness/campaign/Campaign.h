@@ -57,6 +57,8 @@ struct CampaignResult {
   std::size_t uniqueFindings = 0;
   uint64_t failuresFound = 0;
   bool harnessBroken = false;  // most runs failed in the harness itself
+  /// The target said it cannot run a sequence of the model (target.md): what it lacks.
+  std::string unsupported;
 };
 
 CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, FindingStore& store);

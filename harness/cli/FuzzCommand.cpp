@@ -142,6 +142,10 @@ int runFuzz(Session& session) {
   std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
               Session::stopRequested() ? "stopped: " : "done: ", result.statusLine.c_str(),
               result.uniqueFindings, static_cast<unsigned long long>(seed));
+  if (!result.unsupported.empty()) {
+    throw InputError("the target cannot run model " + gen.model->name + ": " + result.unsupported +
+                     "; give it a handler for that, or fuzz a model it implements");
+  }
   if (result.harnessBroken) {
     std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
     return 3;

@@ -44,7 +44,8 @@ std::string formatEvent(const Event& e) {
       out << "done " << atText(e.at);
       break;
     case Event::Kind::Outcome:
-      out << "outcome " << outcomeClassName(e.outcome.cls) << ' '
+      out << "outcome " << (e.outcome.unsupported ? "unsupported" : outcomeClassName(e.outcome.cls))
+          << ' '
           << (e.outcome.at ? atText(*e.outcome.at) : "-") << ' '
           << (e.outcome.op.empty() ? "-" : e.outcome.op) << ' ' << oneLine(e.outcome.detail);
       break;
@@ -86,15 +87,20 @@ std::optional<Event> parseEvent(std::string_view line) {
     e.kind = Event::Kind::Outcome;
     std::string cls, op;
     if (!(in >> cls >> at >> op)) return std::nullopt;
-    auto c = parseOutcomeClass(cls);
+    const bool unsupported = cls == "unsupported";
+    auto c = unsupported ? std::optional(OutcomeClass::Error) : parseOutcomeClass(cls);
     if (!c) return std::nullopt;
     e.outcome.cls = *c;
+    e.outcome.unsupported = unsupported;
     if (at != "-") {
       e.outcome.at = parseAt(at);
       if (!e.outcome.at) return std::nullopt;
     }
     if (op != "-") e.outcome.op = op;
     std::getline(in >> std::ws, e.outcome.detail);
+    // The older form of target.md: `outcome error <at> <op> unsupported operation`.
+    if (e.outcome.cls == OutcomeClass::Error && e.outcome.detail.starts_with("unsupported operation"))
+      e.outcome.unsupported = true;
     return e;
   }
   return std::nullopt;
