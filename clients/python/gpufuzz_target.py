@@ -1,9 +1,10 @@
 """gpufuzz_target: a gpufuzz target in Python (the contract: target.md; the API: README.md).
 
 A target is a subclass of Target with one method per operation it implements, named as the
-operation, taking the operation's names and its keys (ints, defaults filled in); `main` does the
-rest: reads the sequence file, writes the events, turns the target's failures into outcomes,
-releases what is left at the end, and serves as a fork server when the harness asks for one.
+operation, taking the operation's names and its keys (defaults filled in); `main` does the rest:
+reads the lifecycle model (models.md) and the sequence file, writes the events, turns the
+target's failures into outcomes, releases what is left at the end in the model's order, runs the
+threads of a threaded sequence, and serves as a fork server when the harness asks for one.
 
     import gpufuzz_target as gpufuzz
 
@@ -15,6 +16,10 @@ releases what is left at the end, and serves as a fork server when the harness a
 
     if __name__ == "__main__":
         gpufuzz.main(Mine())
+
+The model is the file $GPUFUZZ_MODEL names (the harness always sets it), else the one the
+sequence's `# model:` directive names, else the built-in `all` (BUILTIN_MODEL). An operation of a
+model with a name that is no method's can be registered: `self.handle("op-name", function)`.
 
 Standard library only (Python 3.11).
 """
@@ -30,14 +35,18 @@ import signal
 import socket
 import sys
 
-__all__ = ["Target", "Failure", "Error", "Invalid", "Mismatch", "Leak", "Sequence", "Operation",
-           "SequenceError", "main", "run_sequence", "serve_forks"]
+__all__ = ["Target", "Failure", "Error", "Invalid", "Mismatch", "Leak", "Unsupported", "Sequence",
+           "Operation", "SequenceError", "Model", "ModelError", "Resource", "Slot", "Argument",
+           "OperationSpec", "BUILTIN_MODEL", "main", "run_sequence", "serve_forks",
+           "parse_sequence", "load_sequence", "parse_model", "load_model", "builtin_model"]
 
 FORK_SERVER_VERSION = 1
 EVENTS_FD_VARIABLE = "GPUFUZZ_EVENTS_FD"
 FORK_SERVER_FD_VARIABLE = "GPUFUZZ_FORK_SERVER_FD"
+MODEL_VARIABLE = "GPUFUZZ_MODEL"
 MAX_MESSAGE = 64 * 1024
 MAX_FDS = 2
+MAX_THREADS = 8
 
 # ---------------------------------------------------------------------------------------------
 # Failures a target raises; each becomes `outcome CLASS AT OP DETAIL`. Any other exception is an
@@ -74,65 +83,465 @@ class Leak(Failure):
     outcome = "leak"
 
 
+class Unsupported(Exception):
+    """The target does not implement this operation: `outcome unsupported AT OP DETAIL`."""
+
+    def __init__(self, detail="unsupported operation"):
+        super().__init__(detail)
+
+
 # ---------------------------------------------------------------------------------------------
-# Sequence files: the normalized form of sequences.md the harness writes.
+# Lifecycle models (models.md): the kinds of resource, the operations and their arguments, the
+# order of the release. gpufuzz checks a model strictly; this reader takes what it can use and
+# refuses, with FILE:LINE:COLUMN, only what it cannot understand.
+
+# The built-in model `all`, as the harness ships it (`gpufuzz model show all`): the vocabulary of
+# a sequence that names no model. The same text is in the C++ library (kBuiltinModel).
+BUILTIN_MODEL = """\
+# gpufuzz model
+model all
+note The shipped GpuRenderer and the bare device runtime beneath it: the union of renderer and device.
+
+resource renderer prefix r
+resource context  prefix c
+resource buffer   prefix b  owner context
+
+op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15
+op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  +pending(renderer)
+op sync         renderer                                                    weight:7   -pending(renderer)
+op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  +textured(renderer)
+op read_back    renderer                                                    weight:7   -pending(renderer)
+op destroy      renderer!                                                   weight:16
+
+op ctx_create   -> context                                                  weight:9
+op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16
+op buf_destroy  buffer!                                                     weight:9
+op ctx_destroy  context!                                                    weight:8
+
+release renderer buffer context
+"""
+# Names a `# model:` directive may give for the built-in model: `renderer` and `device` are parts
+# of `all`, so every sequence of theirs is one of `all`.
+BUILTIN_MODEL_NAMES = ("all", "renderer", "device")
+RENDERER_OPS = ("create", "draw", "sync", "set_textures", "read_back", "destroy")
+DEVICE_OPS = ("ctx_create", "buf_create", "buf_destroy", "ctx_destroy")
+
+_MAX_U64 = 2**64 - 1
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_WORD = re.compile(r"[A-Za-z0-9_.-]+\Z")
+_INT = re.compile(r"(0|[1-9][0-9]*)\Z")
 
 
 class SequenceError(Exception):
     """A sequence file that is not one; the message starts with FILE:LINE:COLUMN."""
 
 
+class ModelError(SequenceError):
+    """A model file this library cannot read; the message starts with FILE:LINE:COLUMN."""
+
+
+class Resource:
+    """`resource KIND [prefix P] [owner KIND2]`."""
+
+    __slots__ = ("kind", "prefix", "owner", "line")
+
+    def __init__(self, kind, prefix, owner, line):
+        self.kind, self.prefix, self.owner, self.line = kind, prefix, owner, line
+
+    def __repr__(self):
+        owner = f" owner {self.owner}" if self.owner else ""
+        return f"resource {self.kind} prefix {self.prefix}{owner}"
+
+
+class Slot:
+    """A used name of an operation: `mode` is "use" (KIND), "end" (KIND!) or "list" (KIND*)."""
+
+    __slots__ = ("kind", "mode")
+
+    def __init__(self, kind, mode):
+        self.kind, self.mode = kind, mode
+
+    def __repr__(self):
+        return self.kind + {"use": "", "end": "!", "list": "*"}[self.mode]
+
+
+class Argument:
+    """`key=DEFAULT (LOW..HIGH)` (`words` None, values ints) or `key=DEFAULT {a|b}` (words)."""
+
+    __slots__ = ("key", "default", "low", "high", "words")
+
+    def __init__(self, key, default, low=None, high=None, words=None):
+        self.key, self.default, self.low, self.high, self.words = key, default, low, high, words
+
+    def value(self, text):
+        """The value `text` gives this argument, or None when it is not one."""
+        if self.words is not None:
+            return text if text in self.words else None
+        if not _INT.match(text) or not self.low <= int(text) <= self.high:
+            return None
+        return int(text)
+
+    def expected(self):
+        if self.words is not None:
+            return "one of " + ", ".join(self.words)
+        return f"an integer in {self.low}..{self.high}"
+
+    def __repr__(self):
+        if self.words is not None:
+            return f"{self.key}={self.default} {{{'|'.join(self.words)}}}"
+        return f"{self.key}={self.default} ({self.low}..{self.high})"
+
+
+class OperationSpec:
+    """`op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [+FLAG(KIND)|-FLAG(KIND)...]`.
+
+    `slots`: the used names' Slots in order; `introduces`: the kinds of the new names;
+    `args`: {key: Argument} in declaration order; `flags`: [("+" or "-", FLAG, KIND)]."""
+
+    __slots__ = ("name", "slots", "introduces", "args", "weight", "flags", "line")
+
+    def __init__(self, name, slots, introduces, args, weight=1, flags=(), line=0):
+        self.name, self.slots, self.introduces = name, list(slots), list(introduces)
+        self.args, self.weight, self.flags, self.line = dict(args), weight, list(flags), line
+
+    @property
+    def has_list(self):
+        return any(s.mode == "list" for s in self.slots)
+
+    def name_count(self):
+        """(fewest, most) names an operation line of this kind has; most None: any number."""
+        fixed = sum(1 for s in self.slots if s.mode != "list") + len(self.introduces)
+        return fixed, None if self.has_list else fixed
+
+    def defaults(self):
+        return {key: a.default for key, a in self.args.items()}
+
+    def roles(self, names):
+        """(positional, used, introduced) of an operation line's names: `positional` as a
+        handler gets them (a name per slot, a list for the KIND* slot, introduced names last),
+        `used` [(name, Slot)], `introduced` [(name, KIND)]."""
+        fewest, _ = self.name_count()
+        listed = len(names) - fewest if self.has_list else 0
+        positional, used, k = [], [], 0
+        for slot in self.slots:
+            if slot.mode == "list":
+                group = list(names[k:k + listed])
+                positional.append(group)
+                used.extend((n, slot) for n in group)
+                k += listed
+            else:
+                positional.append(names[k])
+                used.append((names[k], slot))
+                k += 1
+        introduced = list(zip(names[k:], self.introduces))
+        positional.extend(names[k:])
+        return positional, used, introduced
+
+    def __repr__(self):
+        arrow = " -> " + " ".join(self.introduces) if self.introduces else ""
+        args = "".join(f" {a!r}" for a in self.args.values())
+        return f"op {self.name} {' '.join(map(repr, self.slots))}{arrow}{args}".replace("  ", " ")
+
+
+class Model:
+    """A parsed model: `resources` {KIND: Resource} and `operations` {NAME: OperationSpec} in
+    declaration order, `release` [KIND] (kinds it does not list are left to the process's
+    exit), `name`, `note`, `path`, `text`."""
+
+    def __init__(self, name, note, resources, operations, release, path="<model>", text=""):
+        self.name, self.note, self.path, self.text = name, note, path, text
+        self.resources, self.operations, self.release = resources, operations, list(release)
+
+    def operation(self, name):
+        return self.operations.get(name)
+
+    def release_operation(self, kind):
+        """The operation that releases a leftover of `kind` by default: the kind's only ending
+        operation, when it has no other slot (nor a new name); else None."""
+        ending = [o for o in self.operations.values()
+                  if any(s.mode == "end" and s.kind == kind for s in o.slots)]
+        if len(ending) == 1 and len(ending[0].slots) == 1 and not ending[0].introduces:
+            return ending[0]
+        return None
+
+    def __repr__(self):
+        return f"<Model {self.name or '?'}: {len(self.resources)} kinds, " \
+               f"{len(self.operations)} operations>"
+
+
+def _model_tokens(line, fail):
+    """[(token, column)] of a model line up to its comment: words, `->`, `(...)`, `{...}`."""
+    tokens, i, n = [], 0, len(line)
+    while i < n:
+        c = line[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c == "#":
+            break
+        start = i
+        if c in "({":
+            close = ")" if c == "(" else "}"
+            end = line.find(close, i)
+            if end < 0 or "#" in line[i:end]:
+                fail(f"'{c}' without its '{close}'", i + 1)
+            i = end + 1
+        elif line.startswith("->", i):
+            i += 2
+        else:
+            while i < n and not line[i].isspace() and line[i] not in "#({":
+                i += 1
+        tokens.append((line[start:i], start + 1))
+    return tokens
+
+
+def _model_argument(key, default, group, fail, column, group_column):
+    inner = group[1:-1]
+    if group[0] == "{":
+        words = tuple(w.strip() for w in inner.split("|"))
+        for w in words:
+            if not _WORD.match(w):
+                fail(f"'{w}' is not a word of {key}'s {{a|b|c}}", group_column)
+        if not _WORD.match(default):
+            fail(f"{key}={default}: the default is one of its words", column)
+        return Argument(key, default, words=words)
+    low, dots, high = (part.strip() for part in inner.partition(".."))
+    if not dots:
+        fail(f"{key}'s bounds are (MIN..MAX), not {group}", group_column)
+    for text, what, col in ((default, "default", column), (low, "bound", group_column),
+                            (high, "bound", group_column)):
+        if not _INT.match(text) or int(text) > _MAX_U64:
+            fail(f"{key}: {what} '{text}' is not an unsigned decimal integer (at most 2^64-1)",
+                 col)
+    if int(low) > int(high):
+        fail(f"{key}: bounds {low}..{high} are empty", group_column)
+    return Argument(key, int(default), int(low), int(high))
+
+
+def parse_model(text, path="<model>"):
+    """Parses a model's text; raises ModelError with the place of what it cannot understand."""
+    name, note, resources, operations, release = None, None, {}, {}, []
+    references = []  # (kind, line, column): each must be declared somewhere in the file
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip("\r")
+
+        def fail(message, column=1, number=number):
+            raise ModelError(f"{path}:{number}:{column}: {message}")
+
+        content = line.split("#", 1)[0]
+        if content.split()[:1] == ["note"]:  # free text: not tokenized
+            note = content.split("note", 1)[1].strip()
+            continue
+        tokens = _model_tokens(line, fail)
+        if not tokens:
+            continue
+        (word, column), rest = tokens[0], tokens[1:]
+
+        def ident(token, what):
+            if not _IDENT.match(token[0]):
+                fail(f"'{token[0]}' is not {what} ([a-z][a-z0-9_]*)", token[1])
+            return token[0]
+
+        if word == "model":
+            if name is not None:
+                fail("'model' is given twice", column)
+            if len(rest) != 1:
+                fail("'model' takes one name: model NAME", column)
+            name = ident(rest[0], "a model's name")
+        elif word == "resource":
+            if not rest:
+                fail("'resource' takes a kind: resource KIND [prefix P] [owner KIND2]", column)
+            kind = ident(rest[0], "a kind's name")
+            if kind in resources:
+                fail(f"resource '{kind}' is declared twice", rest[0][1])
+            prefix, owner, k = kind[0], None, 1
+            while k < len(rest):
+                option = rest[k]
+                if option[0] not in ("prefix", "owner") or k + 1 >= len(rest):
+                    fail(f"'{option[0]}': a resource takes prefix P and owner KIND", option[1])
+                value = ident(rest[k + 1], "a prefix" if option[0] == "prefix" else "a kind")
+                if option[0] == "prefix":
+                    prefix = value
+                else:
+                    owner = value
+                    references.append((value, number, rest[k + 1][1]))
+                k += 2
+            resources[kind] = Resource(kind, prefix, owner, number)
+        elif word == "op":
+            if not rest:
+                fail("'op' takes a name: op NAME SLOT... [-> KIND...] [ARG...]", column)
+            op = ident(rest[0], "an operation's name")
+            if op in operations:
+                fail(f"operation '{op}' is declared twice", rest[0][1])
+            slots, introduces, args, weight, flags = [], [], {}, 1, []
+            introducing, k = False, 1
+            while k < len(rest):
+                token, col = rest[k]
+                k += 1
+                if token == "->":
+                    introducing = True
+                    continue
+                if token.startswith("->"):
+                    introducing, token, col = True, token[2:], col + 2
+                if "=" in token:
+                    key, _, default = token.partition("=")
+                    ident((key, col), "an argument's key")
+                    if key in args:
+                        fail(f"argument '{key}' is declared twice", col)
+                    if k >= len(rest) or rest[k][0][0] not in "({":
+                        fail(f"argument '{key}' has no bounds (MIN..MAX) nor words {{a|b}}", col)
+                    args[key] = _model_argument(key, default, rest[k][0], fail, col, rest[k][1])
+                    k += 1
+                elif token.startswith("weight:"):
+                    if not _INT.match(token[7:]) or int(token[7:]) < 1:
+                        fail(f"'{token}': weight:N takes an integer N >= 1", col)
+                    weight = int(token[7:])
+                elif token[0] in "+-":
+                    flag = ident((token[1:], col + 1), "a flag's name")
+                    if k >= len(rest) or rest[k][0][0] != "(":
+                        fail(f"flag '{token}' has no kind: {token}(KIND)", col)
+                    kind = ident((rest[k][0][1:-1].strip(), rest[k][1] + 1), "a kind")
+                    references.append((kind, number, rest[k][1] + 1))
+                    flags.append((token[0], flag, kind))
+                    k += 1
+                elif token[0] in "({":
+                    fail(f"'{token}' follows no argument", col)
+                elif introducing:
+                    introduces.append(ident((token, col), "a kind (a new name has no ! nor *)"))
+                    references.append((token, number, col))
+                else:
+                    mode = {"!": "end", "*": "list"}.get(token[-1], "use")
+                    kind = ident((token[:-1] if mode != "use" else token, col), "a slot: KIND, "
+                                 "KIND! or KIND*")
+                    if mode == "list" and any(s.mode == "list" for s in slots):
+                        fail(f"'{token}': an operation has at most one KIND* slot", col)
+                    slots.append(Slot(kind, mode))
+                    references.append((kind, number, col))
+            operations[op] = OperationSpec(op, slots, introduces, args, weight, flags, number)
+        elif word == "release":
+            for token in rest:
+                kind = ident(token, "a kind")
+                references.append((kind, number, token[1]))
+                if kind not in release:
+                    release.append(kind)
+        else:
+            fail(f"unknown declaration '{word}' (model, note, resource, op, release)", column)
+    for kind, number, column in references:
+        if kind not in resources:
+            raise ModelError(f"{path}:{number}:{column}: '{kind}' is not a declared resource kind"
+                             f" (resource {kind} ...)")
+    return Model(name, note, resources, operations, release, path, text)
+
+
+_models = {}  # path -> the Model its text was read as (a fork server reads each once)
+
+
+def load_model(path):
+    """Reads and parses a model file (the same file's same text is parsed once per process)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ModelError(f"{path}: cannot read the model file: {e}") from None
+    cached = _models.get(path)
+    if cached is not None and cached.text == text:
+        return cached
+    model = _models[path] = parse_model(text, path)
+    return model
+
+
+def builtin_model():
+    """The built-in model `all` (BUILTIN_MODEL)."""
+    model = _models.get(None)
+    if model is None:
+        model = _models[None] = parse_model(BUILTIN_MODEL, "<built-in model all>")
+    return model
+
+
+def _model_of(directives, places, path):
+    """(model, given) for a sequence: $GPUFUZZ_MODEL, else its `# model:`, else the built-in;
+    `given`: whether a model was named at all."""
+    named = os.environ.get(MODEL_VARIABLE)
+    if named:
+        return load_model(named), True
+    value = directives.get("model")
+    if value is None:
+        return builtin_model(), False
+    if "/" in value or value.endswith(".model"):
+        if not os.path.isabs(value):
+            value = os.path.join(os.path.dirname(path) or ".", value)
+        return load_model(value), True
+    if value in BUILTIN_MODEL_NAMES:
+        return builtin_model(), True
+    raise SequenceError(f"{path}:{places['model']}:1: the built-in model '{value}' is not one "
+                        f"this library holds ({', '.join(BUILTIN_MODEL_NAMES)}): set "
+                        f"{MODEL_VARIABLE} to its file (gpufuzz model show {value} > FILE)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sequence files: the normalized form of sequences.md the harness writes, in a model's words.
+
+
 class Operation:
-    """One operation: `op` (create, draw, ...), `names` (positional), `args` (every key, ints)."""
+    """One operation line: `op` (its name), `names` (as written: slot order, new names last),
+    `args` (every key of the model, defaults filled in: ints, or the word of a {a|b} argument),
+    `line`, `at` (its 1-based ordinal), `thread` (the T of `@T`, 0 without), `spec` (its
+    OperationSpec) and `positional` (the names as a handler gets them: one per slot, a list for
+    a KIND* slot, new names last)."""
 
-    __slots__ = ("op", "names", "args", "line")
+    __slots__ = ("op", "names", "args", "line", "at", "thread", "spec", "positional")
 
-    def __init__(self, op, names, args, line):
+    def __init__(self, op, names, args, line, at=None, thread=0, spec=None, positional=None):
         self.op, self.names, self.args, self.line = op, names, args, line
+        self.at, self.thread, self.spec = at, thread, spec
+        self.positional = list(names) if positional is None else positional
 
     def __repr__(self):
         keys = "".join(f" {k}={v}" for k, v in self.args.items())
-        return f"{self.op} {' '.join(self.names)}{keys}"
+        thread = f"@{self.thread} " if self.thread else ""
+        return f"{thread}{self.op} {' '.join(self.names)}{keys}"
 
 
 class Sequence:
-    """A parsed file: `directives` ({"policy": "shipped", ...}) and `operations`."""
+    """A parsed file: `directives` ({"policy": "shipped", ...}), `operations`, `model` (the
+    Model it was read in), `threads` (how many its `@T` lines and `# threads:` ask for) and
+    `model_given` (whether $GPUFUZZ_MODEL or `# model:` named the model)."""
 
-    def __init__(self, path, directives, operations):
+    def __init__(self, path, directives, operations, model=None, threads=1, model_given=False):
         self.path, self.directives, self.operations = path, directives, operations
+        self.model = model or builtin_model()
+        self.threads, self.model_given = threads, model_given
 
     @property
     def policy(self):
         return self.directives.get("policy", "shipped")
 
+    def leftovers(self):
+        """[(KIND, name)] still alive after the last operation, in the order they are released:
+        the model's `release` order, each kind's names in creation order."""
+        alive = {}  # name -> kind, in creation order
+        for o in self.operations:
+            spec = o.spec or self.model.operation(o.op)
+            _, used, introduced = spec.roles(o.names)
+            for name, slot in used:
+                if slot.mode == "end":
+                    alive.pop(name, None)
+            for name, kind in introduced:
+                alive[name] = kind
+        return [(kind, name) for kind in self.model.release
+                for name, k in alive.items() if k == kind]
 
-# op: (kinds of its names, what it does to them, its keys with their defaults and bounds).
-# Kinds: r renderer, c context, b buffer. Effects: "new" introduces the last name, "end" ends the
-# first, "" leaves them as they are.
-_BOUND32 = 2**32 - 1
-_OPS = {
-    "create": ("r", "new", {"width": (64, 1, 4096), "height": (64, 1, 4096)}),
-    "draw": ("r", "", {"triangles": (4, 1, 1024), "seed": (0, 0, _BOUND32)}),
-    "sync": ("r", "", {}),
-    "set_textures": ("r", "", {"count": (1, 0, 16), "size": (32, 1, 2048),
-                               "seed": (0, 0, _BOUND32)}),
-    "read_back": ("r", "", {}),
-    "destroy": ("r", "end", {}),
-    "ctx_create": ("c", "new", {}),
-    "buf_create": ("cb", "new", {"bytes": (256, 1, 2**31)}),
-    "buf_destroy": ("b", "end", {}),
-    "ctx_destroy": ("c", "end", {}),
-}
-RENDERER_OPS = ("create", "draw", "sync", "set_textures", "read_back", "destroy")
-DEVICE_OPS = ("ctx_create", "buf_create", "buf_destroy", "ctx_destroy")
+
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
 _DIRECTIVE = re.compile(r"#\s*([a-z][a-z0-9_.]*):\s*(.*?)\s*\Z")
-_INT = re.compile(r"(0|[1-9][0-9]*)\Z")
 
 
-def parse_sequence(text, path="<sequence>"):
-    """Parses the normalized text; raises SequenceError with the place of the first problem."""
-    directives, operations, kinds = {}, [], {}
+def parse_sequence(text, path="<sequence>", model=None):
+    """Parses the normalized text in `model` (None: the one $GPUFUZZ_MODEL or the file's
+    `# model:` names, else the built-in); raises SequenceError with the place of the first
+    problem (ModelError for a model that cannot be read)."""
+    directives, places, operations, kinds = {}, {}, [], {}  # kinds: name -> KIND, None once ended
+    given, threads = model is not None, 1
     for number, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip("\r")
         stripped = line.strip()
@@ -149,51 +558,85 @@ def parse_sequence(text, path="<sequence>"):
                 key, value = match.groups()
                 if key in directives:
                     fail(f"directive '{key}' given twice", key)
-                directives[key] = value
+                if key == "threads" and (not _INT.match(value) or
+                                         not 1 <= int(value) <= MAX_THREADS):
+                    fail(f"threads: {value}: expected 1..{MAX_THREADS}", value)
+                directives[key], places[key] = value, number
             continue
+        if model is None:  # the directives are all read: the first operation's line
+            model, given = _model_of(directives, places, path)
         words = stripped.split("#", 1)[0].split()
+        thread = 0
+        if words[0].startswith("@"):
+            digits = words[0][1:]
+            if not _INT.match(digits) or int(digits) >= MAX_THREADS:
+                fail(f"'{words[0]}' is not a thread (@0..@{MAX_THREADS - 1})", words[0])
+            thread, words = int(digits), words[1:]
+            if not words:
+                fail("a thread without an operation")
+            threads = max(threads, thread + 1)
         op, *rest = words
-        if op not in _OPS:
-            fail(f"unknown operation '{op}' (known: {', '.join(_OPS)})", op)
-        name_kinds, effect, keys = _OPS[op]
-        names, args = rest[:len(name_kinds)], {k: d for k, (d, _, _) in keys.items()}
-        if len(names) < len(name_kinds) or any("=" in n for n in names):
-            fail(f"'{op}' takes {len(name_kinds)} name(s)", op)
-        for index, (name, kind) in enumerate(zip(names, name_kinds)):
+        spec = model.operation(op)
+        if spec is None:
+            fail(f"unknown operation '{op}' (known: {', '.join(model.operations)})", op)
+        names = []
+        for word in rest:
+            if "=" in word:
+                break
+            names.append(word)
+        fewest, most = spec.name_count()
+        if len(names) < fewest or (most is not None and len(names) > most):
+            count = f"at least {fewest}" if most is None else str(fewest)
+            fail(f"'{op}' takes {count} name(s), not {len(names)}", op)
+        positional, used, introduced = spec.roles(names)
+        seen = set()
+        for name in names:
             if not _NAME.match(name):
                 fail(f"'{name}' is not a name ([a-z][a-z0-9_]*, at most 32 characters)", name)
-            new = effect == "new" and index == len(names) - 1
-            if new and name in kinds:
+            if name in seen:
+                fail(f"'{name}' is named twice in one operation", name)
+            seen.add(name)
+        for name, slot in used:
+            if kinds.get(name) != slot.kind:
+                fail(f"'{name}' is not a live {slot.kind} here", name)
+        for name, _ in introduced:
+            if name in kinds:
                 fail(f"'{name}' is introduced twice", name)
-            if not new and kinds.get(name) != kind:
-                fail(f"'{name}' is not a live {_KIND_WORDS[kind]} here", name)
-        for word in rest[len(name_kinds):]:
+        args, keys = spec.defaults(), set()
+        for word in rest[len(names):]:
             key, equals, value = word.partition("=")
-            if not equals or key not in keys:
-                known = ", ".join(keys) or "none"
+            if not equals or key not in spec.args:
+                known = ", ".join(spec.args) or "none"
                 fail(f"unknown argument '{word}' for '{op}' (keys: {known})", word)
-            _, low, high = keys[key]
-            if not _INT.match(value) or not low <= int(value) <= high:
-                fail(f"{key}={value}: expected an integer in {low}..{high}", word)
-            args[key] = int(value)
-        if effect == "new":
-            kinds[names[-1]] = name_kinds[-1]
-        elif effect == "end":
-            kinds[names[0]] = None
-        operations.append(Operation(op, names, args, number))
-    return Sequence(path, directives, operations)
+            if key in keys:
+                fail(f"argument '{key}' given twice", word)
+            keys.add(key)
+            parsed = spec.args[key].value(value)
+            if parsed is None:
+                fail(f"{key}={value}: expected {spec.args[key].expected()}", word)
+            args[key] = parsed
+        for name, slot in used:
+            if slot.mode == "end":
+                kinds[name] = None
+        for name, kind in introduced:
+            kinds[name] = kind
+        operations.append(Operation(op, names, args, number, len(operations) + 1, thread, spec,
+                                    positional))
+    if "threads" in directives:
+        threads = max(threads, int(directives["threads"]))
+    if model is None:
+        model, given = _model_of(directives, places, path)
+    return Sequence(path, directives, operations, model, threads, given)
 
 
-_KIND_WORDS = {"r": "renderer", "c": "context", "b": "buffer"}
-
-
-def load_sequence(path):
+def load_sequence(path, model=None):
+    """Reads and parses a sequence file (see parse_sequence)."""
     try:
         with open(path, "rb") as f:
             text = f.read().decode("ascii")  # the built-in codec: nothing to import in a fork
     except (OSError, UnicodeDecodeError) as e:
         raise SequenceError(f"{path}: cannot read the sequence file: {e}") from None
-    return parse_sequence(text, path)
+    return parse_sequence(text, path, model)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,14 +644,20 @@ def load_sequence(path):
 
 
 class Target:
-    """Subclass it; implement the operations you support as methods of the same name.
+    """Subclass it; implement the operations you support as methods of the same name, or
+    register a handler per operation with handle().
 
-    Renderer vocabulary:  create(r, width, height)  draw(r, triangles, seed)  sync(r)
-                          set_textures(r, count, size, seed)  read_back(r)  destroy(r)
-    Device vocabulary:    ctx_create(c)  buf_create(c, b, bytes)  buf_destroy(b)  ctx_destroy(c)
+    Built-in vocabulary (no model named):
+        renderer: create(r, width, height)  draw(r, triangles, seed)  sync(r)
+                  set_textures(r, count, size, seed)  read_back(r)  destroy(r)
+        device:   ctx_create(c)  buf_create(c, b, bytes)  buf_destroy(b)  ctx_destroy(c)
 
-    An operation that is missing is reported as `unsupported operation`. Leftovers are released
-    through destroy, buf_destroy and ctx_destroy.
+    A handler is called with the operation's names (one per slot, a list for a KIND* slot, new
+    names last), then every argument as a keyword (an int, or the word of a {a|b} argument;
+    the model's default when the line leaves it out). An operation that nothing handles is
+    `unsupported`. Leftovers are released kind by kind in the model's `release` order: through
+    the handler handle_release() registered for the kind, else through the kind's only ending
+    operation (with default arguments) when that operation has no other slot; else left alone.
     """
 
     name = "python-target"
@@ -225,11 +674,53 @@ class Target:
         `self.fork_server` says whether runs will be forked from this process."""
 
     def setup(self, sequence):
-        """Once per run, before the first operation: open the device here. `sequence.policy`."""
+        """Once per run, before the first operation: open the device here. `sequence.policy`,
+        `sequence.model`."""
 
     def leak_check(self):
         """After everything was released: a description of what is still held, or None."""
         return None
+
+    def handle(self, op, handler):
+        """Registers `handler` for the operation named `op` (before that operation runs: in
+        __init__, startup() or setup()); it takes precedence over a method of that name.
+        Returns `handler`."""
+        self.__dict__.setdefault("_gpufuzz_handlers", {})[op] = handler
+        return handler
+
+    def handle_release(self, kind, handler):
+        """Registers `handler(name)` as the release of a leftover of `kind`. Returns it."""
+        self.__dict__.setdefault("_gpufuzz_releases", {})[kind] = handler
+        return handler
+
+    def run(self, operation):
+        """An operation that no handler and no method takes: an Operation (op, names, args,
+        positional, at, thread). Override it to dispatch yourself; by default Unsupported."""
+        raise Unsupported()
+
+
+# Names a method-per-operation target cannot use for an operation (Target's own): an operation
+# of a model named so needs handle().
+_RESERVED = frozenset(dir(Target))
+
+
+def _handler(target, op):
+    """What runs the operation named `op`: its registered handler, else the target's method of
+    that name, else None."""
+    handler = target.__dict__.get("_gpufuzz_handlers", {}).get(op)
+    if handler is None and not op.startswith("_") and op not in _RESERVED:
+        method = getattr(target, op, None)
+        if callable(method):
+            handler = method
+    return handler
+
+
+def _dispatch(target, operation):
+    handler = _handler(target, operation.op)
+    if handler is None:
+        target.run(operation)
+    else:
+        handler(*operation.positional, **operation.args)
 
 
 class _Events:
@@ -258,25 +749,97 @@ def _events_from_environment():
 
 
 def _describe(exc):
-    if isinstance(exc, Failure):
+    if isinstance(exc, (Failure, Unsupported)):
         return str(exc) or type(exc).__name__
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _call(target, op, names, args):
-    """Calls the target's method for `op`; None when it has none."""
-    method = getattr(target, op, None)
-    if method is None or not callable(method):
-        return False
-    method(*names, **args)
-    return True
+def _dependencies(ops):
+    """For each operation, the indexes of those it waits for (sequences.md, Threads): its
+    thread's previous operation and, for each of its names, the file's previous operation on
+    that name."""
+    last_of_thread, last_of_name, waits = {}, {}, []
+    for i, o in enumerate(ops):
+        before = {last_of_name[n] for n in o.names if n in last_of_name}
+        if o.thread in last_of_thread:
+            before.add(last_of_thread[o.thread])
+        waits.append(sorted(before))
+        last_of_thread[o.thread] = i
+        for n in o.names:
+            last_of_name[n] = i
+    return waits
+
+
+class _Threads:
+    """The threads of a threaded sequence: made (waiting) before `start`, released together by
+    run(), which runs thread 0 on the calling thread and returns the failure of the lowest
+    ordinal, (ordinal, exception), or None."""
+
+    def __init__(self, target, sequence, events):
+        import threading  # noqa: PLC0415 - only a threaded sequence needs it
+
+        self.target, self.events, self.ops = target, events, sequence.operations
+        self.waits = _dependencies(self.ops)
+        self.done = [False] * len(self.ops)
+        self.failures = []
+        self.stopped = False
+        self.cond = threading.Condition()
+        self.go = threading.Event()
+        self.lanes = {}
+        for i, o in enumerate(self.ops):
+            self.lanes.setdefault(o.thread, []).append(i)
+        self.workers = [threading.Thread(target=self._lane, args=(self.lanes[t],), daemon=True,
+                                         name=f"gpufuzz-thread-{t}")
+                        for t in sorted(self.lanes) if t != 0]
+        for w in self.workers:
+            w.start()
+
+    def cancel(self):
+        with self.cond:
+            self.stopped = True
+        self.go.set()
+        for w in self.workers:
+            w.join()
+
+    def run(self):
+        self.go.set()
+        self._lane(self.lanes.get(0, []))
+        for w in self.workers:
+            w.join()
+        return min(self.failures, key=lambda f: f[0]) if self.failures else None
+
+    def _lane(self, indexes):
+        self.go.wait()
+        for i in indexes:
+            with self.cond:
+                while not self.stopped and not all(self.done[w] for w in self.waits[i]):
+                    self.cond.wait()
+                if self.stopped:
+                    return  # after a failure nothing new begins
+            o = self.ops[i]
+            self.events.write("begin", o.at, o.op)
+            try:
+                _dispatch(self.target, o)
+            except BaseException as e:  # noqa: BLE001 - every failure is an outcome
+                with self.cond:
+                    self.failures.append((o.at, e))
+                    self.stopped = True
+                    self.cond.notify_all()
+                return
+            self.events.write("done", o.at)
+            with self.cond:
+                self.done[i] = True
+                self.cond.notify_all()
 
 
 def run_sequence(target, sequence, events=None):
     """Runs one parsed sequence; returns the exit status (0 pass, 1 otherwise)."""
     events = events or _events_from_environment()
     ops = sequence.operations
+    # Without a model named, the older form of `unsupported`, which every harness reads.
+    unsupported = "unsupported" if sequence.model_given else "error"
+    threads = _Threads(target, sequence, events) if sequence.threads > 1 and ops else None
     events.write("start", len(ops))
 
     def outcome(cls, at, op, detail):
@@ -287,41 +850,50 @@ def run_sequence(target, sequence, events=None):
         return 0 if cls == "pass" else 1
 
     def failed(exc, at, op, prefix=""):
+        if isinstance(exc, Unsupported):
+            return outcome(unsupported, at, op, prefix + _describe(exc))
         if not isinstance(exc, Failure):
             import traceback  # noqa: PLC0415 - on failure only: a fork imports nothing it need not
 
-            traceback.print_exc()
+            traceback.print_exception(exc)
         return outcome(exc.outcome if isinstance(exc, Failure) else "error", at, op,
                        prefix + _describe(exc))
 
     try:
         target.setup(sequence)
     except Exception as e:  # noqa: BLE001 - every failure is an outcome
+        if threads:
+            threads.cancel()
         return failed(e, "-", "-", "setup: ")
-    live = {"r": [], "b": [], "c": []}  # in creation order
-    for at, o in enumerate(ops, 1):
-        events.write("begin", at, o.op)
-        kinds, effect, _ = _OPS[o.op]
-        if effect == "end":  # gone before the call, so that a release that fails is not retried
-            live[kinds[0]].remove(o.names[0])
-        try:
-            if not _call(target, o.op, o.names, o.args):
-                return outcome("error", at, o.op, "unsupported operation")
-        except Exception as e:  # noqa: BLE001
-            return failed(e, at, o.op)
-        if effect == "new":
-            live[kinds[-1]].append(o.names[-1])
-        events.write("done", at)
-    # Leftovers, in the order of sequences.md: renderers, bare buffers, bare contexts.
-    events.write("begin", "end", "end")
-    for kind, op in (("r", "destroy"), ("b", "buf_destroy"), ("c", "ctx_destroy")):
-        while live[kind]:
-            name = live[kind].pop(0)
+    if threads:
+        failure = threads.run()
+        if failure:
+            return failed(failure[1], failure[0], ops[failure[0] - 1].op)
+    else:
+        for o in ops:
+            events.write("begin", o.at, o.op)
             try:
-                if not _call(target, op, [name], {}):
-                    return outcome("error", "end", "end", f"{op} {name}: unsupported operation")
+                _dispatch(target, o)
             except Exception as e:  # noqa: BLE001
-                return failed(e, "end", "end", f"{op} {name}: ")
+                return failed(e, o.at, o.op)
+            events.write("done", o.at)
+    # Leftovers, in the model's release order (the built-in: renderers, bare buffers, contexts).
+    events.write("begin", "end", "end")
+    releases = target.__dict__.get("_gpufuzz_releases", {})
+    for kind, name in sequence.leftovers():
+        release = releases.get(kind)
+        try:
+            if release is not None:
+                prefix = f"release {kind} {name}: "
+                release(name)
+                continue
+            spec = sequence.model.release_operation(kind)
+            if spec is None:
+                continue  # left to the process's exit
+            prefix = f"{spec.name} {name}: "
+            _dispatch(target, Operation(spec.name, [name], spec.defaults(), None, "end", 0, spec))
+        except Exception as e:  # noqa: BLE001
+            return failed(e, "end", "end", prefix)
     events.write("done", "end")
     try:
         leak = target.leak_check()
@@ -351,6 +923,17 @@ def _finish(status):
         except (OSError, ValueError):
             pass
     os._exit(status)
+
+
+def _warm_models():
+    """Parses the built-in model and the one $GPUFUZZ_MODEL names once, before any fork."""
+    builtin_model()
+    named = os.environ.get(MODEL_VARIABLE)
+    if named:
+        try:
+            load_model(named)
+        except ModelError:
+            pass  # each run says so itself
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,6 +1114,7 @@ def serve_forks(target, fd):
     _reset_signals()
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     # Start-up's objects are never collected in a child: frozen, forks do not copy their pages.
+    _warm_models()
     gc.collect()
     gc.freeze()
     if not _send(sock, f"hello {FORK_SERVER_VERSION}"):

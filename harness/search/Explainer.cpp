@@ -48,13 +48,6 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
   return out;
 }
 
-std::string numbers(const std::vector<uint64_t>& values) {
-  std::vector<std::string> parts;
-  for (uint64_t v : values)
-    parts.push_back(std::to_string(v));
-  return joined(parts);
-}
-
 std::string plural(std::size_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
@@ -790,10 +783,17 @@ std::string explanationMarkdown(const Explanation& e) {
   md += "\n## Arguments\n\n";
   if (e.arguments.empty()) md += "No operation takes arguments.\n";
   for (const Explanation::Argument& a : e.arguments) {
-    md +=
-        "- `" + a.name + "` at " + stepText(m, a.index) + ", now " + std::to_string(a.value) + ": ";
+    const ArgDecl& decl = *m.ops[a.index].form->arg(a.name);
+    const auto values = [&](const std::vector<uint64_t>& vs) {
+      std::vector<std::string> parts;
+      for (const uint64_t v : vs)
+        parts.push_back(decl.valueText(v));
+      return joined(parts);
+    };
+    md += "- `" + a.name + "` at " + stepText(m, a.index) + ", now " + decl.valueText(a.value) +
+          ": ";
     if (a.isFree()) {
-      md += "free: any value (tried " + numbers(a.tried) + ")\n";
+      md += "free: any value (tried " + values(a.tried) + ")\n";
       continue;
     }
     std::vector<std::string> effects;
@@ -803,11 +803,11 @@ std::string explanationMarkdown(const Explanation& e) {
       if (x.verdict == EditVerdict::Keeps) {
         kept.push_back(a.tried[k]);
       } else {
-        effects.push_back(std::to_string(a.tried[k]) + " " + verdictText(x));
+        effects.push_back(decl.valueText(a.tried[k]) + " " + verdictText(x));
       }
     }
     md += "matters: " + joined(effects, "; ");
-    if (!kept.empty()) md += "; " + numbers(kept) + " keep the failure";
+    if (!kept.empty()) md += "; " + values(kept) + " keep the failure";
     md += "\n";
   }
 

@@ -4,9 +4,9 @@
 // be fuzzed with `gpufuzz fuzz --target "PROGRAM ARGS..."`:
 //
 //   struct MyTarget : gpufuzz::target::Target {
-//     void run(const gpufuzz::target::Operation& op) override {
-//       if (op.op == "create") { ...; return; }
-//       throw gpufuzz::target::Unsupported();
+//     MyTarget() {
+//       handle("create", [this](const gpufuzz::target::Operation& op) { ... });
+//       handleRelease("queue", [this](const std::string& name) { ... });  // optional
 //     }
 //   };
 //   int main(int argc, char** argv) {
@@ -14,16 +14,21 @@
 //                                  [] { return std::make_unique<MyTarget>(); });
 //   }
 //
-// What main() does: `PROGRAM FILE` reads FILE (a normalized sequence: directives, then one
-// operation a line), calls Target::start(), Target::run() for each operation and
-// Target::release() for what is still alive at the end (renderers in creation order, then bare
-// buffers, then bare contexts), then Target::leaks(); it writes the events to GPUFUZZ_EVENTS_FD as
-// it goes, and turns a Failure (or any other exception, as `error`) into the outcome line.
-// `PROGRAM --version` prints the version string. With GPUFUZZ_FORK_SERVER_FD set and no FILE,
-// the program is a fork server: it says hello, and runs each sequence the harness asks for in a
-// fork of itself, so start-up (static initialisation, a JIT, a runtime's libraries) is paid once.
-// The device must not be touched before the fork: do that in Target::start(), which runs in the
-// fork.
+// (or override Target::run(op) and dispatch on op.op yourself, throwing Unsupported for what the
+// target lacks).
+//
+// What main() does: `PROGRAM FILE` reads the lifecycle model (models.md: the file GPUFUZZ_MODEL
+// names, else the sequence's `# model:`, else the built-in `all`, kBuiltinModel), reads FILE in
+// it (a normalized sequence: directives, then one operation a line), calls Target::start(),
+// Target::run() for each operation (on its thread, for `@T` lines), and Target::release() for
+// what is still alive at the end (kind by kind in the model's `release` order, each kind's names
+// in creation order: the built-in's renderers, then bare buffers, then bare contexts), then
+// Target::leaks(); it writes the events to GPUFUZZ_EVENTS_FD as it goes, and turns a Failure (or
+// any other exception, as `error`) into the outcome line. `PROGRAM --version` prints the version
+// string. With GPUFUZZ_FORK_SERVER_FD set and no FILE, the program is a fork server: it says
+// hello, and runs each sequence the harness asks for in a fork of itself, so start-up (static
+// initialisation, a JIT, a runtime's libraries) is paid once. The device must not be touched
+// before the fork: do that in Target::start(), which runs in the fork.
 //
 // The fork-server messages (one per SOCK_SEQPACKET packet):
 //   server -> harness   "hello 1"                 once start-up is done
@@ -48,8 +53,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -57,12 +65,15 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -128,37 +139,37 @@ class Events {
   int fd_;
 };
 
-// --- sequences ---------------------------------------------------------------------------------
+// --- lifecycle models ----------------------------------------------------------------------------
 
-/// One operation: `OP NAME... [key=value]...`.
-struct Operation {
-  std::string op;
-  std::vector<std::string> names;
-  std::vector<std::pair<std::string, std::uint64_t>> args;
-  /// The value of `key`, or `otherwise` when the line does not give it.
-  std::uint64_t arg(std::string_view key, std::uint64_t otherwise) const {
-    for (const auto& [k, v] : args) {
-      if (k == key) return v;
-    }
-    return otherwise;
-  }
-  const std::string& name(std::size_t i = 0) const {
-    if (i >= names.size()) throw std::out_of_range(op + ": no name " + std::to_string(i + 1));
-    return names[i];
-  }
-};
+/// The variable that names the model file of the run (models.md; the harness always sets it).
+inline constexpr const char* kModelVariable = "GPUFUZZ_MODEL";
+/// How many threads a sequence may have (`@0` .. `@7`).
+inline constexpr unsigned kMaxThreads = 8;
 
-struct Sequence {
-  /// `# key: value` lines before the first operation (policy, faults, backend, ...).
-  std::vector<std::pair<std::string, std::string>> directives;
-  std::vector<Operation> ops;
-  std::optional<std::string> directive(std::string_view key) const {
-    for (const auto& [k, v] : directives) {
-      if (k == key) return v;
-    }
-    return std::nullopt;
-  }
-};
+/// The built-in model `all`, as the harness ships it (`gpufuzz model show all`): the vocabulary
+/// of a sequence that names no model. The same text is in the Python library (BUILTIN_MODEL).
+inline constexpr std::string_view kBuiltinModel = R"gpufuzz(# gpufuzz model
+model all
+note The shipped GpuRenderer and the bare device runtime beneath it: the union of renderer and device.
+
+resource renderer prefix r
+resource context  prefix c
+resource buffer   prefix b  owner context
+
+op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15
+op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  +pending(renderer)
+op sync         renderer                                                    weight:7   -pending(renderer)
+op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  +textured(renderer)
+op read_back    renderer                                                    weight:7   -pending(renderer)
+op destroy      renderer!                                                   weight:16
+
+op ctx_create   -> context                                                  weight:9
+op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16
+op buf_destroy  buffer!                                                     weight:9
+op ctx_destroy  context!                                                    weight:8
+
+release renderer buffer context
+)gpufuzz";
 
 /// A sequence file that is not what the harness writes.
 class BadSequence : public std::runtime_error {
@@ -166,11 +177,200 @@ class BadSequence : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Parses the normalized form of sequences.md (the harness writes nothing else): blank lines and
-/// comments are skipped, `# key: value` before the first operation is a directive, every other
-/// line an operation whose key=value arguments are unsigned integers.
-inline Sequence parseSequence(std::string_view text, const std::string& file = "sequence") {
-  Sequence seq;
+/// A model file this library cannot read (`FILE:LINE:COLUMN: message`). A BadSequence too: the
+/// sequence cannot be read without it.
+class BadModel : public BadSequence {
+ public:
+  using BadSequence::BadSequence;
+};
+
+/// `resource KIND [prefix P] [owner KIND2]`.
+struct Resource {
+  std::string kind;
+  std::string prefix;
+  std::string owner;  // empty: none
+  int line = 0;
+};
+
+/// A used name of an operation: `KIND`, `KIND!` (ends it) or `KIND*` (zero or more names).
+struct Slot {
+  enum class Mode { Use, End, List };
+  std::string kind;
+  Mode mode = Mode::Use;
+};
+
+/// `key=DEFAULT (MIN..MAX)` (an unsigned integer) or `key=DEFAULT {a|b|c}` (one of the words).
+struct Argument {
+  std::string key;
+  std::uint64_t defaultValue = 0;
+  std::uint64_t min = 0;
+  std::uint64_t max = 0;
+  std::vector<std::string> words;  // empty: an integer argument
+  std::string defaultWord;
+  bool isWord() const { return !words.empty(); }
+};
+
+/// `+FLAG(KIND)` (set) or `-FLAG(KIND)` (cleared).
+struct Flag {
+  bool set = true;
+  std::string name;
+  std::string kind;
+};
+
+/// `op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [+FLAG(KIND)|-FLAG(KIND)]...`.
+struct OperationSpec {
+  std::string name;
+  std::vector<Slot> slots;
+  std::vector<std::string> introduces;
+  std::vector<Argument> args;
+  std::uint64_t weight = 1;
+  std::vector<Flag> flags;
+  int line = 0;
+
+  bool hasList() const {
+    for (const Slot& s : slots) {
+      if (s.mode == Slot::Mode::List) return true;
+    }
+    return false;
+  }
+  /// The names an operation line of this kind has at least (exactly, without a KIND* slot).
+  std::size_t fewestNames() const { return slots.size() - (hasList() ? 1 : 0) + introduces.size(); }
+  const Argument* arg(std::string_view key) const {
+    for (const Argument& a : args) {
+      if (a.key == key) return &a;
+    }
+    return nullptr;
+  }
+};
+
+/// A parsed model: its kinds and operations in declaration order, and the release order (a kind
+/// it does not list is left to the process's exit).
+struct Model {
+  std::string name;
+  std::string note;
+  std::string path;
+  std::string text;
+  std::vector<Resource> resources;
+  std::vector<OperationSpec> ops;
+  std::vector<std::string> release;
+
+  const OperationSpec* op(std::string_view opName) const {
+    for (const OperationSpec& o : ops) {
+      if (o.name == opName) return &o;
+    }
+    return nullptr;
+  }
+  const Resource* resource(std::string_view kind) const {
+    for (const Resource& r : resources) {
+      if (r.kind == kind) return &r;
+    }
+    return nullptr;
+  }
+  /// The operation that releases a leftover of `kind` by default: the kind's only ending
+  /// operation, when it has no other slot (nor a new name); else null.
+  const OperationSpec* releaseOperation(std::string_view kind) const {
+    const OperationSpec* ending = nullptr;
+    for (const OperationSpec& o : ops) {
+      for (const Slot& s : o.slots) {
+        if (s.mode != Slot::Mode::End || s.kind != kind) continue;
+        if (ending && ending != &o) return nullptr;
+        ending = &o;
+      }
+    }
+    if (!ending || ending->slots.size() != 1 || !ending->introduces.empty()) return nullptr;
+    return ending;
+  }
+};
+
+namespace detail {
+
+inline bool isIdent(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (const char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+inline bool isWord(std::string_view s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// `0|[1-9][0-9]*`, at most 2^64-1.
+inline std::optional<std::uint64_t> parseUnsigned(std::string_view s) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+    v = v * 10 + digit;
+  }
+  return v;
+}
+
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// A word of a line and its 1-based column.
+struct Token {
+  std::string text;
+  std::size_t column = 0;
+};
+
+/// The words of a sequence line up to its comment, split at blanks.
+inline std::vector<Token> words(std::string_view line) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < line.size() && line[i] != '#') {
+    if (std::isspace(static_cast<unsigned char>(line[i]))) {
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != '#' && !std::isspace(static_cast<unsigned char>(line[i])))
+      ++i;
+    out.push_back({std::string(line.substr(start, i - start)), start + 1});
+  }
+  return out;
+}
+
+/// Where a message of a file begins: `FILE:LINE:COLUMN: `.
+inline std::string place(const std::string& file, int line, std::size_t column) {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+}
+
+}  // namespace detail
+
+/// Parses a model's text (models.md). gpufuzz checks a model strictly; this reader takes what it
+/// can use and throws BadModel (`FILE:LINE:COLUMN: message`) only for what it cannot understand:
+/// an unknown declaration, a malformed slot, argument, weight or flag, a kind that is not
+/// declared, a name declared twice.
+inline Model parseModel(std::string_view text, const std::string& file = "model") {
+  using detail::Token;
+  Model model;
+  model.path = file;
+  model.text = std::string(text);
+  bool named = false;
+  struct Reference {
+    std::string kind;
+    int line;
+    std::size_t column;
+  };
+  std::vector<Reference> references;  // each must be declared somewhere in the file
   std::size_t begin = 0;
   int lineNo = 0;
   while (begin <= text.size()) {
@@ -178,55 +378,627 @@ inline Sequence parseSequence(std::string_view text, const std::string& file = "
     std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
     ++lineNo;
-    const auto where = [&] { return file + ":" + std::to_string(lineNo) + ": "; };
-    const std::size_t hash = line.find('#');
-    if (hash != std::string_view::npos) {
-      std::string_view comment = line.substr(hash + 1);
-      const std::size_t colon = comment.find(':');
-      if (seq.ops.empty() && colon != std::string_view::npos &&
-          line.substr(0, hash).find_first_not_of(" \t\r") == std::string_view::npos) {
-        std::string_view key = comment.substr(0, colon);
-        key.remove_prefix(std::min(key.find_first_not_of(' '), key.size()));
-        if (!key.empty() && key.find(' ') == std::string_view::npos) {
-          std::string_view value = comment.substr(colon + 1);
-          value.remove_prefix(std::min(value.find_first_not_of(' '), value.size()));
-          while (!value.empty() && (value.back() == ' ' || value.back() == '\r'))
-            value.remove_suffix(1);
-          seq.directives.emplace_back(std::string(key), std::string(value));
-        }
-      }
-      line = line.substr(0, hash);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const auto bad = [&](std::size_t column, const std::string& message) {
+      return BadModel(detail::place(file, lineNo, column) + message);
+    };
+    const std::string_view content = line.substr(0, std::min(line.find('#'), line.size()));
+    const std::string_view trimmed = detail::trim(content);
+    if (trimmed == "note" || trimmed.starts_with("note ") || trimmed.starts_with("note\t")) {
+      model.note = std::string(detail::trim(trimmed.substr(4)));  // free text: not split
+      continue;
     }
-    std::istringstream words{std::string(line)};
-    Operation op;
-    if (!(words >> op.op)) continue;
-    for (std::string word; words >> word;) {
-      const std::size_t equals = word.find('=');
-      if (equals == std::string::npos) {
-        if (!op.args.empty()) throw BadSequence(where() + "a name after an argument: " + word);
-        op.names.push_back(word);
+    // Words, `->`, and `(...)` or `{...}` groups, each a token.
+    std::vector<Token> tokens;
+    for (std::size_t i = 0; i < content.size();) {
+      const char c = content[i];
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        ++i;
         continue;
       }
-      const std::string value = word.substr(equals + 1);
-      char* rest = nullptr;
-      errno = 0;
-      const unsigned long long n = std::strtoull(value.c_str(), &rest, 10);
-      if (value.empty() || *rest != '\0' || errno != 0 || value[0] == '-') {
-        throw BadSequence(where() + "'" + word + "' is not key=unsigned integer");
+      const std::size_t start = i;
+      if (c == '(' || c == '{') {
+        const char close = c == '(' ? ')' : '}';
+        const std::size_t at = content.find(close, i);
+        if (at == std::string_view::npos) {
+          throw bad(i + 1, std::string("'") + c + "' without its '" + close + "'");
+        }
+        i = at + 1;
+      } else if (content.substr(i).starts_with("->")) {
+        i += 2;
+      } else {
+        while (i < content.size() && !std::isspace(static_cast<unsigned char>(content[i])) &&
+               content[i] != '(' && content[i] != '{')
+          ++i;
       }
-      op.args.emplace_back(word.substr(0, equals), static_cast<std::uint64_t>(n));
+      tokens.push_back({std::string(content.substr(start, i - start)), start + 1});
+    }
+    if (tokens.empty()) continue;
+    const auto ident = [&](const std::string& word, std::size_t column, const char* what) {
+      if (!detail::isIdent(word)) throw bad(column, "'" + word + "' is not " + what);
+      return word;
+    };
+    const std::string& keyword = tokens[0].text;
+    const std::size_t count = tokens.size();
+    if (keyword == "model") {
+      if (named) throw bad(tokens[0].column, "'model' is given twice");
+      if (count != 2) throw bad(tokens[0].column, "'model' takes one name: model NAME");
+      model.name = ident(tokens[1].text, tokens[1].column, "a model's name");
+      named = true;
+    } else if (keyword == "resource") {
+      if (count < 2) {
+        throw bad(tokens[0].column,
+                  "'resource' takes a kind: resource KIND [prefix P] [owner KIND2]");
+      }
+      Resource r;
+      r.kind = ident(tokens[1].text, tokens[1].column, "a kind's name");
+      r.prefix = r.kind.substr(0, 1);
+      r.line = lineNo;
+      if (model.resource(r.kind)) {
+        throw bad(tokens[1].column, "resource '" + r.kind + "' is declared twice");
+      }
+      for (std::size_t k = 2; k < count; k += 2) {
+        const Token& option = tokens[k];
+        if ((option.text != "prefix" && option.text != "owner") || k + 1 >= count) {
+          throw bad(option.column,
+                    "'" + option.text + "': a resource takes prefix P and owner KIND");
+        }
+        const std::string value = ident(tokens[k + 1].text, tokens[k + 1].column,
+                                        option.text == "prefix" ? "a prefix" : "a kind");
+        if (option.text == "prefix") {
+          r.prefix = value;
+        } else {
+          r.owner = value;
+          references.push_back({value, lineNo, tokens[k + 1].column});
+        }
+      }
+      model.resources.push_back(std::move(r));
+    } else if (keyword == "op") {
+      if (count < 2) {
+        throw bad(tokens[0].column, "'op' takes a name: op NAME SLOT... [-> KIND...] [ARG...]");
+      }
+      OperationSpec o;
+      o.name = ident(tokens[1].text, tokens[1].column, "an operation's name");
+      o.line = lineNo;
+      if (model.op(o.name))
+        throw bad(tokens[1].column, "operation '" + o.name + "' is declared twice");
+      bool introducing = false;
+      for (std::size_t k = 2; k < count;) {
+        std::string token = tokens[k].text;
+        std::size_t column = tokens[k].column;
+        ++k;
+        if (token == "->") {
+          introducing = true;
+          continue;
+        }
+        if (token.starts_with("->")) {
+          introducing = true;
+          token.erase(0, 2);
+          column += 2;
+        }
+        const bool group = k < count && (tokens[k].text[0] == '(' || tokens[k].text[0] == '{');
+        if (const std::size_t equals = token.find('='); equals != std::string::npos) {
+          Argument a;
+          a.key = ident(token.substr(0, equals), column, "an argument's key");
+          const std::string value = token.substr(equals + 1);
+          if (o.arg(a.key)) throw bad(column, "argument '" + a.key + "' is declared twice");
+          if (!group) {
+            throw bad(column, "argument '" + a.key + "' has no bounds (MIN..MAX) nor words {a|b}");
+          }
+          const Token& bounds = tokens[k++];
+          const std::string_view inner =
+              std::string_view(bounds.text).substr(1, bounds.text.size() - 2);
+          if (bounds.text[0] == '{') {
+            for (std::size_t from = 0;;) {
+              const std::size_t bar = std::min(inner.find('|', from), inner.size());
+              const std::string_view word = detail::trim(inner.substr(from, bar - from));
+              if (!detail::isWord(word)) {
+                throw bad(bounds.column,
+                          "'" + std::string(word) + "' is not a word of " + a.key + "'s {a|b|c}");
+              }
+              a.words.emplace_back(word);
+              if (bar == inner.size()) break;
+              from = bar + 1;
+            }
+            if (!detail::isWord(value)) {
+              throw bad(column, a.key + "=" + value + ": the default is one of its words");
+            }
+            a.defaultWord = value;
+          } else {
+            const std::size_t dots = inner.find("..");
+            if (dots == std::string_view::npos) {
+              throw bad(bounds.column, a.key + "'s bounds are (MIN..MAX), not " + bounds.text);
+            }
+            const auto number = [&](std::string_view digits, std::size_t at, const char* what) {
+              const std::optional<std::uint64_t> n = detail::parseUnsigned(detail::trim(digits));
+              if (!n) {
+                throw bad(at, a.key + ": " + what + " '" + std::string(detail::trim(digits)) +
+                                  "' is not an unsigned decimal integer (at most 2^64-1)");
+              }
+              return *n;
+            };
+            a.defaultValue = number(value, column, "default");
+            a.min = number(inner.substr(0, dots), bounds.column, "bound");
+            a.max = number(inner.substr(dots + 2), bounds.column, "bound");
+            if (a.min > a.max) {
+              throw bad(bounds.column, a.key + ": bounds " + std::to_string(a.min) + ".." +
+                                           std::to_string(a.max) + " are empty");
+            }
+          }
+          o.args.push_back(std::move(a));
+        } else if (token.starts_with("weight:")) {
+          const std::optional<std::uint64_t> w = detail::parseUnsigned(token.substr(7));
+          if (!w || *w < 1) throw bad(column, "'" + token + "': weight:N takes an integer N >= 1");
+          o.weight = *w;
+        } else if (!token.empty() && (token[0] == '+' || token[0] == '-')) {
+          Flag f;
+          f.set = token[0] == '+';
+          f.name = ident(token.substr(1), column + 1, "a flag's name");
+          if (!group || tokens[k].text[0] != '(') {
+            throw bad(column, "flag '" + token + "' has no kind: " + token + "(KIND)");
+          }
+          const Token& kind = tokens[k++];
+          f.kind = ident(std::string(detail::trim(
+                             std::string_view(kind.text).substr(1, kind.text.size() - 2))),
+                         kind.column + 1, "a kind");
+          references.push_back({f.kind, lineNo, kind.column + 1});
+          o.flags.push_back(std::move(f));
+        } else if (token.empty() || token[0] == '(' || token[0] == '{') {
+          throw bad(column, "'" + token + "' follows no argument");
+        } else if (introducing) {
+          o.introduces.push_back(ident(token, column, "a kind (a new name has no ! nor *)"));
+          references.push_back({token, lineNo, column});
+        } else {
+          Slot s;
+          if (token.back() == '!' || token.back() == '*') {
+            s.mode = token.back() == '!' ? Slot::Mode::End : Slot::Mode::List;
+            token.pop_back();
+          }
+          s.kind = ident(token, column, "a slot: KIND, KIND! or KIND*");
+          if (s.mode == Slot::Mode::List && o.hasList()) {
+            throw bad(column, "'" + token + "*': an operation has at most one KIND* slot");
+          }
+          references.push_back({s.kind, lineNo, column});
+          o.slots.push_back(std::move(s));
+        }
+      }
+      model.ops.push_back(std::move(o));
+    } else if (keyword == "release") {
+      for (std::size_t k = 1; k < count; ++k) {
+        const std::string kind = ident(tokens[k].text, tokens[k].column, "a kind");
+        references.push_back({kind, lineNo, tokens[k].column});
+        if (std::find(model.release.begin(), model.release.end(), kind) == model.release.end()) {
+          model.release.push_back(kind);
+        }
+      }
+    } else {
+      throw bad(tokens[0].column,
+                "unknown declaration '" + keyword + "' (model, note, resource, op, release)");
+    }
+  }
+  for (const Reference& r : references) {
+    if (!model.resource(r.kind)) {
+      throw BadModel(detail::place(file, r.line, r.column) + "'" + r.kind +
+                     "' is not a declared resource kind (resource " + r.kind + " ...)");
+    }
+  }
+  return model;
+}
+
+namespace detail {
+
+/// Parsed models by path (nullptr's entry: the built-in), parsed once per process and text.
+inline std::map<std::string, std::shared_ptr<const Model>>& modelCache() {
+  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  return cache;
+}
+
+inline std::mutex& modelCacheMutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace detail
+
+/// Reads and parses a model file (the same file's same text is parsed once per process).
+inline std::shared_ptr<const Model> loadModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadModel(path + ": cannot read the model file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::lock_guard<std::mutex> lock(detail::modelCacheMutex());
+  std::shared_ptr<const Model>& cached = detail::modelCache()["file:" + path];
+  if (!cached || cached->text != text.str()) {
+    cached = std::make_shared<const Model>(parseModel(text.str(), path));
+  }
+  return cached;
+}
+
+/// The built-in model `all` (kBuiltinModel).
+inline std::shared_ptr<const Model> builtinModel() {
+  const std::lock_guard<std::mutex> lock(detail::modelCacheMutex());
+  std::shared_ptr<const Model>& cached = detail::modelCache()["built-in"];
+  if (!cached) {
+    cached = std::make_shared<const Model>(parseModel(kBuiltinModel, "<built-in model all>"));
+  }
+  return cached;
+}
+
+// --- sequences ---------------------------------------------------------------------------------
+
+/// One operation: `[@T] OP NAME... [key=value]...`.
+struct Operation {
+  std::string op;
+  /// As written: in slot order, a KIND* slot's names in its place, new names last.
+  std::vector<std::string> names;
+  /// The integer arguments: every key of the model, defaults filled in, in declaration order.
+  std::vector<std::pair<std::string, std::uint64_t>> args;
+  /// The {a|b|c} arguments, the same way: each key and its word.
+  std::vector<std::pair<std::string, std::string>> words{};
+  /// The 1-based ordinal in the file; 0 for the release of a leftover.
+  std::size_t at = 0;
+  /// The T of `@T` (0 without).
+  unsigned thread = 0;
+  /// Its declaration in the sequence's model (null for an operation made by hand).
+  const OperationSpec* spec = nullptr;
+
+  /// The value of `key`, or `otherwise` when the operation has no such integer argument (read in
+  /// a model, the model's default fills in what the line leaves out).
+  std::uint64_t arg(std::string_view key, std::uint64_t otherwise) const {
+    for (const auto& [k, v] : args) {
+      if (k == key) return v;
+    }
+    return otherwise;
+  }
+  /// The value of the integer argument `key` (the model's default when the line leaves it out).
+  std::uint64_t arg(std::string_view key) const {
+    for (const auto& [k, v] : args) {
+      if (k == key) return v;
+    }
+    throw std::out_of_range(op + ": no integer argument " + std::string(key));
+  }
+  /// The word of the {a|b|c} argument `key`.
+  const std::string& word(std::string_view key) const {
+    for (const auto& [k, v] : words) {
+      if (k == key) return v;
+    }
+    throw std::out_of_range(op + ": no word argument " + std::string(key));
+  }
+  const std::string& name(std::size_t i = 0) const {
+    if (i >= names.size()) throw std::out_of_range(op + ": no name " + std::to_string(i + 1));
+    return names[i];
+  }
+  /// How many names the KIND* slot has (0 without one).
+  std::size_t listSize() const {
+    return spec && spec->hasList() ? names.size() - spec->fewestNames() : 0;
+  }
+  /// The names of the KIND* slot, in order.
+  std::vector<std::string> list() const {
+    if (!spec) return {};
+    std::size_t k = 0;
+    for (const Slot& s : spec->slots) {
+      if (s.mode == Slot::Mode::List) {
+        return {names.begin() + static_cast<std::ptrdiff_t>(k),
+                names.begin() + static_cast<std::ptrdiff_t>(k + listSize())};
+      }
+      ++k;
+    }
+    return {};
+  }
+  /// The i-th new name (`-> KIND`).
+  const std::string& introduced(std::size_t i = 0) const {
+    const std::size_t first = spec ? names.size() - spec->introduces.size() : names.size();
+    return name(first + i);
+  }
+};
+
+/// What is still alive at the end, in the order it is released.
+struct Leftover {
+  /// The built-in model's kinds; Other for any other model's.
+  enum class Kind { Renderer, Buffer, Context, Other } kind;
+  std::string name;
+  /// Its kind in the model (empty for a Leftover made by hand).
+  std::string resource{};
+  /// The kind's default release (Model::releaseOperation), or null.
+  const OperationSpec* ending = nullptr;
+};
+
+/// Each used name of an operation with its slot, and each new name with its kind.
+struct Roles {
+  std::vector<std::pair<std::string, const Slot*>> used;
+  std::vector<std::pair<std::string, std::string>> introduced;
+};
+
+/// The roles of `names` in an operation of `spec` (names.size() >= spec.fewestNames()).
+inline Roles rolesOf(const OperationSpec& spec, const std::vector<std::string>& names) {
+  Roles roles;
+  const std::size_t listed = spec.hasList() ? names.size() - spec.fewestNames() : 0;
+  std::size_t k = 0;
+  for (const Slot& s : spec.slots) {
+    const std::size_t n = s.mode == Slot::Mode::List ? listed : 1;
+    for (std::size_t i = 0; i < n; ++i)
+      roles.used.emplace_back(names[k++], &s);
+  }
+  for (const std::string& kind : spec.introduces)
+    roles.introduced.emplace_back(names[k++], kind);
+  return roles;
+}
+
+/// An operation of `spec` on `names` with every argument at its default.
+inline Operation makeOperation(const OperationSpec& spec, std::vector<std::string> names) {
+  Operation o;
+  o.op = spec.name;
+  o.names = std::move(names);
+  o.spec = &spec;
+  for (const Argument& a : spec.args) {
+    if (a.isWord()) {
+      o.words.emplace_back(a.key, a.defaultWord);
+    } else {
+      o.args.emplace_back(a.key, a.defaultValue);
+    }
+  }
+  return o;
+}
+
+struct Sequence {
+  /// `# key: value` lines before the first operation (policy, faults, backend, ...).
+  std::vector<std::pair<std::string, std::string>> directives;
+  std::vector<Operation> ops;
+  /// The model it was read in (null: the built-in).
+  std::shared_ptr<const Model> model{};
+  /// How many threads its `@T` lines and `# threads:` ask for.
+  unsigned threads = 1;
+  /// Whether GPUFUZZ_MODEL or `# model:` named the model (then a missing handler is
+  /// `unsupported`; else the older `error ... unsupported operation`).
+  bool modelGiven = false;
+
+  std::optional<std::string> directive(std::string_view key) const {
+    for (const auto& [k, v] : directives) {
+      if (k == key) return v;
+    }
+    return std::nullopt;
+  }
+  const Model& vocabulary() const { return model ? *model : *builtinModel(); }
+  /// What is alive after the last operation, in the order it is released: the model's `release`
+  /// order, each kind's names in creation order.
+  std::vector<Leftover> leftovers() const {
+    const Model& m = vocabulary();
+    std::vector<std::pair<std::string, std::string>> alive;  // name, kind
+    for (const Operation& o : ops) {
+      const OperationSpec* spec = o.spec ? o.spec : m.op(o.op);
+      if (!spec || o.names.size() < spec->fewestNames()) continue;
+      const Roles roles = rolesOf(*spec, o.names);
+      for (const auto& [name, slot] : roles.used) {
+        if (slot->mode == Slot::Mode::End) {
+          std::erase_if(alive, [&name](const auto& a) { return a.first == name; });
+        }
+      }
+      for (const auto& entry : roles.introduced)
+        alive.push_back(entry);
+    }
+    std::vector<Leftover> out;
+    for (const std::string& kind : m.release) {
+      const Leftover::Kind builtin = kind == "renderer"  ? Leftover::Kind::Renderer
+                                     : kind == "buffer"  ? Leftover::Kind::Buffer
+                                     : kind == "context" ? Leftover::Kind::Context
+                                                         : Leftover::Kind::Other;
+      for (const auto& [name, k] : alive) {
+        if (k == kind) out.push_back({builtin, name, kind, m.releaseOperation(kind)});
+      }
+    }
+    return out;
+  }
+};
+
+namespace detail {
+
+/// The model of a sequence: GPUFUZZ_MODEL's, else its `# model:` directive's (a path relative
+/// to the file, or a built-in name), else the built-in.
+inline std::shared_ptr<const Model> modelOf(const Sequence& seq, const std::string& file,
+                                            int directiveLine, bool& given) {
+  given = true;
+  if (const char* named = std::getenv(kModelVariable); named && *named) return loadModel(named);
+  const std::optional<std::string> value = seq.directive("model");
+  if (!value) {
+    given = false;
+    return builtinModel();
+  }
+  if (value->find('/') != std::string::npos || value->ends_with(".model")) {
+    if ((*value)[0] == '/') return loadModel(*value);
+    const std::size_t slash = file.rfind('/');
+    return loadModel((slash == std::string::npos ? std::string() : file.substr(0, slash + 1)) +
+                     *value);
+  }
+  if (*value == "all" || *value == "renderer" || *value == "device") return builtinModel();
+  throw BadSequence(detail::place(file, directiveLine, 1) + "the built-in model '" + *value +
+                    "' is not one this library holds (all, renderer, device): set " +
+                    kModelVariable + " to its file (gpufuzz model show " + *value + " > FILE)");
+}
+
+}  // namespace detail
+
+/// Parses the normalized form of sequences.md in `model` (null: the one GPUFUZZ_MODEL or the
+/// file's `# model:` names, else the built-in): blank lines and comments are skipped, `# key:
+/// value` before the first operation is a directive, every other line an operation of the
+/// model, checked as the harness wrote it (its names alive and of their slots' kinds, its
+/// arguments the model's). Throws BadSequence (`FILE:LINE:COLUMN: message`), or BadModel.
+inline Sequence parseSequence(std::string_view text, std::shared_ptr<const Model> model,
+                              const std::string& file = "sequence") {
+  Sequence seq;
+  seq.model = std::move(model);
+  seq.modelGiven = seq.model != nullptr;
+  std::vector<std::pair<std::string, const std::string*>> kinds;  // name, its kind (null: ended)
+  const auto kindOf = [&kinds](const std::string& name) -> const std::string** {
+    for (auto& [n, k] : kinds) {
+      if (n == name) return &k;
+    }
+    return nullptr;
+  };
+  int modelLine = 0;
+  std::size_t begin = 0;
+  int lineNo = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const auto bad = [&](std::size_t column, const std::string& message) {
+      return BadSequence(detail::place(file, lineNo, column) + message);
+    };
+    const std::size_t hash = line.find('#');
+    if (hash != std::string_view::npos && seq.ops.empty() &&
+        line.substr(0, hash).find_first_not_of(" \t") == std::string_view::npos) {
+      const std::string_view comment = line.substr(hash + 1);
+      const std::size_t colon = comment.find(':');
+      std::string_view key = detail::trim(comment.substr(0, std::min(colon, comment.size())));
+      if (colon != std::string_view::npos && !key.empty() &&
+          key.find_first_of(" \t") == std::string_view::npos) {
+        const std::string value(detail::trim(comment.substr(colon + 1)));
+        if (key == "threads") {
+          const std::optional<std::uint64_t> n = detail::parseUnsigned(value);
+          if (!n || *n < 1 || *n > kMaxThreads) {
+            throw bad(hash + 1,
+                      "threads: " + value + ": expected 1.." + std::to_string(kMaxThreads));
+          }
+          seq.threads = std::max(seq.threads, static_cast<unsigned>(*n));
+        }
+        if (key == "model") modelLine = lineNo;
+        seq.directives.emplace_back(std::string(key), value);
+      }
+    }
+    std::vector<detail::Token> tokens = detail::words(line);
+    if (tokens.empty()) continue;
+    if (!seq.model) seq.model = detail::modelOf(seq, file, modelLine, seq.modelGiven);
+    Operation op;
+    op.at = seq.ops.size() + 1;
+    if (tokens[0].text[0] == '@') {
+      const std::optional<std::uint64_t> t = detail::parseUnsigned(tokens[0].text.substr(1));
+      if (!t || *t >= kMaxThreads) {
+        throw bad(tokens[0].column, "'" + tokens[0].text + "' is not a thread (@0..@" +
+                                        std::to_string(kMaxThreads - 1) + ")");
+      }
+      op.thread = static_cast<unsigned>(*t);
+      seq.threads = std::max(seq.threads, op.thread + 1);
+      tokens.erase(tokens.begin());
+      if (tokens.empty()) throw bad(1, "a thread without an operation");
+    }
+    op.op = tokens[0].text;
+    op.spec = seq.model->op(op.op);
+    if (!op.spec) {
+      std::string known;
+      for (const OperationSpec& o : seq.model->ops)
+        known += (known.empty() ? "" : ", ") + o.name;
+      throw bad(tokens[0].column, "unknown operation '" + op.op + "' (known: " + known + ")");
+    }
+    const OperationSpec& spec = *op.spec;
+    std::size_t k = 1;
+    for (; k < tokens.size() && tokens[k].text.find('=') == std::string::npos; ++k) {
+      const std::string& name = tokens[k].text;
+      const bool valid = name.size() <= 32 && std::islower(static_cast<unsigned char>(name[0])) &&
+                         std::all_of(name.begin(), name.end(), [](char c) {
+                           return std::islower(static_cast<unsigned char>(c)) ||
+                                  std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+                         });
+      if (!valid) {
+        throw bad(tokens[k].column,
+                  "'" + name + "' is not a name ([a-z][a-z0-9_]*, at most 32 characters)");
+      }
+      if (std::find(op.names.begin(), op.names.end(), name) != op.names.end()) {
+        throw bad(tokens[k].column, "'" + name + "' is named twice in one operation");
+      }
+      op.names.push_back(name);
+    }
+    if (op.names.size() < spec.fewestNames() ||
+        (!spec.hasList() && op.names.size() > spec.fewestNames())) {
+      throw bad(tokens[0].column, "'" + op.op + "' takes " + (spec.hasList() ? "at least " : "") +
+                                      std::to_string(spec.fewestNames()) + " name(s), not " +
+                                      std::to_string(op.names.size()));
+    }
+    const auto columnOf = [&](const std::string& name) {
+      for (std::size_t i = 1; i < tokens.size(); ++i) {
+        if (tokens[i].text == name) return tokens[i].column;
+      }
+      return tokens[0].column;
+    };
+    const Roles roles = rolesOf(spec, op.names);
+    for (const auto& [name, slot] : roles.used) {
+      const std::string** kind = kindOf(name);
+      if (!kind || !*kind || **kind != slot->kind) {
+        throw bad(columnOf(name), "'" + name + "' is not a live " + slot->kind + " here");
+      }
+    }
+    for (const auto& [name, kind] : roles.introduced) {
+      if (kindOf(name)) throw bad(columnOf(name), "'" + name + "' is introduced twice");
+    }
+    Operation defaults = makeOperation(spec, {});
+    std::vector<std::string> given;
+    for (; k < tokens.size(); ++k) {
+      const std::string& word = tokens[k].text;
+      const std::size_t column = tokens[k].column;
+      const std::size_t equals = word.find('=');
+      if (equals == std::string::npos) throw bad(column, "a name after an argument: " + word);
+      const std::string key = word.substr(0, equals), value = word.substr(equals + 1);
+      const Argument* a = spec.arg(key);
+      if (!a) {
+        std::string keys;
+        for (const Argument& each : spec.args)
+          keys += (keys.empty() ? "" : ", ") + each.key;
+        throw bad(column, "unknown argument '" + word + "' for '" + op.op +
+                              "' (keys: " + (keys.empty() ? "none" : keys) + ")");
+      }
+      if (std::find(given.begin(), given.end(), key) != given.end()) {
+        throw bad(column, "argument '" + key + "' given twice");
+      }
+      given.push_back(key);
+      if (a->isWord()) {
+        if (std::find(a->words.begin(), a->words.end(), value) == a->words.end()) {
+          std::string words;
+          for (const std::string& w : a->words)
+            words += (words.empty() ? "" : ", ") + w;
+          throw bad(column, key + "=" + value + ": expected one of " + words);
+        }
+        for (auto& [k2, v] : defaults.words) {
+          if (k2 == key) v = value;
+        }
+      } else {
+        const std::optional<std::uint64_t> n = detail::parseUnsigned(value);
+        if (!n || *n < a->min || *n > a->max) {
+          throw bad(column, key + "=" + value + ": expected an integer in " +
+                                std::to_string(a->min) + ".." + std::to_string(a->max));
+        }
+        for (auto& [k2, v] : defaults.args) {
+          if (k2 == key) v = *n;
+        }
+      }
+    }
+    op.args = std::move(defaults.args);
+    op.words = std::move(defaults.words);
+    for (const auto& [name, slot] : roles.used) {
+      if (slot->mode == Slot::Mode::End) *kindOf(name) = nullptr;
+    }
+    for (const auto& [name, kind] : roles.introduced) {
+      const Resource* r = seq.model->resource(kind);
+      kinds.emplace_back(name, &r->kind);
     }
     seq.ops.push_back(std::move(op));
   }
+  if (!seq.model) seq.model = detail::modelOf(seq, file, modelLine, seq.modelGiven);
   return seq;
 }
 
-inline Sequence loadSequence(const std::string& path) {
+/// Parses a sequence in the model GPUFUZZ_MODEL or its `# model:` names (else the built-in).
+inline Sequence parseSequence(std::string_view text, const std::string& file = "sequence") {
+  return parseSequence(text, nullptr, file);
+}
+
+inline Sequence loadSequence(const std::string& path,
+                             std::shared_ptr<const Model> model = nullptr) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadSequence(path + ": cannot read: " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
-  return parseSequence(text.str(), path);
+  return parseSequence(text.str(), std::move(model), path);
 }
 
 // --- what a target implements ------------------------------------------------------------------
@@ -242,37 +1014,70 @@ class Failure : public std::runtime_error {
   std::string cls_;
 };
 
-/// Thrown by Target::run() for an operation the target does not implement.
+/// Thrown for an operation the target does not implement: `outcome unsupported AT OP DETAIL`.
 class Unsupported : public std::runtime_error {
  public:
   Unsupported() : std::runtime_error("unsupported operation") {}
+  explicit Unsupported(const std::string& detail) : std::runtime_error(detail) {}
 };
 
-/// What is still alive at the end, in the order it is released.
-struct Leftover {
-  enum class Kind { Renderer, Buffer, Context } kind;
-  std::string name;
-};
-
+/// A target: register a handler per operation of its model (handle()), or override run(). With
+/// a threaded sequence, run() and release() are called from several threads at once, never two
+/// at once on one name.
 class Target {
  public:
+  /// Runs one operation; throws Failure, Unsupported, or anything else (an `error`).
+  using Handler = std::function<void(const Operation&)>;
+  /// Releases the leftover of that name.
+  using ReleaseHandler = std::function<void(const std::string&)>;
+
   virtual ~Target() = default;
   /// In the process that runs the sequence (a fork, under a fork server), before the first
-  /// operation: the place to open the device.
+  /// operation: the place to open the device. `seq.vocabulary()` is the model.
   virtual void start(const Sequence&) {}
   /// One operation; throw Failure, Unsupported, or anything else (an `error` with its text).
-  virtual void run(const Operation& op) = 0;
-  /// Releases one leftover after the last operation (by default: runs `destroy R`,
-  /// `buf_destroy B` or `ctx_destroy C`).
+  /// By default: the handler registered for `op.op`, else Unsupported.
+  virtual void run(const Operation& op) {
+    if (const auto it = handlers_.find(op.op); it != handlers_.end()) {
+      it->second(op);
+      return;
+    }
+    throw Unsupported();
+  }
+  /// Releases one leftover after the last operation. By default: the release handler of its
+  /// kind; else its kind's default release operation (Model::releaseOperation) with default
+  /// arguments, through run(); else nothing (left to the process's exit). A Leftover made by
+  /// hand (no `resource`) runs `destroy R`, `buf_destroy B` or `ctx_destroy C`, as it always did.
   virtual void release(const Leftover& left) {
-    static constexpr const char* kOps[] = {"destroy", "buf_destroy", "ctx_destroy"};
-    run(Operation{kOps[static_cast<int>(left.kind)], {left.name}, {}});
+    if (const auto it = releases_.find(left.resource); it != releases_.end()) {
+      it->second(left.name);
+    } else if (left.ending) {
+      run(makeOperation(*left.ending, {left.name}));
+    } else if (left.resource.empty() && left.kind != Leftover::Kind::Other) {
+      static constexpr const char* kOps[] = {"destroy", "buf_destroy", "ctx_destroy"};
+      run(Operation{kOps[static_cast<int>(left.kind)], {left.name}, {}});
+    }
   }
   /// After everything was released: a description of what leaked, or nothing.
   virtual std::optional<std::string> leaks() { return std::nullopt; }
+
+  /// Registers the handler of the operation `op` (replacing one registered before). Register
+  /// in the constructor or in start(), before the operation runs.
+  void handle(std::string op, Handler handler) { handlers_[std::move(op)] = std::move(handler); }
+  /// Registers the release of a leftover of `kind` (the model's name of the kind).
+  void handleRelease(std::string kind, ReleaseHandler handler) {
+    releases_[std::move(kind)] = std::move(handler);
+  }
+  /// Whether a handler is registered for `op`.
+  bool handles(std::string_view op) const { return handlers_.find(op) != handlers_.end(); }
+
+ private:
+  std::map<std::string, Handler, std::less<>> handlers_;
+  std::map<std::string, ReleaseHandler, std::less<>> releases_;
 };
 
-/// What is alive, in creation order, from the operations that create and destroy names.
+/// What is alive, in creation order, from the built-in model's operations that create and
+/// destroy names (runSequence tracks any model's names itself; this stays for callers of old).
 class LiveNames {
  public:
   void after(const Operation& op) {
@@ -302,44 +1107,201 @@ class LiveNames {
   std::vector<Leftover> live_;
 };
 
-/// Runs `seq` on `target`, writing its events; the exit status (0 pass, 1 a failure).
+namespace detail {
+
+/// A failure as its outcome has it: the class and the detail.
+struct Caught {
+  std::string cls;
+  std::string detail;
+};
+
+/// Runs `f`; what it threw, as an outcome's class and detail, or nothing.
+template <class F>
+std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
+  try {
+    f();
+    return std::nullopt;
+  } catch (const Failure& e) {
+    return Caught{e.cls(), e.what()};
+  } catch (const Unsupported& e) {
+    return Caught{unsupportedClass, e.what()};
+  } catch (const std::exception& e) {
+    return Caught{"error", e.what()};
+  } catch (...) {
+    return Caught{"error", "an exception that is not a std::exception"};
+  }
+}
+
+/// The threads of a threaded sequence (sequences.md, Threads): made, waiting, before `start`;
+/// released together by run(), which runs thread 0 on the calling thread. An operation begins
+/// once its thread's previous operation and, for each of its names, the file's previous
+/// operation on that name are done; after a failure nothing new begins.
+class Lanes {
+ public:
+  Lanes(const Sequence& seq, Target& target, const Events& events, std::string unsupported)
+      : seq_(seq),
+        target_(target),
+        events_(events),
+        unsupported_(std::move(unsupported)),
+        done_(seq.ops.size(), false),
+        waits_(seq.ops.size()) {
+    std::map<unsigned, std::size_t> lastOfThread;
+    std::map<std::string, std::size_t> lastOfName;
+    for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+      const Operation& o = seq.ops[i];
+      if (const auto it = lastOfThread.find(o.thread); it != lastOfThread.end()) {
+        waits_[i].push_back(it->second);
+      }
+      for (const std::string& n : o.names) {
+        if (const auto it = lastOfName.find(n); it != lastOfName.end()) {
+          waits_[i].push_back(it->second);
+        }
+      }
+      lastOfThread[o.thread] = i;
+      for (const std::string& n : o.names)
+        lastOfName[n] = i;
+      lanes_[o.thread].push_back(i);
+    }
+    for (const auto& [thread, indexes] : lanes_) {
+      if (thread != 0) workers_.emplace_back([this, &indexes = indexes] { lane(indexes); });
+    }
+  }
+  Lanes(const Lanes&) = delete;
+  Lanes& operator=(const Lanes&) = delete;
+  ~Lanes() { cancel(); }
+
+  /// Ends the threads before they begin anything (a start() that failed).
+  void cancel() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopped_ = true;
+      go_ = true;
+    }
+    changed_.notify_all();
+    join();
+  }
+
+  /// Runs the sequence; the failure of the lowest ordinal (its index and what it threw).
+  std::optional<std::pair<std::size_t, Caught>> run() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      go_ = true;
+    }
+    changed_.notify_all();
+    if (const auto it = lanes_.find(0); it != lanes_.end()) lane(it->second);
+    join();
+    std::optional<std::pair<std::size_t, Caught>> lowest;
+    for (const auto& f : failures_) {
+      if (!lowest || f.first < lowest->first) lowest = f;
+    }
+    return lowest;
+  }
+
+ private:
+  void join() {
+    for (std::thread& t : workers_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+  void lane(const std::vector<std::size_t>& indexes) {
+    for (const std::size_t i : indexes) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] {
+          if (stopped_) return true;
+          if (!go_) return false;
+          for (const std::size_t w : waits_[i]) {
+            if (!done_[w]) return false;
+          }
+          return true;
+        });
+        if (stopped_) return;
+      }
+      const Operation& o = seq_.ops[i];
+      const std::string at = std::to_string(i + 1);
+      events_.begin(at, o.op);
+      if (std::optional<Caught> c = attempt([&] { target_.run(o); }, unsupported_)) {
+        {
+          const std::lock_guard<std::mutex> lock(mutex_);
+          failures_.emplace_back(i, std::move(*c));
+          stopped_ = true;
+        }
+        changed_.notify_all();
+        return;
+      }
+      events_.done(at);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        done_[i] = true;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  const Sequence& seq_;
+  Target& target_;
+  const Events& events_;
+  const std::string unsupported_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool go_ = false;
+  bool stopped_ = false;
+  std::vector<bool> done_;
+  std::vector<std::vector<std::size_t>> waits_;
+  std::map<unsigned, std::vector<std::size_t>> lanes_;
+  std::vector<std::pair<std::size_t, Caught>> failures_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace detail
+
+/// Runs `seq` on `target`, writing its events; the exit status (0 pass, 1 a failure). The
+/// operations run in file order, or on their threads (`@T`); then, between `begin end end` and
+/// `done end`, Target::release() for each leftover in the model's release order; then
+/// Target::leaks().
 inline int runSequence(const Sequence& seq, Target& target, const Events& events) {
+  // Without a model named, the older form of `unsupported`, which every harness reads.
+  const std::string unsupported = seq.modelGiven ? "unsupported" : "error";
+  std::optional<detail::Lanes> lanes;
+  if (seq.threads > 1 && !seq.ops.empty()) lanes.emplace(seq, target, events, unsupported);
   events.start(seq.ops.size());
-  std::string at = "-", op = "-";
-  const auto fail = [&](std::string_view cls, std::string_view detail) {
-    events.outcome(cls, at, op, detail);
+  const auto fail = [&](std::string_view at, std::string_view op, const detail::Caught& c) {
+    events.outcome(c.cls, at, op, c.detail);
     return 1;
   };
-  try {
-    // A start that fails fails the first operation (or the release, for an empty sequence).
-    at = seq.ops.empty() ? "end" : "1";
-    op = seq.ops.empty() ? "end" : seq.ops[0].op;
-    target.start(seq);
-    LiveNames live;
-    for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-      at = std::to_string(i + 1);
-      op = seq.ops[i].op;
-      events.begin(at, op);
-      target.run(seq.ops[i]);
-      events.done(at);
-      live.after(seq.ops[i]);
-    }
-    at = op = "end";
-    events.begin(at, op);
-    for (const Leftover& left : live.leftovers())
-      target.release(left);
-    events.done(at);
-    at = op = "-";
-    if (const std::optional<std::string> leaked = target.leaks()) return fail("leak", *leaked);
-  } catch (const Failure& f) {
-    return fail(f.cls(), f.what());
-  } catch (const Unsupported& u) {
-    return fail("error", u.what());
-  } catch (const std::exception& e) {
-    return fail("error", e.what());
-  } catch (...) {
-    return fail("error", "an exception that is not a std::exception");
+  // A start that fails fails the first operation (or the release, for an empty sequence).
+  const std::string first = seq.ops.empty() ? "end" : "1";
+  const std::string firstOp = seq.ops.empty() ? "end" : seq.ops[0].op;
+  if (const auto c = detail::attempt([&] { target.start(seq); }, unsupported)) {
+    if (lanes) lanes->cancel();
+    return fail(first, firstOp, *c);
   }
+  if (lanes) {
+    if (const auto f = lanes->run())
+      return fail(std::to_string(f->first + 1), seq.ops[f->first].op, f->second);
+  } else {
+    for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+      const std::string at = std::to_string(i + 1);
+      events.begin(at, seq.ops[i].op);
+      if (const auto c = detail::attempt([&] { target.run(seq.ops[i]); }, unsupported)) {
+        return fail(at, seq.ops[i].op, *c);
+      }
+      events.done(at);
+    }
+  }
+  events.begin("end", "end");
+  for (const Leftover& left : seq.leftovers()) {
+    if (const auto c = detail::attempt([&] { target.release(left); }, unsupported)) {
+      return fail("end", "end", *c);
+    }
+  }
+  events.done("end");
+  std::optional<std::string> leaked;
+  if (const auto c = detail::attempt([&] { leaked = target.leaks(); }, unsupported)) {
+    return fail("-", "-", *c);
+  }
+  if (leaked) return fail("-", "-", {"leak", *leaked});
   events.outcome("pass", "-", "-", "");
   return 0;
 }
@@ -576,7 +1538,16 @@ inline int main(int argc, char** argv, std::string_view version,
     return 0;
   }
   if (args.empty()) {
-    if (const int socket = forkServerSocket(); socket >= 0) return serveForks(socket, runFile);
+    if (const int socket = forkServerSocket(); socket >= 0) {
+      // The models are parsed once, before any fork, for every child that reads them.
+      try {
+        builtinModel();
+        if (const char* named = std::getenv(kModelVariable); named && *named) loadModel(named);
+      } catch (const BadSequence&) {
+        // each run says so itself
+      }
+      return serveForks(socket, runFile);
+    }
   }
   return runFile(args);
 }
