@@ -138,7 +138,8 @@ class ModelParser {
       if (std::vector<Token> tokens = tokenize(content); !tokens.empty()) {
         statements_.push_back({line, std::move(tokens)});
       }
-      lastLine_ = line;
+      // A final newline ends the last line; it does not begin another.
+      if (end < text.size() || !content.empty()) lastLine_ = line;
       begin = end + 1;
     }
   }
@@ -312,10 +313,14 @@ class ModelParser {
       if (text == "->") {
         if (introducing) fail(s, t[i], "a second '->': introduced kinds follow one '->'");
         introducing = true;
-        if (i + 1 >= t.size() || !isIdentifier(t[i + 1].text)) {
-          fail(s, t[i], "'->' needs the KIND it introduces");
-        }
+        if (i + 1 >= t.size()) fail(s, t[i], "'->' needs the KIND it introduces");
         continue;
+      }
+      if (introducing && (text.ends_with('!') || text.ends_with('*'))) {
+        fail(s, t[i], "an introduced kind takes no '!' or '*': it is new");
+      }
+      if (introducing && !isIdentifier(text) && i > 0 && t[i - 1].text == "->") {
+        fail(s, t[i - 1], "'->' needs the KIND it introduces");
       }
       if (text.find('=') != std::string_view::npos || text.starts_with("weight:") ||
           text.starts_with("+") || text.starts_with("-")) {
@@ -333,9 +338,6 @@ class ModelParser {
       }
       if (listed && (use == SlotUse::Use || use == SlotUse::End)) {
         fail(s, t[i], "slot " + inQuotes(t[i].text) + " after the list slot: a KIND* slot comes last");
-      }
-      if (introducing && (text.ends_with('!') || text.ends_with('*'))) {
-        fail(s, t[i], "an introduced kind takes no '!' or '*': it is new");
       }
       if (!isIdentifier(text)) {
         fail(s, t[i], "unexpected " + inQuotes(t[i].text) +
@@ -765,11 +767,18 @@ bool isBuiltinModelName(std::string_view name) {
 }
 
 const LifecycleModel& builtinModel(std::string_view name) {
-  for (const BuiltinModelText& b : builtinModelTexts()) {
-    if (b.name != name) continue;
-    LifecycleModel m = parseModel(b.text, "builtin:" + std::string(b.name), true);
-    m.source = std::string(b.name);
-    return internModel(std::move(m));
+  // Parsed once each: a sequence file names its model on every read.
+  static const std::vector<const LifecycleModel*> parsed = [] {
+    std::vector<const LifecycleModel*> out;
+    for (const BuiltinModelText& b : builtinModelTexts()) {
+      LifecycleModel m = parseModel(b.text, "builtin:" + std::string(b.name), true);
+      m.source = std::string(b.name);
+      out.push_back(&internModel(std::move(m)));
+    }
+    return out;
+  }();
+  for (const LifecycleModel* m : parsed) {
+    if (m->name == name) return *m;
   }
   std::string names;
   for (const std::string& n : builtinModelNames())

@@ -37,7 +37,7 @@ const OpDecl& ModelState::declOf(const Operation& op) const {
 }
 
 const ModelState::Name* ModelState::find(std::string_view name) const {
-  const auto it = index_.find(std::string(name));
+  const auto it = index_.find(name);
   return it == index_.end() ? nullptr : &names_[it->second];
 }
 
@@ -54,14 +54,13 @@ ModelState::Verdict ModelState::check(const Operation& op) const {
             model_->name};
   }
   const OpDecl& form = declOf(op);
-  const std::string usage = model_->usage(form);
   const std::size_t fixed = form.nameCount(0);
   const std::size_t most = form.listSlot() ? fixed + kMaxListNames : fixed;
   if (op.names.size() < fixed || op.names.size() > most) {
     const std::string count = fixed == most ? std::to_string(fixed)
                                             : std::to_string(fixed) + ".." + std::to_string(most);
     return {form.name + " takes " + count + (most == 1 ? " name" : " names") + ", got " +
-            std::to_string(op.names.size()) + ": " + usage};
+            std::to_string(op.names.size()) + ": " + model_->usage(form)};
   }
   for (std::size_t i = 0; i < op.names.size(); ++i) {
     if (std::string why = nameError(op.names[i]); !why.empty()) return {why, static_cast<int>(i)};

@@ -65,7 +65,12 @@ class ModelState {
 
   const LifecycleModel* model_;
   std::vector<Name> names_;
-  std::unordered_map<std::string, std::size_t> index_;
+  /// Heterogeneous lookup: a name is found without copying it into a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;
   std::vector<std::vector<std::size_t>> alive_;
   std::size_t applied_ = 0;
 };

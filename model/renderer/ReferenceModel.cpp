@@ -1,6 +1,8 @@
 // ReferenceModel.cpp: the renderer model's expected images, beside the lifecycle state.
 #include "model/renderer/ReferenceModel.h"
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "renderer/Raster.h"
@@ -41,11 +43,18 @@ RendererOp rendererOp(const Operation& op) {
 bool hasRendererSemantics(const LifecycleModel& model) {
   static const LifecycleModel& all = builtinModel("all");
   if (&model == &all) return true;
+  // Models are few and live for the process: each is compared with `all` once.
+  static std::mutex mutex;
+  static std::map<const LifecycleModel*, bool> known;
+  std::lock_guard lock(mutex);
+  if (const auto it = known.find(&model); it != known.end()) return it->second;
+  bool same = true;
   for (const OpDecl& op : model.ops) {
     const OpDecl* own = all.op(op.name);
-    if (!own || !sameDeclaration(model, op, all, *own)) return false;
+    same = same && own && sameDeclaration(model, op, all, *own);
   }
-  return true;
+  known.emplace(&model, same);
+  return same;
 }
 
 ReferenceModel::ReferenceModel() : ReferenceModel(builtinModel("all")) {}

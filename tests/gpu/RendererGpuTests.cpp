@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/ReferenceModel.h"
+#include "model/renderer/ReferenceModel.h"
 #include "renderer/Backends.h"
 #include "renderer/GpuRenderer.h"
 #include "renderer/Raster.h"

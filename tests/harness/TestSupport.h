@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "harness/campaign/FindingStore.h"
 #include "harness/search/Trial.h"
@@ -68,6 +69,16 @@ inline Finding simFinding(const std::string& ops, OutcomeClass cls, uint32_t at,
   f.outcome = RunOutcome{cls, At{at}, op, "as recorded", {}};
   f.original = ops;
   return f;
+}
+
+/// The folder name of the seed's hang, shrunk to `create r0; destroy r0; create r1` and stuck at
+/// 3 (create), as a campaign on sim records it: of the model `fuzz` generates in (`--ops`,
+/// renderer by default), whose name and hash the signature holds.
+inline std::string seedHangId(std::string_view model = "renderer") {
+  Finding f;
+  f.minimal = parseSequence("create r0\ndestroy r0\ncreate r1\n", "seed.seq", &builtinModel(model));
+  f.outcome = RunOutcome{OutcomeClass::Hang, At{3}, "create", "", {}};
+  return f.id();
 }
 
 /// Sim's deadlines with a confirmation floor short enough for tests; with `fixed`, that deadline

@@ -8,6 +8,7 @@
 #include "model/Generator.h"
 #include "model/Sequence.h"
 #include "model/SequenceEdits.h"
+#include "model/renderer/ReferenceModel.h"
 
 namespace gpufuzz {
 namespace {
@@ -40,25 +41,40 @@ TEST(ShrinkCandidates, FoldANameIntoAnEarlierOneAndSortTowardOneOrder) {
 }
 
 TEST(Generator, SameSeedSameSequenceAndAlwaysValid) {
-  for (Vocabulary v : {Vocabulary::Renderer, Vocabulary::Device, Vocabulary::All}) {
-    const GeneratorConfig config{v, 25};
-    std::set<std::string> distinct;
+  for (std::string_view name : {"renderer", "device", "all"}) {
+    SCOPED_TRACE(name);
+    const LifecycleModel& model = builtinModel(name);
+    const GeneratorConfig config{&model, 25};
+    std::set<std::string> distinct, seen;
     for (uint64_t seed = 0; seed < 300; ++seed) {
       const Sequence s = generateSequence(config, seed);
       EXPECT_EQ(s.ops, generateSequence(config, seed).ops);
+      EXPECT_EQ(&s.lifecycle(), &model);
       EXPECT_TRUE(isValid(s)) << printSequence(s);
       EXPECT_GE(s.ops.size(), 1U);
       EXPECT_LE(s.ops.size(), 25U);
       for (const Operation& op : s.ops) {
-        if (v == Vocabulary::Renderer) {
-          EXPECT_TRUE(isRendererOp(op.kind));
-        } else if (v == Vocabulary::Device) {
-          EXPECT_FALSE(isRendererOp(op.kind));
+        EXPECT_EQ(op.form->model, &model) << operationText(op);
+        const bool rendererLevel = rendererOp(op) <= RendererOp::Destroy;
+        if (name == "renderer") {
+          EXPECT_TRUE(rendererLevel) << operationText(op);
+        } else if (name == "device") {
+          EXPECT_FALSE(rendererLevel) << operationText(op);
         }
+        seen.insert(std::string(op.name()));
       }
       distinct.insert(printSequence(s));
     }
     EXPECT_GT(distinct.size(), 250U);
+    EXPECT_EQ(seen.size(), model.ops.size()) << "every operation of the model occurs";
+  }
+}
+
+TEST(Generator, TheDefaultModelIsTheRenderer) {
+  EXPECT_EQ(&GeneratorConfig{}.lifecycle(), &builtinModel("renderer"));
+  const GeneratorConfig renderer{&builtinModel("renderer"), 40};
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    EXPECT_EQ(generateSequence(GeneratorConfig{}, seed).ops, generateSequence(renderer, seed).ops);
   }
 }
 
@@ -73,17 +89,17 @@ TEST(Generator, ProducesTheLifecycleShapesBugsNeed) {
     int creates = 0;
     for (const Operation& op : s.ops) {
       const std::string& r = op.names[0];
-      if (op.kind == OpKind::Create) {
+      if (op.name() == "create") {
         ++creates;
         sawCreateAfterDrop = sawCreateAfterDrop || dropped;
       }
-      if (op.kind == OpKind::Draw) {
+      if (op.name() == "draw") {
         queued[r] = true;
         drewBefore = true;
       }
-      if (op.kind == OpKind::Sync || op.kind == OpKind::ReadBack) queued[r] = false;
-      if (op.kind == OpKind::SetTextures && drewBefore) sawReplace = true;
-      if (op.kind == OpKind::Destroy) {
+      if (op.name() == "sync" || op.name() == "read_back") queued[r] = false;
+      if (op.name() == "set_textures" && drewBefore) sawReplace = true;
+      if (op.name() == "destroy") {
         droppedWithWork += queued[r] ? 1 : 0;
         dropped = true;
       }

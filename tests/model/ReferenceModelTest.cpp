@@ -1,5 +1,5 @@
 // ReferenceModelTest.cpp: preconditions, next state and expected images of the reference model.
-#include "model/ReferenceModel.h"
+#include "model/renderer/ReferenceModel.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -7,26 +7,25 @@
 #include <stdexcept>
 
 #include "renderer/Raster.h"
+#include "tests/TestOps.h"
 #include "tests/model/Printers.h"
 
 namespace gpufuzz {
 namespace {
 
-Operation op(OpKind kind, std::vector<std::string> names) {
-  return {.kind = kind, .names = std::move(names)};
+using testing::testOp;
+
+Operation op(std::string_view name, std::vector<std::string> names) {
+  return testOp(name, std::move(names));
 }
-Operation create(std::string r, uint32_t width = 64, uint32_t height = 64) {
-  return {.kind = OpKind::Create, .names = {std::move(r)}, .width = width, .height = height};
+Operation create(std::string r, uint64_t width = 64, uint64_t height = 64) {
+  return testOp("create", {std::move(r)}, {{"width", width}, {"height", height}});
 }
-Operation draw(std::string r, uint32_t triangles = 4, uint32_t seed = 0) {
-  return {.kind = OpKind::Draw, .names = {std::move(r)}, .triangles = triangles, .seed = seed};
+Operation draw(std::string r, uint64_t triangles = 4, uint64_t seed = 0) {
+  return testOp("draw", {std::move(r)}, {{"triangles", triangles}, {"seed", seed}});
 }
-Operation setTextures(std::string r, uint32_t count, uint32_t size, uint32_t seed) {
-  return {.kind = OpKind::SetTextures,
-          .names = {std::move(r)},
-          .seed = seed,
-          .count = count,
-          .size = size};
+Operation setTextures(std::string r, uint64_t count, uint64_t size, uint64_t seed) {
+  return testOp("set_textures", {std::move(r)}, {{"count", count}, {"size", size}, {"seed", seed}});
 }
 
 ReferenceModel modelAfter(const std::vector<Operation>& ops) {
@@ -47,50 +46,44 @@ struct PreconditionCase {
 TEST(ReferenceModel, PreconditionsNameWhatIsWrong) {
   const std::vector<PreconditionCase> cases = {
       {{}, draw("r0"), "r0 is not alive: nothing created it", 0},
-      {{create("r0"), op(OpKind::Destroy, {"r0"})},
-       draw("r0"),
-       "r0 is not alive: it was destroyed",
-       0},
-      {{create("r0"), op(OpKind::Destroy, {"r0"})}, create("r0"), "name r0 was already used", 0},
-      {{create("r0")}, op(OpKind::CtxCreate, {"r0"}), "name r0 was already used", 0},
-      {{op(OpKind::CtxCreate, {"c0"})}, draw("c0"), "c0 is a context, draw needs a renderer", 0},
-      {{op(OpKind::CtxCreate, {"c0"})},
-       op(OpKind::ReadBack, {"c0"}),
+      {{create("r0"), op("destroy", {"r0"})}, draw("r0"), "r0 is not alive: it was destroyed", 0},
+      {{create("r0"), op("destroy", {"r0"})}, create("r0"), "name r0 was already used", 0},
+      {{create("r0")}, op("ctx_create", {"r0"}), "name r0 was already used", 0},
+      {{op("ctx_create", {"c0"})}, draw("c0"), "c0 is a context, draw needs a renderer", 0},
+      {{op("ctx_create", {"c0"})},
+       op("read_back", {"c0"}),
        "c0 is a context, read_back needs a renderer",
        0},
       {{create("r0")},
-       op(OpKind::BufCreate, {"r0", "b0"}),
+       op("buf_create", {"r0", "b0"}),
        "r0 is a renderer, buf_create needs a context",
        0},
-      {{op(OpKind::CtxCreate, {"c0"})},
-       op(OpKind::BufCreate, {"c0", "c0"}),
-       "name c0 was already used",
+      {{op("ctx_create", {"c0"})},
+       op("buf_create", {"c0", "c0"}),
+       "name c0 is given twice: the names of one operation are distinct",
        1},
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"})},
-       op(OpKind::BufDestroy, {"c0"}),
+      {{op("ctx_create", {"c0"}), op("buf_create", {"c0", "b0"})},
+       op("buf_destroy", {"c0"}),
        "c0 is a context, buf_destroy needs a buffer",
        0},
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"})},
-       op(OpKind::CtxDestroy, {"b0"}),
+      {{op("ctx_create", {"c0"}), op("buf_create", {"c0", "b0"})},
+       op("ctx_destroy", {"b0"}),
        "b0 is a buffer, ctx_destroy needs a context",
        0},
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::CtxDestroy, {"c0"})},
-       op(OpKind::BufCreate, {"c0", "b0"}),
+      {{op("ctx_create", {"c0"}), op("ctx_destroy", {"c0"})},
+       op("buf_create", {"c0", "b0"}),
        "c0 is not alive: it was destroyed",
        0},
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::CtxDestroy, {"c0"})},
-       op(OpKind::CtxDestroy, {"c0"}),
+      {{op("ctx_create", {"c0"}), op("ctx_destroy", {"c0"})},
+       op("ctx_destroy", {"c0"}),
        "c0 is not alive: it was destroyed",
        0},
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"}),
-        op(OpKind::BufDestroy, {"b0"})},
-       op(OpKind::BufDestroy, {"b0"}),
+      {{op("ctx_create", {"c0"}), op("buf_create", {"c0", "b0"}), op("buf_destroy", {"b0"})},
+       op("buf_destroy", {"b0"}),
        "b0 is not alive: it was destroyed",
        0},
-      {{}, op(OpKind::Draw, {}), "draw takes 1 name, got 0: draw R [triangles=1..1024]"},
-      {{op(OpKind::CtxCreate, {"c0"})},
-       op(OpKind::BufCreate, {"c0"}),
-       "buf_create takes 2 names, got 1"},
+      {{}, op("draw", {}), "draw takes 1 name, got 0: draw R [triangles=1..1024]"},
+      {{op("ctx_create", {"c0"})}, op("buf_create", {"c0"}), "buf_create takes 2 names, got 1"},
       {{}, create("R0"), "bad name 'R0'", 0},
       {{}, create("r0", 0), "width=0 is out of bounds: width takes 1..4096"},
       {{}, create("r0", 64, 4097), "height=4097 is out of bounds: height takes 1..4096"},
@@ -103,27 +96,22 @@ TEST(ReferenceModel, PreconditionsNameWhatIsWrong) {
        "count=17 is out of bounds: count takes 0..16"},
       {{create("r0")}, setTextures("r0", 1, 0, 0), "size=0 is out of bounds: size takes 1..2048"},
       {{create("r0")}, setTextures("r0", 1, 2049, 0), "size=2049 is out of bounds"},
-      {{op(OpKind::CtxCreate, {"c0"})},
-       {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = (1ULL << 31) + 1},
+      {{op("ctx_create", {"c0"})},
+       testOp("buf_create", {"c0", "b0"}, {{"bytes", (1ULL << 31) + 1}}),
        "bytes=2147483649 is out of bounds: bytes takes 1..2147483648"},
-      {{op(OpKind::CtxCreate, {"c0"})},
-       {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = 0},
+      {{op("ctx_create", {"c0"})},
+       testOp("buf_create", {"c0", "b0"}, {{"bytes", 0}}),
        "bytes=0 is out of bounds"},
       // What may run, including the bounds themselves.
       {{}, create("r0", 4096, 1), ""},
       {{create("r0")}, draw("r0", 1024, 4294967295u), ""},
       {{create("r0")}, setTextures("r0", 0, 2048, 4294967295u), ""},
       {{create("r0")}, setTextures("r0", 16, 1, 0), ""},
-      {{op(OpKind::CtxCreate, {"c0"})},
-       {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = 1ULL << 31},
-       ""},
+      {{op("ctx_create", {"c0"})}, testOp("buf_create", {"c0", "b0"}, {{"bytes", 1ULL << 31}}), ""},
       // A context may go while its buffers live, and the orphaned buffer may still be freed.
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"})},
-       op(OpKind::CtxDestroy, {"c0"}),
-       ""},
-      {{op(OpKind::CtxCreate, {"c0"}), op(OpKind::BufCreate, {"c0", "b0"}),
-        op(OpKind::CtxDestroy, {"c0"})},
-       op(OpKind::BufDestroy, {"b0"}),
+      {{op("ctx_create", {"c0"}), op("buf_create", {"c0", "b0"})}, op("ctx_destroy", {"c0"}), ""},
+      {{op("ctx_create", {"c0"}), op("buf_create", {"c0", "b0"}), op("ctx_destroy", {"c0"})},
+       op("buf_destroy", {"b0"}),
        ""},
   };
   for (const PreconditionCase& c : cases) {
@@ -142,18 +130,18 @@ TEST(ReferenceModel, PreconditionsNameWhatIsWrong) {
 TEST(ReferenceModel, TracksWhatIsAliveAndEveryNameEverUsed) {
   ReferenceModel model;
   model.apply(create("r0", 3, 2));
-  model.apply(op(OpKind::CtxCreate, {"c0"}));
-  model.apply(op(OpKind::BufCreate, {"c0", "b0"}));
-  model.apply(op(OpKind::BufCreate, {"c0", "b1"}));
+  model.apply(op("ctx_create", {"c0"}));
+  model.apply(op("buf_create", {"c0", "b0"}));
+  model.apply(op("buf_create", {"c0", "b1"}));
   EXPECT_EQ(model.renderers().size(), 1u);
   EXPECT_EQ(model.contexts(), (std::set<std::string>{"c0"}));
   EXPECT_EQ(model.buffers(), (std::map<std::string, std::string>{{"b0", "c0"}, {"b1", "c0"}}));
 
-  model.apply(op(OpKind::CtxDestroy, {"c0"}));
+  model.apply(op("ctx_destroy", {"c0"}));
   EXPECT_TRUE(model.contexts().empty());
   EXPECT_EQ(model.buffers().size(), 2u) << "buffers outlive their context's handle";
-  model.apply(op(OpKind::BufDestroy, {"b0"}));
-  model.apply(op(OpKind::Destroy, {"r0"}));
+  model.apply(op("buf_destroy", {"b0"}));
+  model.apply(op("destroy", {"r0"}));
   EXPECT_TRUE(model.renderers().empty());
   EXPECT_EQ(model.buffers(), (std::map<std::string, std::string>{{"b1", "c0"}}));
 
@@ -161,10 +149,73 @@ TEST(ReferenceModel, TracksWhatIsAliveAndEveryNameEverUsed) {
     EXPECT_TRUE(model.nameUsed(used)) << used;
   }
   EXPECT_FALSE(model.nameUsed("r1"));
-  EXPECT_EQ(model.nameKind("r0"), NameKind::Renderer);
-  EXPECT_EQ(model.nameKind("c0"), NameKind::Context);
-  EXPECT_EQ(model.nameKind("b1"), NameKind::Buffer);
+  EXPECT_EQ(model.nameKind("r0"), "renderer");
+  EXPECT_EQ(model.nameKind("c0"), "context");
+  EXPECT_EQ(model.nameKind("b1"), "buffer");
   EXPECT_EQ(model.nameKind("x"), std::nullopt);
+}
+
+// Which name a buffer belongs to is the model's `owner`: the context slot of its buf_create.
+TEST(ReferenceModel, BuffersKnowTheirContextThroughTheModelsOwner) {
+  ReferenceModel model;
+  model.apply(op("ctx_create", {"c0"}));
+  model.apply(op("ctx_create", {"c1"}));
+  model.apply(op("buf_create", {"c1", "b0"}));
+  model.apply(op("buf_create", {"c0", "b1"}));
+  EXPECT_EQ(model.buffers(), (std::map<std::string, std::string>{{"b0", "c1"}, {"b1", "c0"}}));
+  EXPECT_EQ(model.alive("context"), (std::set<std::string>{"c0", "c1"}));
+  EXPECT_EQ(model.alive("buffer"), (std::set<std::string>{"b0", "b1"}));
+  EXPECT_TRUE(model.alive("stream").empty()) << "a kind the model lacks has no names";
+  const ModelState& state = model.state();
+  ASSERT_NE(state.find("c1"), nullptr);
+  EXPECT_EQ(state.aliveOwnedBy(static_cast<size_t>(state.find("c1") - state.names().data())), 1u);
+}
+
+TEST(ReferenceModel, OfTheRendererModelHasNoContextsAndRefusesDeviceOperations) {
+  const LifecycleModel& renderer = builtinModel("renderer");
+  ReferenceModel model(renderer);
+  model.apply(testOp(renderer, "create", {"r0"}, {{"width", 2}, {"height", 2}}));
+  EXPECT_EQ(model.renderers().size(), 1u);
+  EXPECT_TRUE(model.contexts().empty());
+  EXPECT_TRUE(model.buffers().empty());
+  const ReferenceModel::Verdict v = model.check(op("ctx_create", {"c0"}));
+  EXPECT_FALSE(v.ok());
+  EXPECT_NE(v.reason.find("not in model renderer"), std::string::npos) << v.reason;
+  EXPECT_THROW(model.apply(op("ctx_create", {"c0"})), std::invalid_argument);
+  EXPECT_EQ(model.expectedImage("r0"), std::vector<uint32_t>(4, 0));
+}
+
+TEST(ReferenceModel, RendererOpNamesTheBuiltInOperationsAndNothingElse) {
+  const LifecycleModel& all = builtinModel("all");
+  for (size_t i = 0; i < all.ops.size(); ++i) {
+    EXPECT_EQ(rendererOp(testOp(all, all.ops[i].name)), static_cast<RendererOp>(i))
+        << all.ops[i].name;
+  }
+  EXPECT_EQ(rendererOp(testOp(builtinModel("device"), "buf_destroy", {"b0"})),
+            RendererOp::BufDestroy);
+  const LifecycleModel& other = internModel(parseModel(
+      "model other\nresource stream\nop open -> stream\nop close stream!\nrelease stream\n",
+      "other.model"));
+  EXPECT_EQ(rendererOp(testOp(other, "open", {"s0"})), RendererOp::Other);
+
+  EXPECT_TRUE(hasRendererSemantics(all));
+  EXPECT_TRUE(hasRendererSemantics(builtinModel("renderer")));
+  EXPECT_TRUE(hasRendererSemantics(builtinModel("device")));
+  EXPECT_FALSE(hasRendererSemantics(other));
+  // A subset of `all`'s operations, declared alike, is the renderer's; the same name declared
+  // otherwise (other bounds) is not.
+  const LifecycleModel& subset = internModel(parseModel(
+      "model subset\nresource renderer prefix r\n"
+      "op create -> renderer width=64 (1..4096) height=64 (1..4096)\nop destroy renderer!\n"
+      "release renderer\n",
+      "subset.model"));
+  EXPECT_TRUE(hasRendererSemantics(subset));
+  const LifecycleModel& wider = internModel(parseModel(
+      "model wider\nresource renderer prefix r\n"
+      "op create -> renderer width=64 (1..8192) height=64 (1..4096)\nop destroy renderer!\n"
+      "release renderer\n",
+      "wider.model"));
+  EXPECT_FALSE(hasRendererSemantics(wider));
 }
 
 TEST(ReferenceModel, ApplyRefusesAnOperationThatMayNotRunAndChangesNothing) {
@@ -172,7 +223,7 @@ TEST(ReferenceModel, ApplyRefusesAnOperationThatMayNotRunAndChangesNothing) {
   model.apply(create("r0"));
   EXPECT_THROW(model.apply(create("r0")), std::invalid_argument);
   EXPECT_THROW(model.apply(draw("r1")), std::invalid_argument);
-  EXPECT_THROW(model.apply(op(OpKind::BufCreate, {"r0", "b0"})), std::invalid_argument);
+  EXPECT_THROW(model.apply(op("buf_create", {"r0", "b0"})), std::invalid_argument);
   EXPECT_FALSE(model.nameUsed("b0")) << "a refused buf_create must not take its buffer's name";
   EXPECT_EQ(model.renderers().size(), 1u);
 }
@@ -203,8 +254,8 @@ TEST(ReferenceModel, SetTexturesReplacesTheSet) {
 TEST(ReferenceModel, SyncAndReadBackChangeNothing) {
   ReferenceModel model = modelAfter({create("r0", 16, 16), draw("r0", 6, 2)});
   const std::vector<uint32_t> before = model.expectedImage("r0");
-  model.apply(op(OpKind::Sync, {"r0"}));
-  model.apply(op(OpKind::ReadBack, {"r0"}));
+  model.apply(op("sync", {"r0"}));
+  model.apply(op("read_back", {"r0"}));
   EXPECT_EQ(model.expectedImage("r0"), before);
 }
 

@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "model/Sequence.h"
+#include "tests/TestOps.h"
 #include "tests/model/Printers.h"
 
 namespace gpufuzz {
 namespace {
+
+using testing::testOp;
 
 Sequence parse(std::string_view text) {
   return parseSequence(text, "t.seq");
@@ -22,15 +25,16 @@ TEST(SequencePrint, HeaderDirectivesInAFixedOrderNotesLastThenOperations) {
   s.directives.faults = "max-26.5.0";
   s.directives.policy = "context-first";
   s.directives.backend = "sim";
-  s.ops = {{.kind = OpKind::Create, .names = {"r0"}, .width = 8},
-           {.kind = OpKind::Draw, .names = {"r0"}, .triangles = 9, .seed = 3},
-           {.kind = OpKind::Destroy, .names = {"r0"}}};
+  s.directives.model = "all";
+  s.ops = {testOp("create", {"r0"}, {{"width", 8}}),
+           testOp("draw", {"r0"}, {{"triangles", 9}, {"seed", 3}}), testOp("destroy", {"r0"})};
   const std::string text = printSequence(s);
   EXPECT_EQ(text,
             "# gpufuzz sequence\n"
             "# backend: sim\n"
             "# policy: context-first\n"
             "# faults: max-26.5.0\n"
+            "# model: all\n"
             "# expect: leak\n"
             "# expect.sim: hang at end\n"
             "# expect.cuda: error at 2\n"
@@ -72,7 +76,7 @@ TEST(SequenceNormalize, RenumbersPerKindInOrderOfFirstAppearance) {
   const Sequence r = renumbered(s);
   EXPECT_EQ(r.directives, s.directives);
   ASSERT_EQ(r.ops.size(), s.ops.size());
-  EXPECT_EQ(r.ops[0].width, 3u);
+  EXPECT_EQ(r.ops[0].arg("width"), 3u);
   EXPECT_EQ(r.ops[0].line, s.ops[0].line);
   EXPECT_EQ(renumbered(r).ops, r.ops) << "renumbering is idempotent";
   EXPECT_EQ(normalizedOperations(r), normalizedOperations(s));

@@ -8,10 +8,13 @@
 
 #include "model/Sequence.h"
 #include "renderer/InputError.h"
+#include "tests/TestOps.h"
 #include "tests/model/Printers.h"
 
 namespace gpufuzz {
 namespace {
+
+using testing::testOp;
 
 Sequence parse(std::string_view text) {
   return parseSequence(text, "t.seq");
@@ -35,9 +38,9 @@ TEST(SequenceParse, TheContractsExample) {
   EXPECT_EQ(s.directives.faults, "max-26.5.0");
   EXPECT_EQ(s.directives.expect, (Expectation{OutcomeClass::Hang, At{3}}));
   ASSERT_EQ(s.ops.size(), 3u);
-  EXPECT_EQ(s.ops[0], (Operation{.kind = OpKind::Create, .names = {"r0"}}));
-  EXPECT_EQ(s.ops[1], (Operation{.kind = OpKind::Destroy, .names = {"r0"}}));
-  EXPECT_EQ(s.ops[2], (Operation{.kind = OpKind::Create, .names = {"r1"}}));
+  EXPECT_EQ(s.ops[0], testOp("create", {"r0"}));
+  EXPECT_EQ(s.ops[1], testOp("destroy", {"r0"}));
+  EXPECT_EQ(s.ops[2], testOp("create", {"r1"}));
   EXPECT_EQ(s.ops[0].line, 6);
   EXPECT_EQ(s.ops[2].line, 8);
 }
@@ -52,32 +55,33 @@ TEST(SequenceParse, EveryOperationWithEveryKey) {
       "ctx_create c0\nbuf_create c0 b0 bytes=2147483648\nbuf_create c0 b1 bytes=1\n"
       "ctx_destroy c0\nbuf_destroy b0\ndestroy r0\n");
   const std::vector<Operation> expected = {
-      {.kind = OpKind::Create, .names = {"r0"}, .width = 4096, .height = 1},
-      {.kind = OpKind::Draw, .names = {"r0"}, .triangles = 1024, .seed = 4294967295u},
-      {.kind = OpKind::SetTextures, .names = {"r0"}, .seed = 5, .count = 16, .size = 2048},
-      {.kind = OpKind::SetTextures, .names = {"r0"}, .count = 0},
-      {.kind = OpKind::Sync, .names = {"r0"}},
-      {.kind = OpKind::ReadBack, .names = {"r0"}},
-      {.kind = OpKind::CtxCreate, .names = {"c0"}},
-      {.kind = OpKind::BufCreate, .names = {"c0", "b0"}, .bytes = 1ULL << 31},
-      {.kind = OpKind::BufCreate, .names = {"c0", "b1"}, .bytes = 1},
-      {.kind = OpKind::CtxDestroy, .names = {"c0"}},
-      {.kind = OpKind::BufDestroy, .names = {"b0"}},
-      {.kind = OpKind::Destroy, .names = {"r0"}},
+      testOp("create", {"r0"}, {{"width", 4096}, {"height", 1}}),
+      testOp("draw", {"r0"}, {{"triangles", 1024}, {"seed", 4294967295u}}),
+      testOp("set_textures", {"r0"}, {{"seed", 5}, {"count", 16}, {"size", 2048}}),
+      testOp("set_textures", {"r0"}, {{"count", 0}}),
+      testOp("sync", {"r0"}),
+      testOp("read_back", {"r0"}),
+      testOp("ctx_create", {"c0"}),
+      testOp("buf_create", {"c0", "b0"}, {{"bytes", 1ULL << 31}}),
+      testOp("buf_create", {"c0", "b1"}, {{"bytes", 1}}),
+      testOp("ctx_destroy", {"c0"}),
+      testOp("buf_destroy", {"b0"}),
+      testOp("destroy", {"r0"}),
   };
   EXPECT_EQ(s.ops, expected);
 }
 
 TEST(SequenceParse, AbsentKeysTakeTheirDefaultsInAnyOrder) {
   const Sequence s = parse("create r0\ndraw r0 seed=2 triangles=3\nset_textures r0 size=8\n");
-  EXPECT_EQ(s.ops[0].width, 64u);
-  EXPECT_EQ(s.ops[0].height, 64u);
-  EXPECT_EQ(s.ops[1].triangles, 3u);
-  EXPECT_EQ(s.ops[1].seed, 2u);
-  EXPECT_EQ(s.ops[2].count, 1u);
-  EXPECT_EQ(s.ops[2].size, 8u);
-  EXPECT_EQ(s.ops[2].seed, 0u);
-  EXPECT_EQ(parse("create r0 width=007").ops[0].width, 7u) << "leading zeros are still decimal";
+  EXPECT_EQ(s.ops[0].arg("width"), 64u);
+  EXPECT_EQ(s.ops[0].arg("height"), 64u);
+  EXPECT_EQ(s.ops[1].arg("triangles"), 3u);
+  EXPECT_EQ(s.ops[1].arg("seed"), 2u);
+  EXPECT_EQ(s.ops[2].arg("count"), 1u);
+  EXPECT_EQ(s.ops[2].arg("size"), 8u);
+  EXPECT_EQ(s.ops[2].arg("seed"), 0u);
+  EXPECT_EQ(parse("create r0 width=007").ops[0].arg("width"), 7u)
+      << "leading zeros are still decimal";
 }
 
 TEST(SequenceParse, CommentsBlanksTabsAndCrlf) {
@@ -85,9 +89,9 @@ TEST(SequenceParse, CommentsBlanksTabsAndCrlf) {
       "\t# header\r\n\r\n  create\tr0   width=8 # a comment # with more\r\n"
       "draw r0#no space before the comment\r\n\t\tsync  r0\t\r\n#create r9");
   ASSERT_EQ(s.ops.size(), 3u);
-  EXPECT_EQ(s.ops[0], (Operation{.kind = OpKind::Create, .names = {"r0"}, .width = 8}));
-  EXPECT_EQ(s.ops[1], (Operation{.kind = OpKind::Draw, .names = {"r0"}}));
-  EXPECT_EQ(s.ops[2], (Operation{.kind = OpKind::Sync, .names = {"r0"}}));
+  EXPECT_EQ(s.ops[0], testOp("create", {"r0"}, {{"width", 8}}));
+  EXPECT_EQ(s.ops[1], testOp("draw", {"r0"}));
+  EXPECT_EQ(s.ops[2], testOp("sync", {"r0"}));
   EXPECT_EQ(s.ops[2].line, 5);
 }
 
@@ -152,6 +156,32 @@ TEST(SequenceParse, EveryBackendAndPolicy) {
   }
 }
 
+// `# model:` names the model the operations are of: a built-in name here; without it, `all`.
+TEST(SequenceParse, TheModelDirectiveNamesABuiltInModelAndAnOverrideWins) {
+  const Sequence plain = parse("create r0\nctx_create c0\n");
+  EXPECT_EQ(plain.directives.model, std::nullopt);
+  EXPECT_EQ(&plain.lifecycle(), &builtinModel("all"));
+  EXPECT_EQ(&defaultModel(), &builtinModel("all"));
+  EXPECT_EQ(plain.ops[1].form->model, &builtinModel("all"));
+
+  const Sequence renderer = parse("# model: renderer\ncreate r0\ndraw r0\n");
+  EXPECT_EQ(renderer.directives.model, "renderer");
+  EXPECT_EQ(renderer.model, &builtinModel("renderer"));
+  EXPECT_EQ(renderer.ops[1].form->model, &builtinModel("renderer"));
+  EXPECT_EQ(printSequence(renderer), "# gpufuzz sequence\n# model: renderer\ncreate r0\ndraw r0\n");
+  EXPECT_EQ(parse(printSequence(renderer)).model, &builtinModel("renderer"));
+
+  const Sequence device = parse("# model: device\nctx_create c0\nbuf_create c0 b0\n");
+  EXPECT_EQ(device.model, &builtinModel("device"));
+
+  // The override (`--model`) wins over the directive, which is kept as written.
+  const Sequence overridden =
+      parseSequence("# model: renderer\nctx_create c0\n", "t.seq", &builtinModel("device"));
+  EXPECT_EQ(overridden.model, &builtinModel("device"));
+  EXPECT_EQ(overridden.directives.model, "renderer");
+  EXPECT_THROW(parseSequence("ctx_create c0\n", "t.seq", &builtinModel("renderer")), InputError);
+}
+
 struct ErrorCase {
   std::string text;
   int line, column;
@@ -161,7 +191,7 @@ struct ErrorCase {
 // Each case: the text, where the error must point, and what the message must say.
 const std::vector<ErrorCase> kErrors = {
     // Operations and names.
-    {"frob r0", 1, 1, "unknown operation 'frob': expected one of create, draw, sync"},
+    {"frob r0", 1, 1, "unknown operation 'frob' in model all: expected one of create, draw, sync"},
     {"create r0\n  Draw r0", 2, 3, "unknown operation 'Draw'"},
     {"create", 1, 8, "missing name; the form is create R [width=1..4096] [height=1..4096]"},
     {"create width=3", 1, 8, "missing name"},
@@ -212,12 +242,21 @@ const std::vector<ErrorCase> kErrors = {
     {"create r0\nctx_create r0", 2, 12, "name r0 was already used"},
     {"ctx_create c0\ndraw c0", 2, 6, "c0 is a context, draw needs a renderer"},
     {"create r0\nbuf_create r0 b0", 2, 12, "r0 is a renderer, buf_create needs a context"},
-    {"ctx_create c0\nbuf_create c0 c0", 2, 15, "name c0 was already used"},
+    {"ctx_create c0\nbuf_create c0 c0", 2, 15, "name c0 is given twice"},
     {"ctx_create c0\nctx_destroy c0\nbuf_create c0 b0", 3, 12, "c0 is not alive: it was destroyed"},
     {"ctx_create c0\nbuf_create c0 b0\nbuf_destroy b0\nbuf_destroy b0", 4, 13,
      "b0 is not alive: it was destroyed"},
     {"ctx_create c0\nbuf_create c0 b0\nctx_destroy b0", 3, 13,
      "b0 is a buffer, ctx_destroy needs a context"},
+    // The model's vocabulary: an operation of another model is unknown in this one.
+    {"# model: renderer\nctx_create c0", 2, 1,
+     "unknown operation 'ctx_create' in model renderer: expected one of create, draw, sync, "
+     "set_textures, read_back, destroy"},
+    {"# model: device\ncreate r0", 2, 1, "unknown operation 'create' in model device"},
+    {"# model: metal\ncreate r0", 1, 10, "unknown model 'metal': the built-in models are"},
+    {"# model: metal", 1, 10, "unknown model 'metal'"},
+    {"# model: a b", 1, 10, "model takes one model name or path, without spaces"},
+    {"# model: all\n# model: all", 2, 3, "duplicate directive 'model'"},
     // Places: tabs count as one column, CR is no column, comment lines still count as lines.
     {"create\tr0\tbogus=1", 1, 11, "unknown key 'bogus'"},
     {"create r0\r\ncreate r0\r\n", 2, 8, "name r0 was already used"},
@@ -339,7 +378,7 @@ TEST(ValidateSequence, AcceptsValidSequencesAndPlacesTheFirstViolation) {
   Sequence s = parse("create r0\ndraw r0\ndestroy r0\n");
   EXPECT_NO_THROW(validateSequence(s, "v.seq"));
 
-  s.ops.push_back({.kind = OpKind::Sync, .names = {"r0"}, .line = 7});
+  s.ops.push_back(testOp("sync", {"r0"}, {}, 7));
   try {
     validateSequence(s, "v.seq");
     FAIL() << "validated";
@@ -356,7 +395,8 @@ TEST(ValidateSequence, AcceptsValidSequencesAndPlacesTheFirstViolation) {
               "v.seq: operation 4 (sync r0: r0 is not alive: it was destroyed)");
   }
 
-  const Sequence outOfBounds{{}, {{.kind = OpKind::Create, .names = {"r0"}, .width = 0}}};
+  Sequence outOfBounds;
+  outOfBounds.ops = {testOp("create", {"r0"}, {{"width", 0}})};
   EXPECT_THROW(validateSequence(outOfBounds, "v.seq"), InputError);
 }
 

@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "model/ReferenceModel.h"
 #include "model/Sequence.h"
+#include "model/renderer/ReferenceModel.h"
 #include "renderer/InputError.h"
+#include "tests/TestOps.h"
 #include "tests/model/Printers.h"
 
 namespace gpufuzz {
 namespace {
+
+using testing::testOp;
 
 std::string genName() {
   static constexpr std::string_view kTail = "abcdefghijklmnopqrstuvwxyz0123456789_";
@@ -29,28 +32,17 @@ std::string genText() {
   return text.substr(begin, text.find_last_not_of(' ') - begin + 1);
 }
 
-uint64_t genArg(const ArgSpec& a) {
+uint64_t genArg(const ArgDecl& a) {
   // Images stay small: the model renders every draw on the host.
   if (a.key == "width" || a.key == "height") return *rc::gen::inRange<uint64_t>(a.min, 48);
   return *rc::gen::oneOf(rc::gen::element(a.min, a.max, a.defaultValue),
                          rc::gen::inRange<uint64_t>(a.min, a.max + 1));
 }
 
-std::optional<std::string> genLiveName(const ReferenceModel& model, NameKind kind) {
-  std::vector<std::string> live;
-  if (kind == NameKind::Renderer) {
-    for (const auto& [name, r] : model.renderers()) {
-      live.push_back(name);
-    }
-  } else if (kind == NameKind::Context) {
-    live.assign(model.contexts().begin(), model.contexts().end());
-  } else {
-    for (const auto& [name, context] : model.buffers()) {
-      live.push_back(name);
-    }
-  }
+std::optional<std::string> genLiveName(const ModelState& state, std::size_t kind) {
+  const std::vector<std::size_t>& live = state.alive(kind);
   if (live.empty()) return std::nullopt;
-  return *rc::gen::elementOf(live);
+  return state.names()[*rc::gen::elementOf(live)].name;
 }
 
 std::optional<Expectation> genExpectation(size_t opCount) {
@@ -74,16 +66,16 @@ rc::Gen<Sequence> genSequence() {
     ReferenceModel model;
     const int steps = *rc::gen::inRange(0, 40);
     for (int i = 0; i < steps; ++i) {
-      Operation op;
-      op.kind = static_cast<OpKind>(*rc::gen::inRange<size_t>(0, opForms().size()));
-      const OpForm& form = opForm(op.kind);
-      for (const NameSlot& slot : form.names) {
+      const LifecycleModel& all = builtinModel("all");
+      const OpDecl& form = all.ops[*rc::gen::inRange<size_t>(0, all.ops.size())];
+      Operation op = testOp(all, form.name);
+      for (const SlotDecl& slot : form.slots) {
         std::optional<std::string> name =
-            slot.introduces ? genName() : genLiveName(model, slot.kind);
+            slot.use == SlotUse::Introduce ? genName() : genLiveName(model.state(), slot.kind);
         if (name) op.names.push_back(*name);
       }
-      for (const ArgSpec& a : form.args) {
-        if (*rc::gen::arbitrary<bool>()) a.set(op, genArg(a));
+      for (size_t a = 0; a < form.args.size(); ++a) {
+        if (*rc::gen::arbitrary<bool>()) op.args[a] = genArg(form.args[a]);
       }
       // A random name may collide with a used one; the model decides, as a generator does.
       if (!model.precondition(op).empty()) continue;
@@ -96,6 +88,8 @@ rc::Gen<Sequence> genSequence() {
     d.policy = maybe(std::string(
         *rc::gen::element("shipped", "context-first", "no-destroy-sync", "no-texture-wait")));
     d.faults = maybe(std::string(*rc::gen::element("none", "max-26.5.0", "plans/a-b.json")));
+    d.model = maybe(std::string("all"));
+    d.target = maybe(genText());
     d.expect = genExpectation(s.ops.size());
     for (std::string_view backend : kBackendNames) {
       if (auto e = genExpectation(s.ops.size())) d.expectOn[std::string(backend)] = *e;
@@ -133,7 +127,7 @@ RC_GTEST_PROP(SequenceProperty, RenumberedSequencesStayValidAndNormalizeAlike, (
   for (size_t i = 0; i < s.ops.size(); ++i) {
     original.apply(s.ops[i]);
     renamed.apply(r.ops[i]);
-    if (s.ops[i].kind != OpKind::Destroy && isRendererOp(s.ops[i].kind)) {
+    if (rendererOp(s.ops[i]) < RendererOp::Destroy) {
       RC_ASSERT(original.expectedImage(s.ops[i].names[0]) ==
                 renamed.expectedImage(r.ops[i].names[0]));
     }

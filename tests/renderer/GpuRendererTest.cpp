@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "model/ReferenceModel.h"
+#include "model/renderer/ReferenceModel.h"
 #include "renderer/GpuRenderer.h"
 #include "renderer/device/Device.h"
 #include "renderer/sim/SimBackend.h"

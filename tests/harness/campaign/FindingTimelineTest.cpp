@@ -27,7 +27,7 @@ TEST(FindingTimeline, AHangKeepsEachOperationsLatencyAndTheStuckOneAgainstItsDea
   const fs::path out = dir.path() / "findings";
   const auto r = testing::gpufuzz(testing::kQuickSimFuzz + kSeedHang + " --out " + out.string());
   ASSERT_EQ(r.status, 1) << r.output;
-  const fs::path record = out / "hang-create-657a04" / "finding.json";
+  const fs::path record = out / testing::seedHangId() / "finding.json";
   ASSERT_TRUE(fs::exists(record)) << r.output;
   const boost::json::object finding = readJsonFile(record.string()).as_object();
   ASSERT_TRUE(finding.at("timeline").is_object()) << readFile(record);
@@ -57,7 +57,7 @@ TEST(FindingTimeline, AHangKeepsEachOperationsLatencyAndTheStuckOneAgainstItsDea
 
   const auto plot = testing::gpufuzz("plot " + out.string());
   ASSERT_EQ(plot.status, 0) << plot.output;
-  const fs::path drawn = out / "plots" / "finding-hang-create-657a04";
+  const fs::path drawn = out / "plots" / ("finding-" + testing::seedHangId());
   EXPECT_EQ(readFile(drawn.string() + ".png").substr(0, 8), "\x89PNG\r\n\x1a\n");
   const std::string svg = readFile(drawn.string() + ".svg");
   EXPECT_NE(svg.find("<svg"), std::string::npos);

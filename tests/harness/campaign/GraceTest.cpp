@@ -64,7 +64,10 @@ TEST(Grace, TheDefaultFinishesTheShrinkAndItsConfirmations) {
   ASSERT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(r.output.find("not confirmed (stopped)"), std::string::npos) << r.output;
   // The seed's hang, shrunk all the way (its well-known minimal sequence) and confirmed.
-  ASSERT_TRUE(fs::exists(out / "hang-create-657a04" / "minimal.seq")) << r.output;
+  const fs::path minimal = out / testing::seedHangId() / "minimal.seq";
+  ASSERT_TRUE(fs::exists(minimal)) << r.output;
+  EXPECT_EQ(normalizedOperations(loadSequence(minimal.string())),
+            "create r0\ndestroy r0\ncreate r1\n");
   for (const fs::path& d : findingDirs(out)) {
     const std::string json = readFile(d / "finding.json");
     EXPECT_EQ(json.find("\"stopped\""), std::string::npos) << json;

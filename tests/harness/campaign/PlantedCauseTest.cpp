@@ -144,7 +144,7 @@ TEST(PlantedCause, ACampaignWritesOneFindingForTheRuleWithTheOtherOperationAsAVa
   std::set<std::string> failingOps;
   const auto failingOp = [](const Sequence& s) {
     const Expectation e = s.expectationFor("sim");
-    return e.at && !e.at->isEnd() ? std::string(opKindName(s.ops[e.at->ordinal - 1].kind))
+    return e.at && !e.at->isEnd() ? std::string(s.ops[e.at->ordinal - 1].name())
                                   : std::string("end");
   };
   failingOps.insert(failingOp(loadSequence((findings[0] / "minimal.seq").string())));

@@ -62,8 +62,7 @@ void expectOneMinimal(const Sequence& seq, TeardownPolicy policy, const std::str
 const Sequence* findingWith(const Campaign& c, OutcomeClass cls, const std::string& op) {
   for (const Sequence& s : c.minimal) {
     const Expectation e = s.expectationFor("sim");
-    if (e.cls == cls && e.at && !e.at->isEnd() && s.ops[e.at->ordinal - 1].kind == *parseOpKind(op))
-      return &s;
+    if (e.cls == cls && e.at && !e.at->isEnd() && s.ops[e.at->ordinal - 1].name() == op) return &s;
   }
   return nullptr;
 }
@@ -94,7 +93,7 @@ TEST(Fuzz, NoDestroySyncFindsTheNarrowerSecondCondition) {
   // It needs a renderer dropped with queued work and a third context.
   uint32_t creates = 0;
   for (const Operation& op : s->ops)
-    creates += op.kind == OpKind::Create ? 1 : 0;
+    creates += op.name() == "create" ? 1 : 0;
   EXPECT_EQ(creates, 3U) << normalizedOperations(*s);
   expectOneMinimal(*s, TeardownPolicy::NoDestroySync, "max-26.5.0", OutcomeClass::Hang, "create");
 }

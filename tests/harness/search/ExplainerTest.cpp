@@ -7,6 +7,7 @@
 
 #include "harness/base/AtomicFile.h"
 #include "harness/search/Explainer.h"
+#include "model/LifecycleModel.h"
 #include "model/Sequence.h"
 #include "tests/harness/TestSupport.h"
 
@@ -58,9 +59,9 @@ class ExplainTest : public ::testing::Test {
   }
 
   static const Explanation::Insertion* findInsertion(const Explanation& e, std::size_t position,
-                                                     OpKind kind, const std::string& name) {
+                                                     std::string_view op, const std::string& name) {
     for (const Explanation::Insertion& ins : e.insertions) {
-      if (ins.position == position && ins.inserted.kind == kind &&
+      if (ins.position == position && ins.inserted.name() == op &&
           ins.inserted.names == std::vector<std::string>{name}) {
         return &ins;
       }
@@ -92,7 +93,7 @@ TEST_F(ExplainTest, Condition2NeedsAThirdContextAndAWaitBeforeTheDestroyPrevents
   EXPECT_EQ(e.facts[4].context, 2U);
 
   // A wait for r0 right before its destroy prevents it; anything after the destroy does not.
-  for (OpKind wait : {OpKind::Sync, OpKind::ReadBack}) {
+  for (std::string_view wait : {"sync", "read_back"}) {
     const auto* before = findInsertion(e, 2, wait, "r0");
     ASSERT_NE(before, nullptr);
     EXPECT_EQ(before->experiment.verdict, EditVerdict::Prevents);
@@ -141,20 +142,57 @@ TEST_F(ExplainTest, Condition1IsPreventedByNoSingleWait) {
   // Waits were tried (the renderer's destructor already waits) and none of them prevents it.
   std::size_t waitsTried = 0;
   for (const Explanation::Insertion& ins : e.insertions) {
-    if (ins.inserted.kind != OpKind::Sync && ins.inserted.kind != OpKind::ReadBack) continue;
+    if (ins.inserted.name() != "sync" && ins.inserted.name() != "read_back") continue;
     ++waitsTried;
     EXPECT_EQ(ins.experiment.verdict, EditVerdict::Keeps) << ins.describe(e.minimal);
   }
   EXPECT_GT(waitsTried, 0U);
   for (const Explanation::Insertion* ins : e.preventing()) {
-    EXPECT_NE(ins->inserted.kind, OpKind::Sync);
-    EXPECT_NE(ins->inserted.kind, OpKind::ReadBack);
+    EXPECT_NE(ins->inserted.name(), "sync");
+    EXPECT_NE(ins->inserted.name(), "read_back");
   }
   EXPECT_EQ(e.contexts.introduced, 2U);
   EXPECT_TRUE(e.contexts.allNeeded);
 
   const std::string md = explanationMarkdown(e);
   EXPECT_NE(md.find("No single `sync` or `read_back` prevents it"), std::string::npos) << md;
+}
+
+// The lifecycle replay speaks the renderer's roles for the built-in models, and the model's own
+// roles (which causes count, through roleKey) for any other model.
+TEST(LifecycleFacts, RendererRolesForBuiltInModelsAndModelRolesOtherwise) {
+  const Sequence renderer = parseSequence(kCondition2, "c2.seq");
+  const std::vector<StepFacts> facts = lifecycleFacts(renderer, TeardownPolicy::NoDestroySync);
+  ASSERT_EQ(facts.size(), 5U);
+  EXPECT_EQ(facts[1].role, StepRole::QueuesWork);
+  EXPECT_EQ(facts[2].role, StepRole::DestroysWithPending);
+  for (const StepFacts& f : facts) {
+    EXPECT_TRUE(f.modelRole.empty()) << f.establishes;
+    EXPECT_EQ(roleKey(f), stepRoleName(f.role));
+  }
+
+  const LifecycleModel& lab = internModel(parseModel(
+      "model lab\nresource pool prefix p\nresource stream prefix s\n"
+      "resource buf prefix b owner pool\nop pool_create -> pool\nop pool_destroy pool!\n"
+      "op stream_create -> stream\nop stream_destroy stream!\nop alloc pool stream -> buf\n"
+      "op free buf!\nop launch stream buf +pending(stream)\nrelease buf stream pool\n",
+      "lab.model"));
+  const Sequence seq = parseSequence(
+      "pool_create p0\nstream_create s0\nalloc p0 s0 b0\nlaunch s0 b0\npool_destroy p0\n"
+      "stream_destroy s0\n",
+      "lab.seq", &lab);
+  const std::vector<StepFacts> model = lifecycleFacts(seq, TeardownPolicy::Shipped);
+  ASSERT_EQ(model.size(), 6U);
+  EXPECT_EQ(model[0].modelRole, "introduces-pool");
+  EXPECT_EQ(model[3].modelRole, "sets-pending-stream");
+  EXPECT_EQ(model[4].modelRole, "ends-pool-owning-buf");
+  EXPECT_EQ(model[4].establishes, "ends pool p0 while 1 buf of it is alive (b0)");
+  EXPECT_EQ(model[5].modelRole, "ends-stream-pending");
+  for (const StepFacts& f : model) {
+    EXPECT_EQ(f.role, StepRole::Other);
+    EXPECT_FALSE(f.context.has_value());
+    EXPECT_EQ(roleKey(f), f.modelRole);
+  }
 }
 
 TEST_F(ExplainTest, APassingSequenceIsBadInput) {
