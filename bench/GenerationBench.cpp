@@ -1,6 +1,7 @@
 // GenerationBench.cpp: gpufuzz-bench-generation, what generating a sequence costs, by model.
 //
-// - Generate/<model>/max_ops:M: the time of one generateSequence() of the built-in models and of `wide`, a model
+// - Generate/<model>/max_ops:M: the time of one generateSequence() of the built-in models and of
+// `wide`, a model
 //   of 40 operations over 8 kinds written here (owners, flags, a list slot, integer and word
 //   arguments). The goal: under 50 us a sequence of up to 40 operations for `wide`.
 // - Validate/<model>: isValid() of the generated sequences (what every shrink candidate pays).
@@ -20,7 +21,8 @@ using namespace gpufuzz;
 
 /// 8 kinds in an owner chain of two levels, 5 operations each: 40 operations.
 std::string wideModelText() {
-  std::string text = "# gpufuzz model\nmodel wide\nnote 40 operations for the generation benchmark\n";
+  std::string text =
+      "# gpufuzz model\nmodel wide\nnote 40 operations for the generation benchmark\n";
   const char* kinds[] = {"device", "queue", "pool", "buffer", "image", "fence", "list", "event"};
   const char* owners[] = {"", "device", "device", "pool", "pool", "queue", "queue", "device"};
   for (int k = 0; k < 8; ++k) {
@@ -92,8 +94,13 @@ void validate(benchmark::State& state) {
   }
   state.SetLabel(modelName(static_cast<int>(state.range(0))));
 }
-BENCHMARK(validate)->Name("Validate")->ArgNames({"model"})->Arg(0)->Arg(1)->Arg(2)->Unit(
-    benchmark::kMicrosecond);
+BENCHMARK(validate)
+    ->Name("Validate")
+    ->ArgNames({"model"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

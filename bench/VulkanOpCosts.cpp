@@ -141,8 +141,7 @@ int main(int argc, char** argv) {
                 "share", "mean cpu ms");
     for (std::size_t k = 0; k <= kKinds; ++k) {
       if (counts[k] == 0) continue;
-      const std::string name =
-          k == kKinds ? "end" : defaultModel().ops[k].name;
+      const std::string name = k == kKinds ? "end" : defaultModel().ops[k].name;
       const double count = static_cast<double>(counts[k]);
       std::printf("%-13s %8llu %10.1f %9.3f %5.1f%% %11.3f\n", name.c_str(),
                   static_cast<unsigned long long>(counts[k]), totals[k], totals[k] / count,

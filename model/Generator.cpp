@@ -45,8 +45,8 @@ class Random {
 uint64_t logUniform(Random& random, uint64_t lo, uint64_t hi) {
   const auto loBits = static_cast<int>(std::bit_width(lo));
   const auto hiBits = static_cast<int>(std::bit_width(hi));
-  const int bits = static_cast<int>(random.inRange(static_cast<uint64_t>(loBits),
-                                                   static_cast<uint64_t>(hiBits)));
+  const int bits = static_cast<int>(
+      random.inRange(static_cast<uint64_t>(loBits), static_cast<uint64_t>(hiBits)));
   const uint64_t from = bits == 0 ? 0 : uint64_t{1} << (bits - 1);
   const uint64_t to = bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
   return random.inRange(std::max(lo, from), std::min(hi, to));
@@ -54,7 +54,8 @@ uint64_t logUniform(Random& random, uint64_t lo, uint64_t hi) {
 
 /// min(max, max(factor x default, min + floor)), without overflow: the top of a "usual" range.
 uint64_t usualTop(const ArgDecl& a, uint64_t factor, uint64_t floor) {
-  const uint64_t scaled = a.defaultValue > UINT64_MAX / factor ? UINT64_MAX : factor * a.defaultValue;
+  const uint64_t scaled =
+      a.defaultValue > UINT64_MAX / factor ? UINT64_MAX : factor * a.defaultValue;
   const uint64_t above = a.min > UINT64_MAX - floor ? UINT64_MAX : a.min + floor;
   return std::min(a.max, std::max(scaled, above));
 }
@@ -134,7 +135,8 @@ class SequenceBuilder {
       }
     }
     if (candidates_.empty()) return;
-    op.names.push_back(state_.names()[candidates_[random_.inRange(0, candidates_.size() - 1)]].name);
+    op.names.push_back(
+        state_.names()[candidates_[random_.inRange(0, candidates_.size() - 1)]].name);
   }
 
   void fillNames(const OpDecl& form, Operation& op) {
@@ -168,11 +170,10 @@ class SequenceBuilder {
 
 Sequence generateWith(const GeneratorConfig& config, Random& random) {
   const uint32_t maxOps = std::max<uint32_t>(config.maxOps, 1);
-  const uint32_t length =
-      random.chance(1, 2)
-          ? static_cast<uint32_t>(random.inRange(std::min<uint32_t>(3, maxOps),
-                                                 std::min<uint32_t>(12, maxOps)))
-          : static_cast<uint32_t>(random.inRange(1, maxOps));
+  const uint32_t length = random.chance(1, 2)
+                              ? static_cast<uint32_t>(random.inRange(
+                                    std::min<uint32_t>(3, maxOps), std::min<uint32_t>(12, maxOps)))
+                              : static_cast<uint32_t>(random.inRange(1, maxOps));
   const LifecycleModel& model = config.lifecycle();
   SequenceBuilder builder(model, random);
   Sequence seq;
@@ -195,10 +196,10 @@ const LifecycleModel& GeneratorConfig::lifecycle() const {
 
 rc::Gen<Sequence> genSequence(const GeneratorConfig& config) {
   return rc::gen::map(rc::gen::resize(rc::kNominalSize, rc::gen::arbitrary<uint64_t>()),
-                     [config](uint64_t seed) {
-    Random random(seed);
-    return generateWith(config, random);
-  });
+                      [config](uint64_t seed) {
+                        Random random(seed);
+                        return generateWith(config, random);
+                      });
 }
 
 Sequence generateSequence(const GeneratorConfig& config, uint64_t seed) {

@@ -2,13 +2,9 @@
 #include "model/LifecycleModel.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -16,6 +12,7 @@
 #include <set>
 
 #include "model/BuiltinModels.h"
+#include "model/InputFile.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -146,8 +143,7 @@ class ModelParser {
 
   /// `model NAME` first, then at most one `note`; every line's first word is known.
   void readHeader() {
-    static const std::set<std::string_view> kWords = {"model", "note", "resource", "op",
-                                                      "release"};
+    static const std::set<std::string_view> kWords = {"model", "note", "resource", "op", "release"};
     if (statements_.empty()) fail(1, 1, "empty model: it must begin with 'model NAME'");
     for (const Statement& s : statements_) {
       const Token& head = s.tokens.front();
@@ -182,7 +178,8 @@ class ModelParser {
                " is reserved for a built-in model; give the model a name of its own");
     }
     if (first.tokens.size() > 2) {
-      fail(first, first.tokens[2], "unexpected " + inQuotes(first.tokens[2].text) + " after the name");
+      fail(first, first.tokens[2],
+           "unexpected " + inQuotes(first.tokens[2].text) + " after the name");
     }
     model_.name = std::string(name.text);
     modelLine_ = first.line;
@@ -222,7 +219,8 @@ class ModelParser {
     for (std::size_t i = 2; i < t.size(); i += 2) {
       const Token& word = t[i];
       if (word.text != "prefix" && word.text != "owner") {
-        fail(s, word, "unexpected " + inQuotes(word.text) + ": expected 'prefix P' or 'owner KIND'");
+        fail(s, word,
+             "unexpected " + inQuotes(word.text) + ": expected 'prefix P' or 'owner KIND'");
       }
       bool& seen = word.text == "prefix" ? sawPrefix : sawOwner;
       if (seen) fail(s, word, "'" + std::string(word.text) + "' is given twice");
@@ -242,8 +240,8 @@ class ModelParser {
     for (const ResourceDecl& other : model_.resources) {
       if (other.prefix == r.prefix) {
         fail(s, prefixToken,
-             "prefix " + inQuotes(r.prefix) + " is already " + inQuotes(other.kind) +
-                 "'s (line " + std::to_string(other.line) +
+             "prefix " + inQuotes(r.prefix) + " is already " + inQuotes(other.kind) + "'s (line " +
+                 std::to_string(other.line) +
                  "): prefixes are distinct; give this kind 'prefix P'");
       }
     }
@@ -253,8 +251,9 @@ class ModelParser {
   std::size_t kindAt(const Statement& s, const Token& t, std::string_view kind,
                      std::string_view what) const {
     if (const auto k = model_.kind(kind)) return *k;
-    fail(s, t, std::string(what) + " of undeclared kind " + inQuotes(kind) +
-                   ": declare it with 'resource " + std::string(kind) + "'");
+    fail(s, t,
+         std::string(what) + " of undeclared kind " + inQuotes(kind) +
+             ": declare it with 'resource " + std::string(kind) + "'");
   }
 
   void resolveOwners() {
@@ -337,12 +336,14 @@ class ModelParser {
         text.remove_suffix(1);
       }
       if (listed && (use == SlotUse::Use || use == SlotUse::End)) {
-        fail(s, t[i], "slot " + inQuotes(t[i].text) + " after the list slot: a KIND* slot comes last");
+        fail(s, t[i],
+             "slot " + inQuotes(t[i].text) + " after the list slot: a KIND* slot comes last");
       }
       if (!isIdentifier(text)) {
-        fail(s, t[i], "unexpected " + inQuotes(t[i].text) +
-                          ": expected a slot (KIND, KIND!, KIND*), '-> KIND', key=DEFAULT, "
-                          "weight:N or +FLAG(KIND)");
+        fail(s, t[i],
+             "unexpected " + inQuotes(t[i].text) +
+                 ": expected a slot (KIND, KIND!, KIND*), '-> KIND', key=DEFAULT, "
+                 "weight:N or +FLAG(KIND)");
       }
       if (use == SlotUse::List) {
         if (listed) fail(s, t[i], "a second KIND* slot: an operation has at most one");
@@ -363,8 +364,8 @@ class ModelParser {
         sawWeight = true;
         const auto w = readUnsigned(text.substr(7));
         if (!w || *w < 1 || *w > kMaxWeight) {
-          fail(s, t[i], inQuotes(text) + ": the weight is an integer in 1.." +
-                            std::to_string(kMaxWeight));
+          fail(s, t[i],
+               inQuotes(text) + ": the weight is an integer in 1.." + std::to_string(kMaxWeight));
         }
         op.weight = static_cast<uint32_t>(*w);
       } else if (text.starts_with("+") || text.starts_with("-")) {
@@ -372,8 +373,9 @@ class ModelParser {
       } else if (text.find('=') != std::string_view::npos) {
         readArg(s, i, op);
       } else {
-        fail(s, t[i], "unexpected " + inQuotes(text) +
-                          ": slots come first, then key=DEFAULT, weight:N and +FLAG(KIND)");
+        fail(s, t[i],
+             "unexpected " + inQuotes(text) +
+                 ": slots come first, then key=DEFAULT, weight:N and +FLAG(KIND)");
       }
     }
   }
@@ -428,7 +430,8 @@ class ModelParser {
       const auto it = std::find(a.words.begin(), a.words.end(), value);
       if (it == a.words.end()) {
         fail(s.line, valueColumn,
-             "default " + inQuotes(value) + " of " + inQuotes(key) + " is not one of " + a.rangeText());
+             "default " + inQuotes(value) + " of " + inQuotes(key) + " is not one of " +
+                 a.rangeText());
       }
       a.defaultValue = static_cast<uint64_t>(it - a.words.begin());
       a.max = a.words.size() - 1;
@@ -462,8 +465,8 @@ class ModelParser {
       const std::size_t bar = rest.find('|');
       const std::string_view word = rest.substr(0, bar);
       if (!isWord(word)) {
-        fail(s.line, column, "bad word " + inQuotes(word) + " in " + inQuotes(text) +
-                                 ": words match [a-z0-9_-]+");
+        fail(s.line, column,
+             "bad word " + inQuotes(word) + " in " + inQuotes(text) + ": words match [a-z0-9_-]+");
       }
       if (std::find(a.words.begin(), a.words.end(), word) != a.words.end()) {
         fail(s.line, column, "word " + inQuotes(word) + " is listed twice in " + inQuotes(text));
@@ -498,17 +501,20 @@ class ModelParser {
       }
     }
     if (!slot) {
-      fail(s, tok, onlyList ? "flag " + inQuotes(text) + " names a kind this operation has only as "
-                                                        "a list, which may be empty"
-                            : "flag " + inQuotes(text) + ": " + inQuotes(op.name) +
-                                  " has no slot of kind " + inQuotes(kind));
+      fail(s, tok,
+           onlyList ? "flag " + inQuotes(text) +
+                          " names a kind this operation has only as "
+                          "a list, which may be empty"
+                    : "flag " + inQuotes(text) + ": " + inQuotes(op.name) +
+                          " has no slot of kind " + inQuotes(kind));
     }
     ResourceDecl& r = model_.resources[k];
     auto it = std::find(r.flags.begin(), r.flags.end(), flag);
     if (it == r.flags.end()) {
       if (r.flags.size() >= kMaxFlagsPerKind) {
-        fail(s, tok, "kind " + inQuotes(r.kind) + " has more than " +
-                         std::to_string(kMaxFlagsPerKind) + " flags");
+        fail(s, tok,
+             "kind " + inQuotes(r.kind) + " has more than " + std::to_string(kMaxFlagsPerKind) +
+                 " flags");
       }
       r.flags.emplace_back(flag);
       it = r.flags.end() - 1;
@@ -516,8 +522,9 @@ class ModelParser {
     const auto f = static_cast<std::size_t>(it - r.flags.begin());
     for (const EffectDecl& e : op.effects) {
       if (e.kind == k && e.flag == f) {
-        fail(s, tok, "flag " + std::string(flag) + "(" + std::string(kind) +
-                         ") is set or cleared twice by one operation");
+        fail(s, tok,
+             "flag " + std::string(flag) + "(" + std::string(kind) +
+                 ") is set or cleared twice by one operation");
       }
     }
     op.effects.push_back({text.front() == '+', k, f, *slot});
@@ -573,8 +580,8 @@ class ModelParser {
         });
       });
       if (!introduced) {
-        fail(r.line, 1, "nothing introduces a " + r.kind + ": add an operation with '-> " +
-                            r.kind + "'");
+        fail(r.line, 1,
+             "nothing introduces a " + r.kind + ": add an operation with '-> " + r.kind + "'");
       }
     }
     if (releaseLine_ == 0) {
@@ -633,10 +640,8 @@ std::string ArgDecl::rangeText() const {
 }
 
 const ArgDecl* OpDecl::arg(std::string_view key) const {
-  for (const ArgDecl& a : args) {
-    if (a.key == key) return &a;
-  }
-  return nullptr;
+  const std::optional<std::size_t> i = argIndex(key);
+  return i ? &args[*i] : nullptr;
 }
 
 std::optional<std::size_t> OpDecl::argIndex(std::string_view key) const {
@@ -705,7 +710,7 @@ std::string LifecycleModel::usage(const OpDecl& o) const {
 
 std::string LifecycleModel::describe() const {
   std::string out = "model " + name + " (" + std::to_string(resources.size()) + " kinds, " +
-                     std::to_string(ops.size()) + " operations, hash " + hash + ")\n";
+                    std::to_string(ops.size()) + " operations, hash " + hash + ")\n";
   if (!note.empty()) out += "  " + note + "\n";
   for (const ResourceDecl& r : resources) {
     out += "resource " + r.kind + ": names " + r.prefix + "0, " + r.prefix + "1, ...";
@@ -788,15 +793,7 @@ const LifecycleModel& builtinModel(std::string_view name) {
 }
 
 const LifecycleModel& loadModelFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(path + ": is a directory, not a model file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the model file: " + std::strerror(errno));
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError(path + ": cannot read the model file");
-  return internModel(parseModel(text, path));
+  return internModel(parseModel(readInputFile(path, "model file"), path));
 }
 
 bool isModelPath(std::string_view value) {

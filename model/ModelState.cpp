@@ -57,8 +57,8 @@ ModelState::Verdict ModelState::check(const Operation& op) const {
   const std::size_t fixed = form.nameCount(0);
   const std::size_t most = form.listSlot() ? fixed + kMaxListNames : fixed;
   if (op.names.size() < fixed || op.names.size() > most) {
-    const std::string count = fixed == most ? std::to_string(fixed)
-                                            : std::to_string(fixed) + ".." + std::to_string(most);
+    const std::string count =
+        fixed == most ? std::to_string(fixed) : std::to_string(fixed) + ".." + std::to_string(most);
     return {form.name + " takes " + count + (most == 1 ? " name" : " names") + ", got " +
             std::to_string(op.names.size()) + ": " + model_->usage(form)};
   }
@@ -78,8 +78,8 @@ ModelState::Verdict ModelState::check(const Operation& op) const {
   for (std::size_t a = 0; a < form.args.size(); ++a) {
     const ArgDecl& d = form.args[a];
     if (op.args[a] < d.min || op.args[a] > d.max) {
-      return {d.key + "=" + std::to_string(op.args[a]) + " is out of bounds: " + d.key +
-              " takes " + d.rangeText()};
+      return {d.key + "=" + std::to_string(op.args[a]) + " is out of bounds: " + d.key + " takes " +
+              d.rangeText()};
     }
   }
   for (std::size_t i = 0; i < op.names.size(); ++i) {

@@ -26,8 +26,7 @@ Operation makeOperation(const LifecycleModel& model, std::string_view opName,
                         std::initializer_list<std::pair<std::string_view, uint64_t>> args) {
   const OpDecl* form = model.op(opName);
   if (!form) {
-    throw std::invalid_argument("model " + model.name + " has no operation " +
-                                std::string(opName));
+    throw std::invalid_argument("model " + model.name + " has no operation " + std::string(opName));
   }
   Operation op;
   op.form = form;

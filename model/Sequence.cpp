@@ -16,6 +16,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "model/InputFile.h"
 #include "model/ModelState.h"
 #include "renderer/InputError.h"
 
@@ -483,15 +484,7 @@ Sequence parseSequence(std::string_view text, const std::string& file,
 }
 
 Sequence loadSequence(const std::string& path, const LifecycleModel* model) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(path + ": is a directory, not a sequence file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the sequence file: " + std::strerror(errno));
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError(path + ": cannot read the sequence file");
-  return parseSequence(text, path, model);
+  return parseSequence(readInputFile(path, "sequence file"), path, model);
 }
 
 void validateSequence(const Sequence& seq, const std::string& file) {

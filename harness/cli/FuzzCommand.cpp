@@ -87,12 +87,12 @@ int runFuzz(Session& session) {
     budget += ", shard " + shardText(shard) +
               (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
   }
-  std::printf(
-      "gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, %s, jobs %u%s, %s\n",
-      static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
-      std::string(policyName(config.policy)).c_str(), faults.c_str(),
-      modelLabel(*gen.model).c_str(), session.jobs(),
-      persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "", budget.c_str());
+  std::printf("gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, %s, jobs %u%s, %s\n",
+              static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
+              std::string(policyName(config.policy)).c_str(), faults.c_str(),
+              modelLabel(*gen.model).c_str(), session.jobs(),
+              persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "",
+              budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(

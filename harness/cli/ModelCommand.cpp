@@ -16,7 +16,8 @@ int runModel(const CommandLine& cl) {
     return 0;
   }
   if (action != "check") {
-    throw InputError("gpufuzz model: unknown action '" + action + "' (expected check FILE or show NAME)");
+    throw InputError("gpufuzz model: unknown action '" + action +
+                     "' (expected check FILE or show NAME)");
   }
   const LifecycleModel& model =
       isBuiltinModelName(operand) ? builtinModel(operand) : loadModelFile(operand);

@@ -13,9 +13,9 @@
 #include <map>
 #include <regex>
 
-#include "harness/base/ModelFile.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
+#include "harness/base/ModelFile.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/FindingStore.h"
 #include "harness/cli/Subcommands.h"

@@ -147,7 +147,8 @@ void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* 
                               const std::string& backend) const {
   if (target || hasRendererSemantics(model)) return;
   throw InputError("model " + model.name + " (" + model.source + ") is not executed by backend " +
-                   backend + ": the project's runner implements the built-in models renderer, "
+                   backend +
+                   ": the project's runner implements the built-in models renderer, "
                    "device and all; give a program that implements it with --target");
 }
 

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "harness/base/ModelFile.h"
 #include "harness/base/AtomicFile.h"
+#include "harness/base/ModelFile.h"
 #include "harness/campaign/ReportFile.h"
 #include "harness/cli/FailingFile.h"
 #include "harness/cli/Subcommands.h"

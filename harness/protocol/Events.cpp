@@ -45,8 +45,7 @@ std::string formatEvent(const Event& e) {
       break;
     case Event::Kind::Outcome:
       out << "outcome " << (e.outcome.unsupported ? "unsupported" : outcomeClassName(e.outcome.cls))
-          << ' '
-          << (e.outcome.at ? atText(*e.outcome.at) : "-") << ' '
+          << ' ' << (e.outcome.at ? atText(*e.outcome.at) : "-") << ' '
           << (e.outcome.op.empty() ? "-" : e.outcome.op) << ' ' << oneLine(e.outcome.detail);
       break;
     case Event::Kind::Fault:
@@ -99,7 +98,8 @@ std::optional<Event> parseEvent(std::string_view line) {
     if (op != "-") e.outcome.op = op;
     std::getline(in >> std::ws, e.outcome.detail);
     // The older form of target.md: `outcome error <at> <op> unsupported operation`.
-    if (e.outcome.cls == OutcomeClass::Error && e.outcome.detail.starts_with("unsupported operation"))
+    if (e.outcome.cls == OutcomeClass::Error &&
+        e.outcome.detail.starts_with("unsupported operation"))
       e.outcome.unsupported = true;
     return e;
   }

@@ -49,8 +49,8 @@ class World {
     const auto u32 = [&](std::string_view key) { return static_cast<uint32_t>(op.arg(key)); };
     switch (rendererOp(op)) {
       case RendererOp::Create:
-        renderers_.emplace_back(name, std::make_unique<GpuRenderer>(device_, u32("width"),
-                                                                    u32("height"), policy_));
+        renderers_.emplace_back(
+            name, std::make_unique<GpuRenderer>(device_, u32("width"), u32("height"), policy_));
         break;
       case RendererOp::Draw:
         renderer(name).draw(u32("triangles"), u32("seed"));
@@ -72,8 +72,8 @@ class World {
         contexts_.emplace_back(name, device_.createContext());
         break;
       case RendererOp::BufCreate:
-        buffers_.emplace_back(op.names[1], device_.allocBuffer(find(contexts_, name)->second,
-                                                               op.arg("bytes")));
+        buffers_.emplace_back(op.names[1],
+                              device_.allocBuffer(find(contexts_, name)->second, op.arg("bytes")));
         break;
       case RendererOp::BufDestroy:
         device_.freeBuffer(take(buffers_, find(buffers_, name)));

@@ -12,8 +12,8 @@
 #include "harness/base/Json.h"
 #include "harness/search/Finding.h"
 #include "model/ModelFacts.h"
-#include "model/renderer/ReferenceModel.h"
 #include "model/SequenceEdits.h"
+#include "model/renderer/ReferenceModel.h"
 
 namespace gpufuzz {
 
@@ -56,8 +56,7 @@ std::string plural(std::size_t n, const std::string& noun) {
 std::string queuedText(const Sequence& seq, const std::vector<std::size_t>& queued) {
   std::vector<std::string> parts;
   for (std::size_t i : queued) {
-    parts.push_back("the " + std::string(seq.ops[i].name()) + " at " +
-                    std::to_string(i + 1));
+    parts.push_back("the " + std::string(seq.ops[i].name()) + " at " + std::to_string(i + 1));
   }
   return joined(parts, " and ");
 }
@@ -358,9 +357,8 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
     const Operation& op = seq.ops[i];
     const std::string& name = op.names.at(0);
-    const uint32_t count = rendererOp(op) == RendererOp::SetTextures
-                               ? static_cast<uint32_t>(op.arg("count"))
-                               : 0;
+    const uint32_t count =
+        rendererOp(op) == RendererOp::SetTextures ? static_cast<uint32_t>(op.arg("count")) : 0;
     StepFacts f;
     switch (rendererOp(op)) {
       case RendererOp::Create:
@@ -433,7 +431,8 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         RendererLife& r = renderers.at(name);
         f = {StepRole::Waits,
              std::string(rendererOp(op) == RendererOp::Sync ? "waits for " : "reads back ") + name +
-                 (rendererOp(op) == RendererOp::Sync ? "'s queue" : "'s framebuffer, waiting for its queue") +
+                 (rendererOp(op) == RendererOp::Sync ? "'s queue"
+                                                     : "'s framebuffer, waiting for its queue") +
                  (r.queued.empty() ? " (nothing queued)" : " (" + queuedText(seq, r.queued) + ")"),
              r.context};
         r.queued.clear();
@@ -790,8 +789,8 @@ std::string explanationMarkdown(const Explanation& e) {
         parts.push_back(decl.valueText(v));
       return joined(parts);
     };
-    md += "- `" + a.name + "` at " + stepText(m, a.index) + ", now " + decl.valueText(a.value) +
-          ": ";
+    md +=
+        "- `" + a.name + "` at " + stepText(m, a.index) + ", now " + decl.valueText(a.value) + ": ";
     if (a.isFree()) {
       md += "free: any value (tried " + values(a.tried) + ")\n";
       continue;
@@ -825,9 +824,8 @@ std::string explanationMarkdown(const Explanation& e) {
     for (const Explanation::Insertion* ins : preventing)
       md += "- " + ins->describe(m) + "\n";
   }
-  const bool waitPrevents = std::any_of(preventing.begin(), preventing.end(), [](const auto* ins) {
-    return isWait(ins->inserted);
-  });
+  const bool waitPrevents = std::any_of(preventing.begin(), preventing.end(),
+                                        [](const auto* ins) { return isWait(ins->inserted); });
   if (!waitPrevents && waitsTried > 0) {
     md += "\nNo single `sync` or `read_back` prevents it (" + plural(waitsTried, "placement") +
           " tried).\n";
@@ -844,12 +842,13 @@ std::string explanationMarkdown(const Explanation& e) {
     for (const std::string& line : changes)
       md += "- " + line + "\n";
   }
-  md += std::string(hasRendererSemantics(m.lifecycle())
-                       ? "\nTried: one `sync`, `read_back`, `set_textures` (default arguments) or "
-                         "`destroy` of a live renderer, or `buf_destroy` / `ctx_destroy` of a live "
-                         "bare buffer or context, at each position up to the failing operation: "
-                       : "\nTried: every operation of the model on one live name alone (default "
-                         "arguments), at each position up to the failing operation: ") +
+  md +=
+      std::string(hasRendererSemantics(m.lifecycle())
+                      ? "\nTried: one `sync`, `read_back`, `set_textures` (default arguments) or "
+                        "`destroy` of a live renderer, or `buf_destroy` / `ctx_destroy` of a live "
+                        "bare buffer or context, at each position up to the failing operation: "
+                      : "\nTried: every operation of the model on one live name alone (default "
+                        "arguments), at each position up to the failing operation: ") +
       plural(e.insertions.size(), "valid insertion") + ", " +
       std::to_string(e.insertions.size() - preventing.size() - changes.size()) +
       " of them keep the failure.\n";

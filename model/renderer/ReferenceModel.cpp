@@ -30,10 +30,9 @@ bool sameDeclaration(const LifecycleModel& a, const OpDecl& x, const LifecycleMo
 }  // namespace
 
 RendererOp rendererOp(const Operation& op) {
-  static constexpr std::string_view kNames[] = {"create",     "draw",       "sync",
-                                                "set_textures", "read_back", "destroy",
-                                                "ctx_create", "buf_create", "buf_destroy",
-                                                "ctx_destroy"};
+  static constexpr std::string_view kNames[] = {
+      "create",  "draw",       "sync",       "set_textures", "read_back",
+      "destroy", "ctx_create", "buf_create", "buf_destroy",  "ctx_destroy"};
   for (std::size_t i = 0; i < std::size(kNames); ++i) {
     if (op.name() == kNames[i]) return static_cast<RendererOp>(i);
   }
@@ -70,8 +69,8 @@ void ReferenceModel::apply(const Operation& op) {
     renderers_[op.names.front()] = {w, h, 0, 0, 0, std::vector<uint32_t>(size_t{w} * h, 0), {}};
   } else if (kind == "draw") {
     Renderer& r = renderers_.at(op.names.front());
-    r.pending.push_back({u32("triangles"), u32("seed"), r.textureCount, r.textureSize,
-                         r.textureSeed});
+    r.pending.push_back(
+        {u32("triangles"), u32("seed"), r.textureCount, r.textureSize, r.textureSeed});
   } else if (kind == "set_textures") {
     Renderer& r = renderers_.at(op.names.front());
     r.textureCount = u32("count");

@@ -262,7 +262,8 @@ const std::vector<ErrorCase> kErrors = {
     {"create r0\r\ncreate r0\r\n", 2, 8, "name r0 was already used"},
     {"# a\n\n# b\ncreate r0\n\n# c\nsync r1 # d", 7, 6, "r1 is not alive"},
     // Directives.
-    {"# colour: red", 1, 3, "unknown directive 'colour': expected one of backend, target, policy, faults"},
+    {"# colour: red", 1, 3,
+     "unknown directive 'colour': expected one of backend, target, policy, faults"},
     {"#colour: red", 1, 2, "unknown directive 'colour'"},
     {"#  \texpect.hip: hang", 1, 5, "unknown directive 'expect.hip'"},
     {"# backend: sim\n# backend: cuda", 2, 3,

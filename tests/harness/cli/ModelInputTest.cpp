@@ -84,8 +84,8 @@ TEST_F(ModelInput, EveryReaderRefusesABadModelWithItsPlace) {
                   place, bad.what);
     for (const char* command : {"replay", "shrink", "explain"}) {
       expectRefused(testing::gpufuzz(std::string(command) + " " + seq), place, bad.what);
-      expectRefused(testing::gpufuzz(std::string(command) + " --model " + model + " " + seq),
-                    place, bad.what);
+      expectRefused(testing::gpufuzz(std::string(command) + " --model " + model + " " + seq), place,
+                    bad.what);
     }
   }
 }
