@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::size_t kMaxLiveRoots = 4;
 constexpr std::size_t kMaxLiveOwned = 16;
-constexpr uint64_t kMaxListNames = 4;
 
 /// SplitMix64: small, fast and good enough to pick among operations and names.
 class Random {

@@ -19,7 +19,6 @@ namespace gpufuzz {
 namespace {
 
 constexpr std::string_view kBlank = " \t\r";
-constexpr std::size_t kMaxListNames = 4;
 constexpr std::size_t kMaxFlagsPerKind = 64;
 constexpr uint32_t kMaxWeight = 1000000;
 constexpr std::size_t kMaxOps = 4096;

@@ -30,6 +30,9 @@ struct ResourceDecl {
   int line = 0;
 };
 
+/// The most names a `KIND*` slot takes.
+inline constexpr std::size_t kMaxListNames = 4;
+
 /// How an operation's slot treats its name(s).
 enum class SlotUse : uint8_t {
   Use,        // KIND: a live name
@@ -83,6 +86,8 @@ struct OpDecl {
   std::optional<std::size_t> listSlot() const;
   /// How many names an operation with `listed` names in its list slot has.
   std::size_t nameCount(std::size_t listed) const;
+  /// The most names the operation takes: its list slot full.
+  std::size_t mostNames() const { return nameCount(listSlot() ? kMaxListNames : 0); }
   /// The slot that the operation's `i`th written name fills, given its name count.
   std::size_t slotOfName(std::size_t i, std::size_t names) const;
 };

@@ -8,8 +8,6 @@ namespace gpufuzz {
 
 namespace {
 
-constexpr std::size_t kMaxListNames = 4;
-
 std::string article(std::string_view word) {
   return (std::string_view("aeiou").find(word.front()) != std::string_view::npos ? "an " : "a ") +
          std::string(word);
@@ -55,7 +53,7 @@ ModelState::Verdict ModelState::check(const Operation& op) const {
   }
   const OpDecl& form = declOf(op);
   const std::size_t fixed = form.nameCount(0);
-  const std::size_t most = form.listSlot() ? fixed + kMaxListNames : fixed;
+  const std::size_t most = form.mostNames();
   if (op.names.size() < fixed || op.names.size() > most) {
     const std::string count =
         fixed == most ? std::to_string(fixed) : std::to_string(fixed) + ".." + std::to_string(most);

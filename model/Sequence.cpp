@@ -367,7 +367,7 @@ class Parser {
     }
     const auto formHint = [&] { return "; the form is " + model.usage(*form); };
     const std::size_t fixed = form->nameCount(0);
-    const std::size_t most = form->listSlot() ? fixed + 4 : fixed;
+    const std::size_t most = form->mostNames();
     Operation op;
     op.form = form;
     op.line = line_;

@@ -22,12 +22,19 @@ std::filesystem::path modelFileIn(const std::filesystem::path& dir, const Lifecy
   return file;
 }
 
+namespace {
+
+/// A built-in model's directive: its name, or none for `all`, which a file without one reads as.
+std::optional<std::string> builtinDirective(const LifecycleModel& model) {
+  if (&model == &defaultModel()) return std::nullopt;
+  return model.name;
+}
+
+}  // namespace
+
 std::optional<std::string> childModelDirective(const std::filesystem::path& dir,
                                                const LifecycleModel& model) {
-  if (model.builtin) {
-    if (model.name == "all") return std::nullopt;
-    return model.name;
-  }
+  if (model.builtin) return builtinDirective(model);
   return modelFileIn(dir, model).string();
 }
 
@@ -35,8 +42,7 @@ Sequence withPortableModel(const Sequence& seq, const std::filesystem::path& dir
   Sequence out = seq;
   const LifecycleModel& model = seq.lifecycle();
   if (model.builtin) {
-    out.directives.model =
-        model.name == "all" ? std::nullopt : std::optional<std::string>(model.name);
+    out.directives.model = builtinDirective(model);
     return out;
   }
   std::filesystem::create_directories(dir);

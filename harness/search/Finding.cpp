@@ -19,7 +19,7 @@ std::string Finding::signature() const {
   // of every file without `# model:`, keeps the signatures it always had.
   const LifecycleModel& model = minimal.lifecycle();
   const std::string of =
-      model.builtin && model.name == "all" ? "" : "model " + model.name + " " + model.hash + "\n";
+      &model == &defaultModel() ? "" : "model " + model.name + " " + model.hash + "\n";
   return of + std::string(outcomeClassName(outcome.cls)) + "\n" + outcome.op + "\n" +
          normalizedOperations(minimal);
 }

@@ -40,8 +40,15 @@ def shown(value):
     return "[" + ",".join(value) + "]" if isinstance(value, list) else str(value)
 
 
+_LOG = threading.Lock()
+
+
 def log(*words):
-    print(*words, flush=True)
+    # One write of the whole line under a lock: print() writes the words and the newline apart,
+    # and the lines of two threads interleaved ("at=2 thread=0run\n block ...").
+    with _LOG:
+        sys.stdout.write(" ".join(map(str, words)) + "\n")
+        sys.stdout.flush()
 
 
 class Probe(gpufuzz.Target):

@@ -12,8 +12,6 @@ server; and that without a model everything reads as it always did.
 
 import os
 import re
-import select
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +25,8 @@ PROBE = os.path.join(HERE, "model_probe_target.py")
 PYTHON = sys.executable
 sys.path.insert(0, os.path.join(ROOT, "clients/python"))
 import gpufuzz_target as gpufuzz  # noqa: E402
+# The harness-like start and the pipe reader of the older client tests, beside this file.
+from test_client_python import harness_like_start, read_all  # noqa: E402
 
 PROBE_MODEL = """\
 # gpufuzz model
@@ -61,26 +61,6 @@ op unblock        event
 
 release buf event stream pool thing mark
 """
-
-
-def harness_like_start():
-    os.setpgid(0, 0)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, signal.SIG_IGN)
-
-
-def read_all(fd, timeout=60.0):
-    chunks, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            break
-        data = os.read(fd, 65536)
-        if not data:
-            break
-        chunks.append(data)
-    os.close(fd)
-    return b"".join(chunks).decode()
 
 
 class Fixture(unittest.TestCase):
@@ -521,7 +501,7 @@ class ForkServer(Fixture):
                 os.close(ev_w)
                 self.assertRegex(sock.recv(65536), rb"^pid [0-9]+$")
                 self.assertRegex(sock.recv(65536), rb"^exit [0-9]+$")
-                results.append((read_all(ev_r).splitlines(), read_all(out_r)))
+                results.append((read_all(ev_r, 60.0).splitlines(), read_all(out_r, 60.0)))
                 sock.send(b"reap")
             (events, out), (plain_events, plain_out) = results
             self.assertEqual(events[-1], "outcome pass - - ", out)

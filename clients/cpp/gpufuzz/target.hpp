@@ -284,6 +284,28 @@ struct Model {
 
 namespace detail {
 
+/// The lines of a text, numbered from 1, each without its newline and a CR before it.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+  /// The next line; false past the last.
+  bool next(std::string_view& line) {
+    if (begin_ > text_.size()) return false;
+    const std::size_t end = std::min(text_.find('\n', begin_), text_.size());
+    line = text_.substr(begin_, end - begin_);
+    begin_ = end + 1;
+    ++number_;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return true;
+  }
+  int number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  std::size_t begin_ = 0;
+  int number_ = 0;
+};
+
 inline bool isIdent(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (const char c : s) {
@@ -371,14 +393,10 @@ inline Model parseModel(std::string_view text, const std::string& file = "model"
     std::size_t column;
   };
   std::vector<Reference> references;  // each must be declared somewhere in the file
-  std::size_t begin = 0;
-  int lineNo = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = text.substr(begin, end - begin);
-    begin = end + 1;
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  detail::Lines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const int lineNo = lines.number();
     const auto bad = [&](std::size_t column, const std::string& message) {
       return BadModel(detail::place(file, lineNo, column) + message);
     };
@@ -835,14 +853,10 @@ inline Sequence parseSequence(std::string_view text, std::shared_ptr<const Model
     return nullptr;
   };
   int modelLine = 0;
-  std::size_t begin = 0;
-  int lineNo = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = text.substr(begin, end - begin);
-    begin = end + 1;
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  detail::Lines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const int lineNo = lines.number();
     const auto bad = [&](std::size_t column, const std::string& message) {
       return BadSequence(detail::place(file, lineNo, column) + message);
     };
