@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -167,6 +169,49 @@ class SequenceBuilder {
   std::vector<std::size_t> candidates_;
 };
 
+/// The root owner of a name: itself when it has no owner.
+std::string familyOf(const ModelState& state, const std::string& name) {
+  const ModelState::Name* n = state.find(name);
+  while (n != nullptr && n->owner) n = &state.names()[*n->owner];
+  return n != nullptr ? n->name : name;
+}
+
+/// Spreads the operations over `threads` threads, as Generator.h says.
+void spreadOverThreads(Sequence& seq, unsigned threads, Random& random) {
+  ModelState state(seq.lifecycle());
+  std::map<std::string, unsigned, std::less<>> lastOnName;
+  // Per family: the thread of its latest operation, and that operation's names.
+  std::map<std::string, std::pair<unsigned, std::vector<std::string>>, std::less<>> lastInFamily;
+  for (Operation& op : seq.ops) {
+    state.applyValid(op);
+    std::optional<unsigned> own;
+    for (const std::string& n : op.names) {
+      if (const auto it = lastOnName.find(n); it != lastOnName.end()) own = it->second;
+    }
+    const std::string family = op.names.empty() ? "" : familyOf(state, op.names.front());
+    std::optional<unsigned> sibling;
+    if (const auto it = lastInFamily.find(family); it != lastInFamily.end()) {
+      const auto& names = it->second.second;
+      const bool shares = std::any_of(op.names.begin(), op.names.end(), [&](const std::string& n) {
+        return std::find(names.begin(), names.end(), n) != names.end();
+      });
+      if (!shares) sibling = it->second.first;
+    }
+    const uint64_t ticket = random.inRange(0, 7);
+    unsigned thread = static_cast<unsigned>(random.inRange(0, threads - 1));
+    if (sibling && ticket < 3) {
+      thread = static_cast<unsigned>(random.inRange(0, threads - 2));
+      if (thread >= *sibling) ++thread;
+    } else if (own && ticket < 6) {
+      thread = *own;
+    }
+    op.thread = thread;
+    for (const std::string& n : op.names)
+      lastOnName[n] = thread;
+    lastInFamily[family] = {thread, op.names};
+  }
+}
+
 Sequence generateWith(const GeneratorConfig& config, Random& random) {
   const uint32_t maxOps = std::max<uint32_t>(config.maxOps, 1);
   const uint32_t length = random.chance(1, 2)
@@ -182,6 +227,11 @@ Sequence generateWith(const GeneratorConfig& config, Random& random) {
     Operation op;
     if (!builder.next(op)) break;
     seq.ops.push_back(std::move(op));
+  }
+  if (config.threads > 1) {
+    // A generator of its own: the operations are those of one thread for the same seed.
+    Random threads(random.next() ^ 0x7468726561647321ULL);
+    spreadOverThreads(seq, std::min(config.threads, kMaxThreads), threads);
   }
   return seq;
 }

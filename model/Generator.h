@@ -14,6 +14,13 @@
 // - Arguments: half at the default, most of the rest small (up to twice the default, or 16 above
 //   the minimum), one in eight larger (up to 16 times the default, or 256 above the minimum) on
 //   a log scale, and one in 256 anywhere in the bounds; words uniformly.
+// - Threads (--threads N > 1): the same operations as with one thread, then spread over up to N
+//   threads by a generator of their own. Each operation, in file order: 3 in 8 go to a thread
+//   other than the last one used by an operation of the same family (the resources under one
+//   root owner: a context's buffers, a pool's allocations) that shares none of its names, so
+//   siblings overlap; 3 in 8 stay on the thread of the last operation on one of its names, so a
+//   resource's life mostly stays on one thread; the rest go to any thread. Names are never
+//   shared across threads without the file order between them (sequences.md, Threads).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +35,8 @@ struct GeneratorConfig {
   /// The model sequences are generated in; null stands for the built-in `renderer`.
   const LifecycleModel* model = nullptr;
   uint32_t maxOps = 40;
+  /// Threads to spread each sequence's operations over, 1..kMaxThreads.
+  unsigned threads = 1;
 
   const LifecycleModel& lifecycle() const;
 };

@@ -50,7 +50,8 @@ std::string nameError(std::string_view name) {
 }
 
 std::string operationText(const Operation& op) {
-  std::string text(op.name());
+  std::string text = op.thread == 0 ? "" : "@" + std::to_string(op.thread) + " ";
+  text += op.name();
   for (const std::string& n : op.names)
     text += " " + n;
   for (std::size_t i = 0; i < op.form->args.size() && i < op.args.size(); ++i) {

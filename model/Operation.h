@@ -27,6 +27,8 @@ struct Operation {
   std::vector<uint64_t> args;
   /// 1-based line in the file it was read from; 0 when generated.
   int line = 0;
+  /// The thread it runs on: the T of `@T` (sequences.md, Threads); 0 without a prefix.
+  unsigned thread = 0;
 
   /// The operation's name in its model ("draw").
   std::string_view name() const { return form->name; }
@@ -36,9 +38,9 @@ struct Operation {
   std::size_t kindOfName(std::size_t i) const;
   SlotUse useOfName(std::size_t i) const;
 
-  /// Equal operations have the same name, names and arguments (line ignored).
+  /// Equal operations have the same thread, name, names and arguments (line ignored).
   bool operator==(const Operation& o) const {
-    return form->name == o.form->name && names == o.names && args == o.args;
+    return thread == o.thread && form->name == o.form->name && names == o.names && args == o.args;
   }
 };
 
@@ -48,7 +50,11 @@ Operation makeOperation(const LifecycleModel& model, std::string_view opName,
                         std::vector<std::string> names,
                         std::initializer_list<std::pair<std::string_view, uint64_t>> args = {});
 
-/// "draw r0 triangles=9 seed=3": arguments at their default are left out.
+/// How many threads a sequence may have: `@0` .. `@7`.
+inline constexpr unsigned kMaxThreads = 8;
+
+/// "draw r0 triangles=9 seed=3", "@1 destroy r0": arguments at their default are left out, and
+/// the prefix of thread 0.
 std::string operationText(const Operation& op);
 
 }  // namespace gpufuzz

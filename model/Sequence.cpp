@@ -207,6 +207,17 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
                       return Problem{};
                     },
                     values<&Directives::model>});
+    list.push_back({"threads",
+                    [](std::string_view v, Directives& d) {
+                      uint64_t n = 0;
+                      if (std::string why = readInteger(v, 1, kMaxThreads, n); !why.empty()) {
+                        return Problem{"threads " + inQuotes(v) + " " + why +
+                                       ": threads takes an integer in " + range(1, kMaxThreads)};
+                      }
+                      d.threads = n;
+                      return Problem{};
+                    },
+                    values<&Directives::threads>});
     list.push_back({"expect",
                     [](std::string_view v, Directives& d) { return readExpectation(v, d.expect); },
                     values<&Directives::expect>});
@@ -276,6 +287,7 @@ class Parser {
     }
     resolveModel();
     checkPlaces();
+    checkThreads();
     return std::move(seq_);
   }
 
@@ -307,8 +319,29 @@ class Parser {
 
   void parseLine(std::string_view line) {
     if (seq_.ops.empty() && parseDirective(line)) return;
-    const std::vector<Token> tokens = tokenize(line.substr(0, line.find('#')));
-    if (!tokens.empty()) parseOperation(tokens);
+    std::vector<Token> tokens = tokenize(line.substr(0, line.find('#')));
+    if (tokens.empty()) return;
+    unsigned thread = 0;
+    if (tokens.front().text.starts_with('@')) {
+      thread = readThread(tokens.front());
+      tokens.erase(tokens.begin());
+      if (tokens.empty()) {
+        fail(static_cast<int>(line.find('@')) + 1,
+             "@" + std::to_string(thread) +
+                 " prefixes no operation: write '@T OP NAME...' (a directive takes no @)");
+      }
+    }
+    parseOperation(tokens, thread);
+  }
+
+  /// The T of `@T`, 0..kMaxThreads-1.
+  unsigned readThread(const Token& tok) const {
+    uint64_t t = 0;
+    if (std::string why = readInteger(tok.text.substr(1), 0, kMaxThreads - 1, t); !why.empty()) {
+      fail(tok.column, inQuotes(tok.text) + ": the thread after '@' " + why + ": expected @0..@" +
+                           std::to_string(kMaxThreads - 1));
+    }
+    return static_cast<unsigned>(t);
   }
 
   /// `# key: value` before the first operation: a directive. Returns false for other lines.
@@ -354,7 +387,7 @@ class Parser {
     return true;
   }
 
-  void parseOperation(const std::vector<Token>& tokens) {
+  void parseOperation(const std::vector<Token>& tokens, unsigned thread) {
     const LifecycleModel& model = resolveModel();
     const Token& head = tokens.front();
     const OpDecl* form = model.op(head.text);
@@ -371,6 +404,7 @@ class Parser {
     Operation op;
     op.form = form;
     op.line = line_;
+    op.thread = thread;
     for (const ArgDecl& a : form->args)
       op.args.push_back(a.defaultValue);
     std::vector<int> nameColumns;
@@ -450,6 +484,16 @@ class Parser {
     }
   }
 
+  /// A `# threads: N` must say what the `@T` lines do: N = 1 + the largest T.
+  void checkThreads() {
+    const std::optional<uint64_t> said = seq_.directives.threads;
+    if (!said || *said == seq_.threadCount()) return;
+    line_ = directiveLines_.at("threads");
+    fail(valueColumns_.at("threads"),
+         "threads says " + std::to_string(*said) + ", but the operations' @T lines make " +
+             std::to_string(seq_.threadCount()) + " (1 + the largest T)");
+  }
+
   const std::string& file_;
   const LifecycleModel* override_;
   int line_ = 0;
@@ -471,6 +515,13 @@ Expectation Sequence::expectationFor(std::string_view backend) const {
 
 const LifecycleModel& Sequence::lifecycle() const {
   return model ? *model : defaultModel();
+}
+
+unsigned Sequence::threadCount() const {
+  unsigned most = 0;
+  for (const Operation& op : ops)
+    most = std::max(most, op.thread);
+  return most + 1;
 }
 
 const LifecycleModel& defaultModel() {
@@ -502,8 +553,11 @@ void validateSequence(const Sequence& seq, const std::string& file) {
 
 std::string printSequence(const Sequence& seq) {
   std::string text = "# gpufuzz sequence\n";
+  Directives directives = seq.directives;
+  directives.threads.reset();
+  if (const unsigned n = seq.threadCount(); n > 1) directives.threads = n;
   for (const DirectiveSpec& d : directiveSpecs()) {
-    for (const std::string& v : d.values(seq.directives)) {
+    for (const std::string& v : d.values(directives)) {
       text += "# " + std::string(d.key) + ": " + v + "\n";
     }
   }
@@ -518,7 +572,9 @@ Sequence renumbered(const Sequence& seq) {
   const LifecycleModel& model = seq.lifecycle();
   std::unordered_map<std::string, std::string> renamed;
   std::vector<int> next(model.resources.size(), 0);
+  std::map<unsigned, unsigned> threads;
   for (Operation& op : out.ops) {
+    op.thread = threads.try_emplace(op.thread, static_cast<unsigned>(threads.size())).first->second;
     for (size_t i = 0; i < op.names.size(); ++i) {
       const auto [it, fresh] = renamed.try_emplace(op.names[i]);
       if (fresh) {
@@ -531,6 +587,31 @@ Sequence renumbered(const Sequence& seq) {
     }
   }
   return out;
+}
+
+Sequence onOneThread(Sequence seq) {
+  for (Operation& op : seq.ops)
+    op.thread = 0;
+  return seq;
+}
+
+std::vector<std::vector<std::size_t>> threadWaits(const Sequence& seq) {
+  std::vector<std::vector<std::size_t>> waits(seq.ops.size());
+  std::map<unsigned, std::size_t> lastOfThread;
+  std::map<std::string, std::size_t, std::less<>> lastOfName;
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    const Operation& op = seq.ops[i];
+    std::set<std::size_t> before;
+    if (const auto it = lastOfThread.find(op.thread); it != lastOfThread.end())
+      before.insert(it->second);
+    for (const std::string& name : op.names) {
+      if (const auto it = lastOfName.find(name); it != lastOfName.end()) before.insert(it->second);
+      lastOfName[name] = i;
+    }
+    lastOfThread[op.thread] = i;
+    waits[i].assign(before.begin(), before.end());
+  }
+  return waits;
 }
 
 std::string normalizedOperations(const Sequence& seq) {

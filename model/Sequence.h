@@ -4,7 +4,8 @@
 // Parsing rejects, with "FILE:LINE:COLUMN: message" (InputError): unknown operations, keys and
 // directives; malformed or out-of-bounds values; bad or reused names; operations on names that
 // are not alive or of the wrong kind (the model's preconditions); duplicate directives; an
-// expectation `at N` beyond the last operation. A parsed Sequence is valid.
+// expectation `at N` beyond the last operation; a bad `@T` prefix or a `# threads:` that
+// disagrees with the `@T` lines. A parsed Sequence is valid.
 //
 // A sequence is of a lifecycle model (models.md): `--model` (the `model` argument of the
 // parsers), else its `# model:` directive (a path is relative to the file), else `all`.
@@ -42,6 +43,8 @@ struct Directives {
   /// `expect.BACKEND`, by backend name (one of kBackendNames).
   std::map<std::string, Expectation> expectOn;
   std::optional<uint64_t> seed;
+  /// `# threads: N` as read; printSequence writes the count of the operations' threads.
+  std::optional<uint64_t> threads;
   std::optional<std::string> found;
   std::vector<std::string> notes;
   bool operator==(const Directives&) const = default;
@@ -62,6 +65,8 @@ struct Sequence {
   Expectation expectationFor(std::string_view backend) const;
   /// The sequence's model: `model`, or the built-in `all`.
   const LifecycleModel& lifecycle() const;
+  /// 1 + the largest thread of its operations (1 without `@T` lines).
+  unsigned threadCount() const;
 };
 
 /// The built-in model `all`, which a file without `# model:` is read in.
@@ -83,7 +88,15 @@ std::string printSequence(const Sequence& seq);
 /// The operations alone, one a line, with names renumbered in order of appearance (each kind's
 /// prefix: r0 r1 ..., c0 ..., b0 ...): the text a failure's signature uses.
 std::string normalizedOperations(const Sequence& seq);
-/// The same sequence with names renumbered in order of appearance.
+/// The same sequence with names renumbered in order of appearance, and threads too (the first
+/// thread to appear is 0).
 Sequence renumbered(const Sequence& seq);
+/// The same sequence with every operation on thread 0.
+Sequence onOneThread(Sequence seq);
+
+/// What each operation waits for before it begins (sequences.md, Threads): the previous
+/// operation of its thread and, for each of its names, the file's previous operation on that
+/// name; 0-based indexes, each earlier than the operation, in increasing order.
+std::vector<std::vector<std::size_t>> threadWaits(const Sequence& seq);
 
 }  // namespace gpufuzz

@@ -55,6 +55,36 @@ std::string ordinalText(std::size_t index, const Sequence& seq) {
   return std::to_string(index + 1) + " (" + operationText(seq.ops[index]) + ")";
 }
 
+/// Fewer threads, then lower thread numbers: all on thread 0; each thread merged into thread 0
+/// and into the thread before it; each operation moved to thread 0.
+std::vector<std::pair<Edit, Sequence>> threadCandidates(const Sequence& seq,
+                                                        std::set<std::string>& seen) {
+  std::vector<std::pair<Edit, Sequence>> out;
+  const unsigned threads = seq.threadCount();
+  if (threads < 2) return out;
+  const auto offer = [&](Edit edit, Sequence candidate) {
+    if (seen.insert(normalizedOperations(candidate)).second)
+      out.emplace_back(std::move(edit), std::move(candidate));
+  };
+  offer(Edit{Edit::Kind::OneThread, 0, {}, 0, {}, {}}, onOneThread(seq));
+  for (unsigned t = threads - 1; t >= 1; --t) {
+    for (const unsigned into : {0U, t - 1}) {
+      Sequence candidate = seq;
+      for (Operation& op : candidate.ops) {
+        if (op.thread == t) op.thread = into;
+      }
+      offer(Edit{Edit::Kind::MergeThreads, t, {}, into, {}, {}}, std::move(candidate));
+    }
+  }
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    if (seq.ops[i].thread == 0) continue;
+    Sequence candidate = seq;
+    candidate.ops[i].thread = 0;
+    offer(Edit{Edit::Kind::ToThreadZero, i, {}, 0, {}, {}}, std::move(candidate));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Edit::describe(const Sequence& before) const {
@@ -72,6 +102,12 @@ std::string Edit::describe(const Sequence& before) const {
       return "swap " + ordinalText(index, before) + " and " + ordinalText(index + 1, before);
     case Kind::RemoveRange:
       return "remove " + std::to_string(value) + " operations from " + ordinalText(index, before);
+    case Kind::OneThread:
+      return "every operation on thread 0";
+    case Kind::MergeThreads:
+      return "thread " + std::to_string(index) + " into thread " + std::to_string(value);
+    case Kind::ToThreadZero:
+      return "move " + ordinalText(index, before) + " to thread 0";
   }
   return {};
 }
@@ -207,6 +243,8 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
   std::stable_sort(removals.begin(), removals.end(), [](const auto& a, const auto& b) {
     return a.second.ops.size() < b.second.ops.size();
   });
+  for (auto& t : threadCandidates(seq, seen))
+    removals.push_back(std::move(t));
   std::vector<std::pair<Edit, Sequence>> merges;
   for (std::size_t j = 0; j < seq.ops.size(); ++j) {
     const Operation& op = seq.ops[j];

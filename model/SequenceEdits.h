@@ -17,7 +17,19 @@ struct Edit {
   /// canonical order (operations grouped by the name they concern, in order of introduction).
   /// RemoveRange: `value` operations from `index` on, with whatever depends on them (the
   /// shrinker's first steps on a long sequence, such as a persistent process's history).
-  enum class Kind : uint8_t { Remove, Simplify, Insert, Merge, Swap, RemoveRange };
+  /// OneThread: every operation on thread 0; MergeThreads: thread `index`'s operations moved to
+  /// thread `value`; ToThreadZero: operation `index` moved to thread 0 (sequences.md, Threads).
+  enum class Kind : uint8_t {
+    Remove,
+    Simplify,
+    Insert,
+    Merge,
+    Swap,
+    RemoveRange,
+    OneThread,
+    MergeThreads,
+    ToThreadZero,
+  };
   Kind kind = Kind::Remove;
   /// Remove: the 0-based index of the operation removed; Simplify: of the operation changed;
   /// Insert: the position the new operation takes; Merge: the introduction removed; Swap: the
@@ -58,11 +70,13 @@ std::vector<uint64_t> simplerValues(const Operation& op, const std::string& argu
 /// A few other values for an argument, to learn whether it matters (explain).
 std::vector<uint64_t> probeValues(const Operation& op, const std::string& argument);
 
-/// Every single removal, largest first; every merge of a name into an earlier one of its kind
-/// (fewest operations first); every single-argument simplification; then every swap of
-/// neighbours out of canonical order. Removals, merges and simplifications make a sequence
-/// smaller or simpler, and each swap removes one inversion of a fixed order, so repeating the
-/// accepted edits ends.
+/// Every single removal, largest first; for a threaded sequence, every operation on one thread,
+/// each thread merged into thread 0 or into the one before it, each operation moved to thread 0;
+/// every merge of a name into an earlier one of its kind (fewest operations first); every
+/// single-argument simplification; then every swap of neighbours out of canonical order.
+/// Removals, merges and simplifications make a sequence smaller or simpler, thread edits lower
+/// its threads' count or numbers, and each swap removes one inversion of a fixed order, so
+/// repeating the accepted edits ends.
 std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq);
 
 /// The sequence with every use of `name` (introduced by operation `index`) taken by `into`,

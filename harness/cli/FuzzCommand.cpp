@@ -43,6 +43,7 @@ int runFuzz(Session& session) {
   gen.model = &session.fuzzModel();
   session.checkExecutable(*gen.model, target, backend);
   gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
+  gen.threads = static_cast<unsigned>(cl.number(Option::Threads, 1, 1, kMaxThreads));
   const Shard shard = cl.has(Option::Shard) ? parseShard(*cl.get(Option::Shard)) : Shard{};
   if (cl.has(Option::Shard) && !cl.has(Option::Seed)) {
     throw InputError("--shard " + *cl.get(Option::Shard) +

@@ -49,7 +49,9 @@ std::string formatEvent(const Event& e) {
           << (e.outcome.op.empty() ? "-" : e.outcome.op) << ' ' << oneLine(e.outcome.detail);
       break;
     case Event::Kind::Fault:
-      out << "fault " << e.op << ' ' << oneLine(e.rule);
+      out << "fault " << e.op << ' ';
+      if (e.faultAt) out << '@' << atText(*e.faultAt) << ' ';
+      out << oneLine(e.rule);
       break;
   }
   return out.str();
@@ -79,6 +81,12 @@ std::optional<Event> parseEvent(std::string_view line) {
     e.kind = Event::Kind::Fault;
     if (!(in >> e.op)) return std::nullopt;
     std::getline(in >> std::ws, e.rule);
+    if (e.rule.starts_with('@')) {
+      const std::size_t space = e.rule.find(' ');
+      e.faultAt = parseAt(std::string_view(e.rule).substr(1, space - 1));
+      if (!e.faultAt || space == std::string::npos) return std::nullopt;
+      e.rule.erase(0, e.rule.find_first_not_of(' ', space));
+    }
     if (e.rule.empty()) return std::nullopt;
     return e;
   }
@@ -106,7 +114,50 @@ std::optional<Event> parseEvent(std::string_view line) {
   return std::nullopt;
 }
 
-EventOrder::EventOrder(std::vector<std::string> expectedOps) : expected_(std::move(expectedOps)) {}
+EventOrder::EventOrder(std::vector<std::string> expectedOps,
+                       std::vector<std::vector<std::size_t>> waits)
+    : expected_(std::move(expectedOps)), waits_(std::move(waits)) {}
+
+std::string EventOrder::acceptBegin(const Event& e) {
+  if (e.at.isEnd()) {
+    if (!running_.empty()) return "begin end while operation " + std::to_string(*running_.begin()) + " runs";
+    if (done_ != operations_) {
+      return "begin end before operation " + std::to_string(done_ + 1) + " is done";
+    }
+    if (endBegun_) return "a second begin end";
+    if (e.op != kEndOperation) return "begin end names '" + e.op + "', not end";
+    endBegun_ = endRunning_ = true;
+    return {};
+  }
+  if (endBegun_) return "an operation after the release of leftovers";
+  const uint32_t k = e.at.ordinal;
+  if (k > operations_) {
+    return "begin " + atText(e.at) + " of " + std::to_string(operations_) + " operations";
+  }
+  if (!expected_.empty() && e.op != expected_[k - 1]) {
+    return "begin " + atText(e.at) + " names '" + e.op + "', the operation is " + expected_[k - 1];
+  }
+  if (waits_.empty()) {
+    if (!running_.empty()) return "begin while operation " + std::to_string(*running_.begin()) + " runs";
+    if (k != done_ + 1) {
+      return "begin " + atText(e.at) + " where operation " + std::to_string(done_ + 1) +
+             " is next";
+    }
+  } else {
+    if (begun_[k - 1]) return "a second begin " + atText(e.at);
+    if (k - 1 < waits_.size()) {
+      for (const std::size_t w : waits_[k - 1]) {
+        if (!finished_[w]) {
+          return "begin " + atText(e.at) + " before operation " + std::to_string(w + 1) +
+                 ", which it waits for, is done";
+        }
+      }
+    }
+  }
+  begun_[k - 1] = true;
+  running_.insert(k);
+  return {};
+}
 
 std::string EventOrder::accept(const Event& e) {
   if (ended_) return "an event after the outcome";
@@ -120,47 +171,31 @@ std::string EventOrder::accept(const Event& e) {
       }
       started_ = true;
       operations_ = e.operations;
+      begun_.assign(operations_, false);
+      finished_.assign(operations_, false);
       return {};
     case Event::Kind::Begin:
-      if (running_) return "begin while operation " + atText(*running_) + " runs";
-      if (e.at.isEnd()) {
-        if (done_ != operations_) {
-          return "begin end before operation " + std::to_string(done_ + 1) + " is done";
-        }
-        if (endBegun_) return "a second begin end";
-        if (e.op != kEndOperation) return "begin end names '" + e.op + "', not end";
-        endBegun_ = true;
-      } else {
-        if (endBegun_) return "an operation after the release of leftovers";
-        if (e.at.ordinal != done_ + 1) {
-          return "begin " + atText(e.at) + " where operation " + std::to_string(done_ + 1) +
-                 " is next";
-        }
-        if (e.at.ordinal > operations_) {
-          return "begin " + atText(e.at) + " of " + std::to_string(operations_) + " operations";
-        }
-        if (!expected_.empty() && e.op != expected_[e.at.ordinal - 1]) {
-          return "begin " + atText(e.at) + " names '" + e.op + "', the operation is " +
-                 expected_[e.at.ordinal - 1];
-        }
-      }
-      running_ = e.at;
-      return {};
+      return acceptBegin(e);
     case Event::Kind::Done:
-      if (!running_ || !(*running_ == e.at)) {
-        return "done " + atText(e.at) +
-               (running_ ? " while operation " + atText(*running_) + " runs"
-                         : " without its begin");
-      }
       if (e.at.isEnd()) {
+        if (!endRunning_) return "done end without its begin";
+        endRunning_ = false;
         endDone_ = true;
-      } else {
-        ++done_;
+        return {};
       }
-      running_.reset();
+      if (!running_.contains(e.at.ordinal)) {
+        return "done " + atText(e.at) +
+               (running_.empty() ? " without its begin"
+                                 : " while operation " + std::to_string(*running_.begin()) + " runs");
+      }
+      running_.erase(e.at.ordinal);
+      finished_[e.at.ordinal - 1] = true;
+      ++done_;
       return {};
     case Event::Kind::Fault:
-      if (!running_) return "a fault outside an operation";
+      if (running_.empty() && !endRunning_) return "a fault outside an operation";
+      if (e.faultAt && !(e.faultAt->isEnd() ? endRunning_ : running_.contains(e.faultAt->ordinal)))
+        return "a fault in operation " + atText(*e.faultAt) + ", which is not running";
       return {};
     case Event::Kind::Outcome:
       switch (e.outcome.cls) {
@@ -173,9 +208,12 @@ std::string EventOrder::accept(const Event& e) {
         default:
           break;
       }
-      if (e.outcome.cls == OutcomeClass::Pass && (done_ != operations_ || running_)) {
+      if (e.outcome.cls == OutcomeClass::Pass &&
+          (done_ != operations_ || !running_.empty() || endRunning_)) {
         return "outcome pass with operation " +
-               (running_ ? atText(*running_) + " running" : std::to_string(done_ + 1) + " not run");
+               (!running_.empty() ? std::to_string(*running_.begin()) + " running"
+                : endRunning_     ? std::string("end running")
+                                  : std::to_string(done_ + 1) + " not run");
       }
       if (e.outcome.at && !e.outcome.at->isEnd() && e.outcome.at->ordinal > operations_) {
         return "outcome at " + atText(*e.outcome.at) + " of " + std::to_string(operations_) +

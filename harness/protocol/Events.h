@@ -5,17 +5,20 @@
 //   begin <at> <op>          at: a 1-based ordinal, or "end" for the release of leftovers
 //   done <at>
 //   outcome <class> <at|-> <op|-> <detail...>
-//   fault <effect> <rule...>  a fault-plan rule fired in the operation running now: its effect
-//                             (hang, spin, crash, error, corrupt, leak, delay) and the rule as
-//                             the plan cites it; the project's runner writes it before the
-//                             effect, once per rule and sequence, so a failure the plan planted
-//                             names its rule even when the process says nothing after it
+//   fault <effect> [@<at>] <rule...>
+//                             a fault-plan rule fired in an operation: its effect (hang, spin,
+//                             crash, error, corrupt, leak, delay), the operation it fired in
+//                             (without @: the one running now), and the rule as the plan cites
+//                             it; the project's runner writes it before the effect, once per
+//                             rule and operation, so a failure the plan planted names its rule
+//                             even when the process says nothing after it
 //
 // A runner that stops producing events is stuck; one whose last event is `begin` is stuck in
 // that operation.
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +35,8 @@ struct Event {
   std::string op;           // begin; fault: the effect
   RunOutcome outcome;       // outcome
   std::string rule;         // fault
+  /// fault: the operation the rule fired in, when the event says (`@<at>`).
+  std::optional<At> faultAt;
 };
 
 std::string formatEvent(const Event& e);
@@ -44,21 +49,28 @@ std::optional<Event> parseEvent(std::string_view line);
 /// (or the release at the end) runs. Its class is one a child can see
 /// itself (pass, error, invalid, mismatch, leak): hangs, spins, slowness and crashes are the
 /// harness's to judge.
+/// A threaded sequence (sequences.md, Threads) has operations in flight together: each ordinal
+/// begins once, after the `done` of every operation it waits for.
 class EventOrder {
  public:
   /// `expectedOps`: the sequence's operations by kind name, when known (then `start` must count
-  /// them and each `begin` name its operation).
-  explicit EventOrder(std::vector<std::string> expectedOps = {});
+  /// them and each `begin` name its operation). `waits`: for a threaded sequence, the 0-based
+  /// operations each waits for (threadWaits); empty: one after another.
+  explicit EventOrder(std::vector<std::string> expectedOps = {},
+                      std::vector<std::vector<std::size_t>> waits = {});
   /// Empty when `e` may come now (and it is taken); otherwise why not, for people.
   std::string accept(const Event& e);
-  /// The ordinal of the operation running now, if any.
-  std::optional<At> running() const { return running_; }
+  /// The ordinals of the operations running now, lowest first.
+  const std::set<uint32_t>& running() const { return running_; }
 
  private:
+  std::string acceptBegin(const Event& e);
   std::vector<std::string> expected_;
-  bool started_ = false, ended_ = false, endBegun_ = false, endDone_ = false;
+  std::vector<std::vector<std::size_t>> waits_;
+  bool started_ = false, ended_ = false, endBegun_ = false, endDone_ = false, endRunning_ = false;
   uint32_t operations_ = 0, done_ = 0;
-  std::optional<At> running_;
+  std::set<uint32_t> running_;
+  std::vector<bool> begun_, finished_;
 };
 
 /// Writes events to a file descriptor, unbuffered. A negative fd writes nothing.

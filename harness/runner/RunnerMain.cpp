@@ -3,7 +3,9 @@
 // supervisor, readable lines on stdout for a person.
 //
 //   gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off] [--policy NAME]
-//                  [--faults NAME|PATH] [--events-fd N] [--quiet] FILE
+//                  [--faults NAME|PATH] [--events-fd N] [--try N] [--quiet] FILE
+//                                    (--try: which try of a threaded sequence this is; on sim
+//                                     it seeds the threads' schedule, ThreadLanes.h)
 //   gpufuzz-runner [options as above] --persistent FIFO
 //                                    (many sequences in this one process, one after another:
 //                                     reads each sequence file's path, a line at a time, from
@@ -31,6 +33,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -40,6 +44,7 @@
 #include "harness/protocol/Events.h"
 #include "harness/protocol/ForkServerProtocol.h"
 #include "harness/runner/SequenceExecutor.h"
+#include "harness/runner/ThreadLanes.h"
 #include "model/Sequence.h"
 #include "renderer/Backends.h"
 #include "renderer/InputError.h"
@@ -52,13 +57,15 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off]\n"
-    "                      [--policy NAME] [--faults NAME|PATH] [--events-fd N] [--quiet] FILE\n"
+    "                      [--policy NAME] [--faults NAME|PATH] [--events-fd N] [--try N]\n"
+    "                      [--quiet] FILE\n"
     "       gpufuzz-runner [options as above] --persistent FIFO\n"
     "       gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]\n";
 
 struct RunnerArgs {
   RunOverrides overrides;
   int eventsFd = -1;
+  uint64_t attempt = 0;  // --try
   bool quiet = false;
   bool probe = false;
   std::string file;
@@ -88,6 +95,15 @@ RunnerArgs parseArgs(const std::vector<std::string>& argv) {
         throw InputError("--events-fd: '" + fd + "' is not a file descriptor number");
       }
       args.eventsFd = static_cast<int>(n);
+    } else if (arg == "--try") {
+      const std::string n = value();
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long t = std::strtoull(n.c_str(), &end, 10);
+      if (n.empty() || *end != '\0' || n[0] == '-' || errno != 0) {
+        throw InputError("--try: '" + n + "' is not a try number (0, 1, ...)");
+      }
+      args.attempt = t;
     } else if (readBackendOptionArg(arg, value, args.overrides.backendOptions)) {
     } else if (arg == "--quiet") {
       args.quiet = true;
@@ -117,31 +133,48 @@ RunnerArgs parseArgs(const std::vector<std::string>& argv) {
   return args;
 }
 
-/// Events for the supervisor, and a line per operation for a person.
+/// The operation the calling thread is in, for the `fault` events of its calls.
+thread_local std::optional<At> runningHere;
+
+/// Events for the supervisor, and a line per operation for a person: begun and done on one
+/// line, or, for a threaded sequence, whole lines once done, so threads never split a line.
 class RunnerProgress final : public ProgressListener {
  public:
   RunnerProgress(const Sequence& seq, const EventWriter& events, bool quiet)
-      : seq_(seq), events_(events), quiet_(quiet) {}
+      : seq_(seq), events_(events), quiet_(quiet), threaded_(seq.threadCount() > 1) {}
 
+  void start() override {
+    events_.write(
+        Event{Event::Kind::Start, static_cast<uint32_t>(seq_.ops.size()), {}, {}, {}, {}, {}});
+  }
   void begin(At at, std::string_view op) override {
-    events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}, {}});
-    if (quiet_) return;
-    const std::string text =
-        at.isEnd() ? "release leftovers" : operationText(seq_.ops[at.ordinal - 1]);
-    std::printf("%4s  %s ... ", atText(at).c_str(), text.c_str());
+    runningHere = at;
+    events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}, {}, {}});
+    if (quiet_ || threaded_) return;
+    std::printf("%4s  %s ... ", atText(at).c_str(), text(at).c_str());
     std::fflush(stdout);
   }
   void done(At at) override {
-    events_.write(Event{Event::Kind::Done, 0, at, {}, {}, {}});
+    events_.write(Event{Event::Kind::Done, 0, at, {}, {}, {}, {}});
+    runningHere.reset();
     if (quiet_) return;
-    std::printf("ok\n");
+    if (threaded_) {
+      std::printf("%4s  %s ... ok\n", atText(at).c_str(), text(at).c_str());
+    } else {
+      std::printf("ok\n");
+    }
     std::fflush(stdout);
   }
 
  private:
+  std::string text(At at) const {
+    return at.isEnd() ? "release leftovers" : operationText(seq_.ops[at.ordinal - 1]);
+  }
+
   const Sequence& seq_;
   const EventWriter& events_;
   bool quiet_;
+  bool threaded_;
 };
 
 /// --probe: the backend made as a run would make it, and one line saying what it runs on.
@@ -152,14 +185,17 @@ int probe(const RunnerArgs& args) {
   return 0;
 }
 
+std::mutex firedMutex;
+
 /// The device of a run, with the fault plan at its seam.
 struct RunDevice {
   std::unique_ptr<Device> device;
   std::string backend;
   FaultPlan plan;
   std::shared_ptr<FaultInjector> injector;
-  /// The lines of the rules that fired in the sequence running now (each is told once).
-  std::set<int> fired;
+  /// The lines of the rules that fired in the sequence running now (each is told once per
+  /// operation it fires in), under firedMutex: the operations' threads fire rules.
+  std::set<std::pair<int, uint32_t>> fired;
 };
 
 RunDevice makeRunDevice(const RunConfig& config) {
@@ -179,7 +215,6 @@ EventWriter eventWriter(const RunnerArgs& args) {
 /// One sequence on the device, its events written and, unless quiet, its progress printed.
 RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequence& seq,
                   const RunConfig& config, RunDevice& d, const EventWriter& events) {
-  events.write(Event{Event::Kind::Start, static_cast<uint32_t>(seq.ops.size()), {}, {}, {}, {}});
   if (!args.quiet) {
     std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
                 file.c_str(), d.backend.c_str(), d.device->backendDescription().c_str(),
@@ -190,15 +225,28 @@ RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequenc
   RunnerProgress progress(seq, events, args.quiet);
   // A planted failure names its rule, before the rule's effect (which may never return).
   d.fired.clear();
-  d.injector->setFiredObserver([&d, &events](const FaultRule& rule, const CallSite&,
-                                             const CounterSnapshot&) {
-    if (!d.fired.insert(rule.line).second) return;
-    events.write(Event{
-        Event::Kind::Fault, 0, {}, std::string(effectName(rule.effect)), {}, d.plan.cite(rule)});
-  });
-  const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress);
+  d.injector->setFiredObserver(
+      [&d, &events](const FaultRule& rule, const CallSite&, const CounterSnapshot&) {
+        const std::optional<At> at = runningHere;
+        {
+          const std::lock_guard lock(firedMutex);
+          const uint32_t place = at ? at->ordinal : 0;
+          if (!d.fired.emplace(rule.line, place).second) return;
+        }
+        events.write(Event{Event::Kind::Fault,
+                           0,
+                           {},
+                           std::string(effectName(rule.effect)),
+                           {},
+                           d.plan.cite(rule),
+                           at});
+      });
+  // On sim the threads of a threaded sequence take turns by a schedule of (seed, try).
+  const std::optional<uint64_t> schedule =
+      d.backend == "sim" ? std::optional(scheduleSeed(seq, args.attempt)) : std::nullopt;
+  const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress, schedule);
   d.injector->setFiredObserver(nullptr);
-  events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}});
+  events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}, {}});
   if (!args.quiet) {
     if (outcome.failed() && outcome.at) std::printf("FAILED\n");
     const Expectation expected = seq.expectationFor(d.backend);

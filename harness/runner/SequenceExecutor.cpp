@@ -2,9 +2,13 @@
 #include "harness/runner/SequenceExecutor.h"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
+
+#include "harness/runner/ThreadLanes.h"
 
 #include "model/renderer/ReferenceModel.h"
 #include "renderer/GpuRenderer.h"
@@ -36,21 +40,26 @@ std::string compareImages(const std::string& name, uint32_t width, const std::ve
          " pixels differ)";
 }
 
-/// The live objects a sequence's names stand for, in creation order.
+/// The live objects a sequence's names stand for, in creation order. Operations of a threaded
+/// sequence run on several threads, never two on one name: the lists are locked, the objects
+/// are not.
 class World {
  public:
   World(Device& device, TeardownPolicy policy) : device_(device), policy_(policy) {}
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
+  /// The image a read_back must return now.
+  using Expected = std::function<std::vector<uint32_t>(const std::string& renderer)>;
+
   /// Runs one operation; returns a mismatch description, or empty.
-  std::string run(const Operation& op, const ReferenceModel& model) {
+  std::string run(const Operation& op, const Expected& expected) {
     const std::string& name = op.names.front();
     const auto u32 = [&](std::string_view key) { return static_cast<uint32_t>(op.arg(key)); };
     switch (rendererOp(op)) {
       case RendererOp::Create:
-        renderers_.emplace_back(
-            name, std::make_unique<GpuRenderer>(device_, u32("width"), u32("height"), policy_));
+        add(renderers_, name,
+            std::make_unique<GpuRenderer>(device_, u32("width"), u32("height"), policy_));
         break;
       case RendererOp::Draw:
         renderer(name).draw(u32("triangles"), u32("seed"));
@@ -63,23 +72,22 @@ class World {
         break;
       case RendererOp::ReadBack: {
         GpuRenderer& r = renderer(name);
-        return compareImages(name, r.width(), r.readBack(), model.expectedImage(name));
+        return compareImages(name, r.width(), r.readBack(), expected(name));
       }
       case RendererOp::Destroy:
-        take(renderers_, find(renderers_, name))->release();
+        take(renderers_, name)->release();
         break;
       case RendererOp::CtxCreate:
-        contexts_.emplace_back(name, device_.createContext());
+        add(contexts_, name, device_.createContext());
         break;
       case RendererOp::BufCreate:
-        buffers_.emplace_back(op.names[1],
-                              device_.allocBuffer(find(contexts_, name)->second, op.arg("bytes")));
+        add(buffers_, op.names[1], device_.allocBuffer(get(contexts_, name), op.arg("bytes")));
         break;
       case RendererOp::BufDestroy:
-        device_.freeBuffer(take(buffers_, find(buffers_, name)));
+        device_.freeBuffer(take(buffers_, name));
         break;
       case RendererOp::CtxDestroy:
-        device_.destroyContext(take(contexts_, find(contexts_, name)));
+        device_.destroyContext(take(contexts_, name));
         break;
       case RendererOp::Other:
         throw std::logic_error("the runner does not implement " + operationText(op));
@@ -94,13 +102,13 @@ class World {
       const std::string_view k = model.resources[kind].kind;
       if (k == "renderer") {
         while (!renderers_.empty())
-          take(renderers_, renderers_.begin())->release();
+          take(renderers_, renderers_.front().first)->release();
       } else if (k == "buffer") {
         while (!buffers_.empty())
-          device_.freeBuffer(take(buffers_, buffers_.begin()));
+          device_.freeBuffer(take(buffers_, buffers_.front().first));
       } else if (k == "context") {
         while (!contexts_.empty())
-          device_.destroyContext(take(contexts_, contexts_.begin()));
+          device_.destroyContext(take(contexts_, contexts_.front().first));
       }
     }
   }
@@ -125,18 +133,33 @@ class World {
     throw std::logic_error("validated sequence names a dead object: " + name);
   }
 
+  template <typename T>
+  void add(Named<T>& list, const std::string& name, T value) {
+    const std::lock_guard lock(mutex_);
+    list.emplace_back(name, std::move(value));
+  }
+  ContextId get(Named<ContextId>& list, const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    return find(list, name)->second;
+  }
   /// Removes an entry before its release call, so a release that fails is never retried.
   template <typename T>
-  static T take(Named<T>& list, typename Named<T>::iterator it) {
+  T take(Named<T>& list, const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    const auto it = find(list, name);
     T value = std::move(it->second);
     list.erase(it);
     return value;
   }
 
-  GpuRenderer& renderer(const std::string& name) { return *find(renderers_, name)->second; }
+  GpuRenderer& renderer(const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    return *find(renderers_, name)->second;
+  }
 
   Device& device_;
   TeardownPolicy policy_;
+  std::mutex mutex_;
   Named<std::unique_ptr<GpuRenderer>> renderers_;
   Named<ContextId> contexts_;
   Named<BufferId> buffers_;
@@ -148,27 +171,77 @@ std::string leakText(const MemoryInUse& m) {
          " contexts)";
 }
 
+/// One operation, begun and, when it passes, done: its failure, or nothing.
+std::optional<RunOutcome> runStep(World& world, const Operation& op, At at,
+                                  const World::Expected& expected, ProgressListener& progress) {
+  const std::string kind(op.name());
+  progress.begin(at, kind);
+  try {
+    const std::string mismatch = world.run(op, expected);
+    if (!mismatch.empty()) return RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch, {}};
+  } catch (const InvalidUse& e) {
+    return RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}};
+  } catch (const DeviceError& e) {
+    return RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}};
+  }
+  progress.done(at);
+  return std::nullopt;
+}
+
+/// The images each read_back of `seq` must return, by index, from the model in file order: on
+/// threads, operations complete in another order, but those on one renderer keep theirs.
+std::map<std::size_t, std::vector<uint32_t>> expectedImages(const Sequence& seq) {
+  std::map<std::size_t, std::vector<uint32_t>> images;
+  ReferenceModel model(seq.lifecycle());
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    if (rendererOp(seq.ops[i]) == RendererOp::ReadBack)
+      images[i] = model.expectedImage(seq.ops[i].names.front());
+    model.apply(seq.ops[i]);
+  }
+  return images;
+}
+
+/// The operations on their threads: the failure of the lowest ordinal, or nothing.
+std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, ProgressListener& progress,
+                                     std::optional<uint64_t> scheduleSeed) {
+  const std::map<std::size_t, std::vector<uint32_t>> images = expectedImages(seq);
+  ThreadLanes lanes(seq, scheduleSeed);
+  progress.start();
+  std::mutex mutex;
+  std::map<std::size_t, RunOutcome> failures;
+  lanes.run([&](std::size_t i) {
+    const World::Expected expected = [&](const std::string&) { return images.at(i); };
+    std::optional<RunOutcome> failed =
+        runStep(world, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, expected, progress);
+    if (!failed) return true;
+    const std::lock_guard lock(mutex);
+    failures.emplace(i, std::move(*failed));
+    return false;
+  });
+  if (failures.empty()) return std::nullopt;
+  return failures.begin()->second;
+}
+
 }  // namespace
 
 RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy policy,
-                           ProgressListener& progress) {
-  ReferenceModel model(seq.lifecycle());
+                           ProgressListener& progress, std::optional<uint64_t> scheduleSeed) {
   World world(device, policy);
-  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    const Operation& op = seq.ops[i];
-    const At at{static_cast<uint32_t>(i + 1)};
-    const std::string kind(op.name());
-    progress.begin(at, kind);
-    try {
-      const std::string mismatch = world.run(op, model);
-      if (!mismatch.empty()) return RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch, {}};
-    } catch (const InvalidUse& e) {
-      return RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}};
-    } catch (const DeviceError& e) {
-      return RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}};
+  if (seq.threadCount() > 1) {
+    if (std::optional<RunOutcome> failed = runThreads(seq, world, progress, scheduleSeed))
+      return *failed;
+  } else {
+    progress.start();
+    ReferenceModel model(seq.lifecycle());
+    const World::Expected expected = [&](const std::string& name) {
+      return model.expectedImage(name);
+    };
+    for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+      if (std::optional<RunOutcome> failed =
+              runStep(world, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, expected, progress))
+        return *failed;
+      model.apply(seq.ops[i]);
     }
-    model.apply(op);
-    progress.done(at);
   }
   progress.begin(At{}, kEndOperation);
   try {

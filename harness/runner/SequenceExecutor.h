@@ -7,6 +7,8 @@
 // the progress reported before and after every operation.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "harness/base/RunOutcome.h"
@@ -16,14 +18,21 @@
 
 namespace gpufuzz {
 
+/// Told of the run as it goes; from the operations' threads for a threaded sequence.
 class ProgressListener {
  public:
   virtual ~ProgressListener() = default;
+  /// Before the first operation: a threaded sequence's threads are made and waiting.
+  virtual void start() {}
   virtual void begin(At at, std::string_view op) = 0;
   virtual void done(At at) = 0;
 };
 
+/// Runs `seq`: in file order, or on its threads (`@T`, ThreadLanes.h) taking turns by
+/// `scheduleSeed` when one is given, freely otherwise; then releases the leftovers on this
+/// thread, after every thread finished.
 RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy policy,
-                           ProgressListener& progress);
+                           ProgressListener& progress,
+                           std::optional<uint64_t> scheduleSeed = std::nullopt);
 
 }  // namespace gpufuzz

@@ -50,6 +50,7 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
                            const std::function<void(const std::string&)>& onStep,
                            const std::function<bool(const Finding&)>& alreadyKnown) {
   shrinker.limitCandidates(candidateStuckLimit(request.first));
+  shrinker.setMaxTries(request.confirmations);
   ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
   Finding f;
   f.outcome = shrunk.outcome;

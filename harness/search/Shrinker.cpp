@@ -1,6 +1,8 @@
 // Shrinker.cpp: greedy search over single removals and simplifications to a 1-minimal sequence.
 #include "harness/search/Shrinker.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "harness/search/Finding.h"
@@ -32,12 +34,24 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::map<uint64_t, bool>& tried,
                       const std::function<void(const std::string&)>& onStep) {
   const std::optional<Millis> limit = key.candidateLimit(candidateLimit_);
+  const uint32_t tries = triesPerCandidate();
+  // A threaded candidate gets up to `tries` tries, each with its own schedule; it is kept at
+  // the first that fails the same way (sequences.md, Threads).
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
-        if (tried.count(candidateKey(batch[i].second)) > 0) return std::nullopt;
-        return trials_.run(batch[i].second,
-                           needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick,
-                           limit);
+        const Sequence& candidate = batch[i].second;
+        if (tried.count(candidateKey(candidate)) > 0) return std::nullopt;
+        const uint32_t most = candidate.threadCount() > 1 ? tries : 1;
+        TrialResult total;
+        for (uint32_t attempt = 0; attempt < most; ++attempt) {
+          TrialResult t = trials_.run(
+              candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick,
+              limit, attempt);
+          t.executions += total.executions;
+          total = std::move(t);
+          if (total.harnessError || key.matches(total.outcome)) break;
+        }
+        return total;
       });
   bool progressed = false;
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -58,12 +72,34 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
   return progressed;
 }
 
+uint32_t Shrinker::triesPerCandidate() const {
+  const std::lock_guard lock(rateMutex_);
+  if (rateTries_ == 0) return maxTries_;
+  // Enough tries that a candidate failing at the observed rate is seen with 95% odds:
+  // 1 - (1 - rate)^K >= 0.95. No hit yet counts as one more try that hit.
+  const double rate = static_cast<double>(std::max<uint64_t>(rateHits_, 1)) /
+                      static_cast<double>(rateTries_ + (rateHits_ == 0 ? 1 : 0));
+  if (rate >= 0.95) return 1;
+  const double k = std::ceil(std::log(0.05) / std::log(1.0 - rate));
+  return std::clamp(static_cast<uint32_t>(k), 1U, kMostTries);
+}
+
+void Shrinker::observeRate(uint32_t hits, uint32_t tries) {
+  const std::lock_guard lock(rateMutex_);
+  rateHits_ += hits;
+  rateTries_ += tries;
+}
+
 ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure,
                               const std::function<void(const std::string&)>& onStep) {
   const FailureKey key = FailureKey::of(failure);
   ShrinkResult result;
   result.minimal = failing;
   result.outcome = failure;
+  if (failing.threadCount() > 1) {
+    // The rate a threaded failure reproduces at sets how many tries each candidate gets.
+    result.executions += reproductions(failing, key, kRateProbe).executions;
+  }
   std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
 
   // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
@@ -107,9 +143,10 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
 
 Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const FailureKey& key,
                                                 uint32_t times) {
-  // The first run keeps the evidence (stacks of a stuck child); the others only count.
+  // The first run keeps the evidence (stacks of a stuck child); the others only count. Each
+  // try has its own schedule, so a threaded sequence's rate is over schedules.
   const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {
-    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed);
+    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed, std::nullopt, i);
   });
   Reproductions r;
   for (const TrialResult& t : outcomes) {
@@ -120,6 +157,7 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
       r.evidence = t.evidence;
     }
   }
+  if (seq.threadCount() > 1 && times > 0) observeRate(r.hits, times);
   return r;
 }
 

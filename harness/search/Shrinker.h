@@ -5,10 +5,20 @@
 // candidate that fails differently is another bug and is never accepted. Candidates of a step are
 // tried concurrently (up to `jobs`), and the first in candidate order that reproduces is taken, so
 // the result does not depend on timing.
+//
+// Threads (sequences.md, Threads): a threaded sequence also loses threads (every operation on
+// thread 0, a thread merged into another, an operation moved to thread 0), and a threaded
+// candidate gets up to K tries, each with its own schedule, kept at the first that fails the
+// same way. K follows the reproduction rate: measured over kRateProbe tries of the failing
+// sequence first, then over every reproduction count; K is the tries that see a failure of that
+// rate with 95% odds, at most kMostTries.
 #pragma once
 
+#include <cstdint>
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,6 +66,13 @@ class Shrinker {
   /// cannot be that failure: it is stopped then instead of at the deadline. Hangs, spins and slow
   /// operations are shrunk under their deadlines whatever this says.
   void limitCandidates(std::optional<Millis> limit) { candidateLimit_ = limit; }
+  /// The tries a threaded candidate gets before any rate is known (--confirmations); at least 1.
+  void setMaxTries(uint32_t tries) { maxTries_ = std::max<uint32_t>(tries, 1); }
+  /// Tries a threaded candidate gets now: from the rate measured so far, at most kMostTries.
+  uint32_t triesPerCandidate() const;
+  /// Tries of a threaded failing sequence that measure its rate before its shrink.
+  static constexpr uint32_t kRateProbe = 16;
+  static constexpr uint32_t kMostTries = 64;
 
   /// `onStep` is told each accepted edit (for status displays).
   ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure,
@@ -77,9 +94,15 @@ class Shrinker {
               std::vector<std::pair<Edit, Sequence>>& batch, std::map<uint64_t, bool>& tried,
               const std::function<void(const std::string&)>& onStep);
 
+  /// A threaded sequence failed `hits` of `tries` times: what triesPerCandidate() follows.
+  void observeRate(uint32_t hits, uint32_t tries);
+
   TrialRunner& trials_;
   unsigned jobs_;
   std::optional<Millis> candidateLimit_;
+  uint32_t maxTries_ = 5;
+  mutable std::mutex rateMutex_;
+  uint64_t rateHits_ = 0, rateTries_ = 0;
 };
 
 /// Runs `count` tasks with at most `jobs` at once; task i's result lands in slot i.

@@ -72,6 +72,10 @@ void DeviceSpread::release(std::size_t index) {
 
 namespace {
 
+/// Which try of a sequence a child runs (0, 1, ...): a target whose threads follow a schedule
+/// may seed it with this, as the runner's `--try` seeds the sim's.
+constexpr const char* kTryVariable = "GPUFUZZ_TRY";
+
 /// Where leaks compute-sanitizer reports at a context's destroy are placed: the sequence's first
 /// operation that destroys a context (a renderer's or a bare one).
 std::optional<OpPlace> firstContextDestroy(const Sequence& seq) {
@@ -114,6 +118,7 @@ SupervisionLimits TrialRunner::limitsFor(const Sequence& seq, Millis deadline,
   limits.target = !setup_.target.empty();
   for (const Operation& op : seq.ops)
     limits.expectedOps.emplace_back(op.name());
+  if (seq.threadCount() > 1) limits.expectedWaits = threadWaits(seq);
   limits.progressDeadline = deadline;
   limits.opDeadlines = std::move(kindDeadlines);
   limits.startDeadline = deadlines_.startDeadline();
@@ -148,10 +153,14 @@ struct SlotHold {
 
 Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
                                 Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
-                                bool stacks) {
+                                bool stacks, uint64_t attempt) {
   ChildCommand command = childCommand();
+  if (setup_.target.empty() && attempt > 0) {
+    command.args.insert(command.args.end(), {"--try", std::to_string(attempt)});
+  }
   command.args.push_back(file.string());
   SupervisionLimits limits = limitsFor(seq, deadline, std::move(kindDeadlines), stacks);
+  limits.environment.emplace_back(kTryVariable, std::to_string(attempt));
   if (stopRequested()) {
     Supervised stopped;
     stopped.harnessError = kStoppedBeforeStart;
@@ -276,7 +285,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
 }
 
 TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
-                             std::optional<Millis> stuckAfter) {
+                             std::optional<Millis> stuckAfter, uint64_t attempt) {
   const auto file = writeSequenceFile(seq);
 
   TrialResult result;
@@ -287,11 +296,11 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
     for (auto& [op, limit] : kinds)
       limit = std::min(limit, *stuckAfter);
   }
-  result.evidence = runOnce(file, seq, deadline, kinds, false);
+  result.evidence = runOnce(file, seq, deadline, kinds, false, attempt);
   result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
   if (known && mode == TrialMode::Evidence && setup_.captureStacks) {
-    result.evidence = runOnce(file, seq, deadline, kinds, true);  // the same, with its stacks
+    result.evidence = runOnce(file, seq, deadline, kinds, true, attempt);  // the same, with its stacks
     result.executions = 2;
   }
   if (known && mode != TrialMode::Quick) ++confirmationsSkipped_;
@@ -303,7 +312,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
     const Supervised first = std::move(result.evidence);
     const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
     const Millis longerDefault = deadlines_.confirmationDeadline();
-    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence);
+    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence, attempt);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {

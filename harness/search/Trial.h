@@ -139,8 +139,10 @@ class TrialRunner {
   /// With `stuckAfter`, no operation may go longer than that without progress (every deadline
   /// lowered to it): for runs that matter only if they finish, such as a shrink's candidates
   /// of a crash or an error.
+  /// `attempt`: which try of a threaded sequence this is (sequences.md, Threads): the runner's
+  /// `--try`, which seeds the threads' schedule on sim.
   TrialResult run(const Sequence& seq, TrialMode mode,
-                  std::optional<Millis> stuckAfter = std::nullopt);
+                  std::optional<Millis> stuckAfter = std::nullopt, uint64_t attempt = 0);
   /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
   /// anything but a pass ends that process, and its result carries the sequences the process
   /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.
@@ -169,7 +171,7 @@ class TrialRunner {
 
  private:
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
-                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks);
+                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks, uint64_t attempt);
   /// The child's command line, without its sequence file.
   ChildCommand childCommand() const;
   SupervisionLimits limitsFor(const Sequence& seq, Millis deadline,

@@ -68,7 +68,7 @@ class ProgressWatch final : public ChildObserver {
         pid_(pid),
         pauseOnPass_(pauseOnPass),
         lastProgress_(Clock::now()),
-        order_(limits.expectedOps) {}
+        order_(limits.expectedOps, limits.expectedWaits) {}
 
   bool paused() const override {
     return pauseOnPass_ && outcome_ && !outcome_->failed() && !protocolError_ && !stuck_;
@@ -98,44 +98,49 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Start:
         break;
       case Event::Kind::Begin:
-        running_ = Operation{event->at, event->op, now};
-        lastBegun_ = running_;
+        lastBegun_ = running_[event->at.ordinal] = Operation{event->at, event->op, now, now};
         break;
       case Event::Kind::Done:
-        if (running_ && running_->at == event->at) {
+        if (const auto it = running_.find(event->at.ordinal); it != running_.end()) {
+          const Operation& op = it->second;
           timings_.push_back(
-              OpTiming{running_->at, running_->op,
-                       std::chrono::duration_cast<std::chrono::microseconds>(now - running_->began),
-                       deadlineOf(limits_.opDeadlines, running_->op, limits_.progressDeadline)});
-          running_.reset();
+              OpTiming{op.at, op.op,
+                       std::chrono::duration_cast<std::chrono::microseconds>(now - op.began),
+                       deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline)});
+          running_.erase(it);
         }
         break;
       case Event::Kind::Outcome:
         outcome_ = event->outcome;
         break;
-      case Event::Kind::Fault:
-        faults_.push_back(FaultFired{running_->at, event->op, event->rule});
+      case Event::Kind::Fault: {
+        Operation* op = faultPlace(*event);
+        faults_.push_back(FaultFired{op ? op->at : At{}, event->op, event->rule});
+        if (op == nullptr) break;
+        op->since = now;
+        if (event->op == "crash") op->crashFault = true;
         if ((event->op == "hang" || event->op == "spin") &&
             std::find(limits_.knownFaults.begin(), limits_.knownFaults.end(), event->rule) !=
                 limits_.knownFaults.end()) {
-          running_->knownFault = true;
+          op->knownFault = true;
         }
         break;
+      }
     }
     lastProgress_ = now;
     cpuSample_.reset();
   }
 
   // The CPU share is measured over the later half of the window, so that work the operation
-  // did before it stopped making progress does not make a hang look like a spin.
+  // did before it stopped making progress does not make a hang look like a spin. Each
+  // operation in flight has its own window, from its begin (or the last fault in it); between
+  // operations the window starts at the last event.
   Clock::time_point deadline() const override {
     if (protocolError_) return lastProgress_;  // now: the run stops at a protocol error
     if (stuck_) return Clock::time_point::max();
-    const auto allowance = !started_  ? limits_.startDeadline
-                           : running_ ? allowanceOf(*running_)
-                                      : limits_.progressDeadline;
-    if (!cpuSample_) return lastProgress_ + allowance / 2;
-    return std::max(lastProgress_ + allowance, cpuSample_->taken + allowance / 4);
+    const Window w = window();
+    if (!cpuSample_) return w.from + w.allowance / 2;
+    return std::max(w.from + w.allowance, cpuSample_->taken + w.allowance / 4);
   }
 
   bool onDeadline(Clock::time_point now) override {
@@ -145,26 +150,38 @@ class ProgressWatch final : public ChildObserver {
       cpuSample_ = CpuSample{now, cpu.value_or(0ns)};
       return false;
     }
-    const auto window = std::max<Clock::duration>(now - cpuSample_->taken, 1ns);
+    const auto span = std::max<Clock::duration>(now - cpuSample_->taken, 1ns);
     const auto used = cpu ? *cpu - cpuSample_->used : 0ns;
-    const double share =
-        std::chrono::duration<double>(used) / std::chrono::duration<double>(window);
-    const auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - lastProgress_);
+    const double share = std::chrono::duration<double>(used) / std::chrono::duration<double>(span);
+    // Blamed: the lowest ordinal in flight past its deadline.
+    const Operation* blamed = nullptr;
+    for (const auto& [ordinal, op] : running_) {
+      if (op.since + allowanceOf(op) <= now) {
+        blamed = &op;
+        break;
+      }
+    }
+    if (blamed == nullptr && !running_.empty()) blamed = window().op;
+    const auto from = blamed ? blamed->since : lastProgress_;
+    const auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - from);
+    const bool between = blamed == nullptr && place() != nullptr;
     stuck_ = Stuck{share, "no progress for " + std::to_string(quiet.count()) + " ms" +
-                              (!running_ && place() ? " after it completed" : "") + ", " +
-                              percent(share) + " CPU"};
+                              (between ? " after it completed" : "") + ", " + percent(share) +
+                              " CPU"};
+    if (blamed) stuckPlace_ = *blamed;
     if (const Operation* op = place()) {
-      const auto from = running_ ? running_->began : lastProgress_;
       stuckOp_ = OpTiming{op->at, op->op,
-                          std::chrono::duration_cast<std::chrono::microseconds>(now - from),
-                          running_ ? allowanceOf(*running_) : limits_.progressDeadline};
+                          std::chrono::duration_cast<std::chrono::microseconds>(
+                              now - (blamed ? blamed->began : lastProgress_)),
+                          blamed ? allowanceOf(*blamed) : limits_.progressDeadline};
     }
     if (limits_.captureStacks) stacks_ = captureStacks(pid_);
     return true;
   }
 
-  /// A failure of `cls` where the child is (or was, when it died): the operation it is in, the
-  /// last one it began when it is between operations, else the start or the exit.
+  /// A failure of `cls` where the child is (or was, when it died): the operation it is stuck
+  /// in, one it is in (where a planted crash fired, else the lowest), the last one it began
+  /// when it is between operations, else the start or the exit.
   RunOutcome at(OutcomeClass cls, std::string detail) const {
     RunOutcome o;
     o.cls = cls;
@@ -195,9 +212,42 @@ class ProgressWatch final : public ChildObserver {
     At at;
     std::string op;
     Clock::time_point began;
+    /// Its begin, or the last fault event in it: where its window starts.
+    Clock::time_point since;
     /// A rule whose hang is a confirmed finding fired in it.
     bool knownFault = false;
+    /// A rule whose effect is a crash fired in it.
+    bool crashFault = false;
   };
+  /// The window that ends first: of the operation in flight whose deadline comes first, or,
+  /// with none in flight, from the last event.
+  struct Window {
+    Clock::time_point from;
+    std::chrono::milliseconds allowance;
+    const Operation* op = nullptr;
+  };
+  Window window() const {
+    if (!started_) return {lastProgress_, limits_.startDeadline};
+    if (running_.empty()) return {lastProgress_, limits_.progressDeadline};
+    Window first{Clock::time_point::max(), {}, nullptr};
+    for (const auto& [ordinal, op] : running_) {
+      const auto allowance = allowanceOf(op);
+      if (first.op == nullptr || op.since + allowance < first.from + first.allowance)
+        first = {op.since, allowance, &op};
+    }
+    return first;
+  }
+
+  /// The operation a `fault` event names, or the one in flight (the last begun of several).
+  Operation* faultPlace(const Event& e) {
+    if (e.faultAt) {
+      const auto it = running_.find(e.faultAt->ordinal);
+      return it != running_.end() ? &it->second : nullptr;
+    }
+    if (running_.empty()) return nullptr;
+    const auto it = running_.find(lastBegun_ ? lastBegun_->at.ordinal : 0);
+    return it != running_.end() ? &it->second : &running_.begin()->second;
+  }
 
   std::chrono::milliseconds allowanceOf(const Operation& op) const {
     const auto full = deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline);
@@ -211,7 +261,13 @@ class ProgressWatch final : public ChildObserver {
   };
 
   const Operation* place() const {
-    if (running_) return &*running_;
+    if (stuckPlace_) return &*stuckPlace_;
+    if (!running_.empty()) {
+      for (const auto& [ordinal, op] : running_) {
+        if (op.crashFault) return &op;
+      }
+      return &running_.begin()->second;
+    }
     if (outcome_ || !lastBegun_) return nullptr;
     return &*lastBegun_;
   }
@@ -221,7 +277,9 @@ class ProgressWatch final : public ChildObserver {
   bool pauseOnPass_;
   bool started_ = false;
   Clock::time_point lastProgress_;
-  std::optional<Operation> running_, lastBegun_;
+  /// In flight, by ordinal (`end` is 0).
+  std::map<uint32_t, Operation> running_;
+  std::optional<Operation> lastBegun_, stuckPlace_;
   std::optional<RunOutcome> outcome_;
   std::optional<CpuSample> cpuSample_;
   std::vector<OpTiming> timings_;

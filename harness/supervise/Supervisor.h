@@ -9,8 +9,8 @@
 //   child is killed there. It runs in its own process group; that group is killed before
 //   supervise() returns, whatever happened, and the child is reaped: no zombie, no grandchild
 //   and no file descriptor outlives the call.
-// - An operation (from its `begin`) or the interval between two events that lasts longer than
-//   progressDeadline, or a child that sends no `start` within startDeadline, is stuck: its CPU
+// - An operation (from its `begin`; each of several in flight on its own) or the interval
+//   between two events that lasts longer than its deadline (progressDeadline, or its kind's), or a child that sends no `start` within startDeadline, is stuck: its CPU
 //   share over the later half of that window tells hang (< 10%) from spin; every thread's stack
 //   is captured with gdb or cuda-gdb when asked for and available (StackCapture.h); then the
 //   group is killed. A stuck result
@@ -82,6 +82,9 @@ struct SupervisionLimits {
   /// The operations of the sequence the child runs, by kind name, in order: a `begin` must name
   /// the next one. Empty: only the ordinals are checked.
   std::vector<std::string> expectedOps;
+  /// For a threaded sequence: what each operation waits for (threadWaits), so several may be in
+  /// flight, each watched against its own kind's deadline. Empty: one after another.
+  std::vector<std::vector<std::size_t>> expectedWaits;
   /// Fault-plan rules (as cited) whose hangs and spins are confirmed findings already: an
   /// operation in which one of them fired is stuck after a tenth of its deadline (at least
   /// 10 ms: long enough to tell a hang from a spin), since the rule's call never returns.

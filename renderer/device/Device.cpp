@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "renderer/device/Turns.h"
+
 namespace gpufuzz {
 
 namespace {
@@ -13,62 +15,117 @@ void corruptBytes(std::span<std::byte> bytes) {
 }
 }  // namespace
 
+/// One device call from its entry to its return: the snapshot, the interceptors' say, and the
+/// call counted inside its point meanwhile.
+class Device::Call {
+ public:
+  Call(Device& device, const CallSite& site) : device_(device), point_(site.point) {
+    takeTurn();
+    CounterSnapshot snapshot;
+    {
+      const std::lock_guard lock(device_.seam_);
+      snapshot = device_.tracker_.beginCall(site);
+      snapshot[Counter::Thread] = callerThread();
+      for (const CallPoint p : kAllCallPoints)
+        snapshot[insideCounter(p)] = device_.inside_[static_cast<std::size_t>(p)];
+      ++device_.inside_[static_cast<std::size_t>(point_)];
+    }
+    try {
+      for (const auto& interceptor : device_.interceptors_) {
+        const Alteration a = interceptor->before(site, snapshot);
+        alteration.corrupt = alteration.corrupt || a.corrupt;
+        alteration.leak = alteration.leak || a.leak;
+      }
+    } catch (...) {
+      leave();
+      throw;
+    }
+    takeTurn(/*inside=*/true);
+  }
+  ~Call() { leave(); }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  Alteration alteration;
+
+ private:
+  void leave() {
+    if (left_) return;
+    left_ = true;
+    const std::lock_guard lock(device_.seam_);
+    --device_.inside_[static_cast<std::size_t>(point_)];
+  }
+  Device& device_;
+  CallPoint point_;
+  bool left_ = false;
+};
+
 Device::Device(std::unique_ptr<Backend> backend) : backend_(std::move(backend)) {}
 
 void Device::addInterceptor(std::shared_ptr<Interceptor> interceptor) {
   interceptors_.push_back(std::move(interceptor));
 }
 
+std::unique_lock<std::mutex> Device::backendLock() const {
+  if (backend_->threadSafe()) return {};
+  return std::unique_lock(backendMutex_);
+}
+
 void Device::checkWait(CallPoint point, ContextId ctx) {
-  const std::optional<PendingWork> pending = backend_->pendingAfterWait(ctx);
+  const std::optional<PendingWork> pending = [&] {
+    const auto lock = backendLock();
+    return backend_->pendingAfterWait(ctx);
+  }();
   if (!pending) return;
   throw DeviceError(point, pending->waitCall + " returned while " + pending->pending);
 }
 
-Alteration Device::intercept(const CallSite& site) {
-  const CounterSnapshot snapshot = tracker_.beginCall(site);
-  Alteration result;
-  for (const auto& interceptor : interceptors_) {
-    const Alteration a = interceptor->before(site, snapshot);
-    result.corrupt = result.corrupt || a.corrupt;
-    result.leak = result.leak || a.leak;
-  }
-  return result;
-}
-
 ContextId Device::createContext() {
-  intercept(CallSite{CallPoint::CtxCreate, std::nullopt, std::nullopt});
-  const ContextId ctx = backend_->createContext();
-  tracker_.contextCreated(ctx);
+  const Call call(*this, CallSite{CallPoint::CtxCreate, std::nullopt, std::nullopt});
+  const ContextId ctx = [&] {
+    const auto lock = backendLock();
+    return backend_->createContext();
+  }();
+  tracked([&](LifecycleTracker& t) { t.contextCreated(ctx); });
   return ctx;
 }
 
 void Device::destroyContext(ContextId ctx) {
-  const Alteration a = intercept(CallSite{CallPoint::CtxDestroy, ctx, std::nullopt});
-  tracker_.contextDestroyed(ctx);
-  if (a.leak) return;
-  backend_->destroyContext(ctx);
+  const Call call(*this, CallSite{CallPoint::CtxDestroy, ctx, std::nullopt});
+  tracked([&](LifecycleTracker& t) { t.contextDestroyed(ctx); });
+  if (call.alteration.leak) return;
+  {
+    const auto lock = backendLock();
+    backend_->destroyContext(ctx);
+  }
   checkWait(CallPoint::CtxDestroy, ctx);
 }
 
 BufferId Device::allocBuffer(ContextId ctx, uint64_t bytes) {
-  intercept(CallSite{CallPoint::BufAlloc, ctx, std::nullopt});
-  const BufferId buf = backend_->allocBuffer(ctx, bytes);
-  tracker_.bufferAllocated(ctx, buf);
+  const Call call(*this, CallSite{CallPoint::BufAlloc, ctx, std::nullopt});
+  const BufferId buf = [&] {
+    const auto lock = backendLock();
+    return backend_->allocBuffer(ctx, bytes);
+  }();
+  tracked([&](LifecycleTracker& t) { t.bufferAllocated(ctx, buf); });
   return buf;
 }
 
 void Device::freeBuffer(BufferId buf) {
-  const Alteration a = intercept(CallSite{CallPoint::BufFree, tracker_.ownerOf(buf), buf});
-  tracker_.bufferFreed(buf);
-  if (a.leak) return;
+  const std::optional<ContextId> owner =
+      tracked([&](LifecycleTracker& t) { return t.ownerOf(buf); });
+  const Call call(*this, CallSite{CallPoint::BufFree, owner, buf});
+  tracked([&](LifecycleTracker& t) { t.bufferFreed(buf); });
+  if (call.alteration.leak) return;
+  const auto lock = backendLock();
   backend_->freeBuffer(buf);
 }
 
 void Device::copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte> src) {
-  const Alteration a = intercept(CallSite{CallPoint::CopyToDevice, ctx, dst});
-  tracker_.commandEnqueued(ctx, {dst});
-  if (!a.corrupt) {
+  const Call call(*this, CallSite{CallPoint::CopyToDevice, ctx, dst});
+  tracked([&](LifecycleTracker& t) { t.commandEnqueued(ctx, {dst}); });
+  const auto lock = backendLock();
+  if (!call.alteration.corrupt) {
     backend_->copyToDevice(ctx, dst, src);
     return;
   }
@@ -78,21 +135,25 @@ void Device::copyToDevice(ContextId ctx, BufferId dst, std::span<const std::byte
 }
 
 void Device::copyToHost(ContextId ctx, BufferId src, std::span<std::byte> dst) {
-  const Alteration a = intercept(CallSite{CallPoint::CopyToHost, ctx, src});
-  backend_->copyToHost(ctx, src, dst);
+  const Call call(*this, CallSite{CallPoint::CopyToHost, ctx, src});
+  {
+    const auto lock = backendLock();
+    backend_->copyToHost(ctx, src, dst);
+  }
   checkWait(CallPoint::CopyToHost, ctx);
-  tracker_.queueDrained(ctx);
-  if (a.corrupt) corruptBytes(dst);
+  tracked([&](LifecycleTracker& t) { t.queueDrained(ctx); });
+  if (call.alteration.corrupt) corruptBytes(dst);
 }
 
 void Device::launch(ContextId ctx, const RasterLaunch& launch) {
-  const Alteration a = intercept(CallSite{CallPoint::Launch, ctx, std::nullopt});
+  const Call call(*this, CallSite{CallPoint::Launch, ctx, std::nullopt});
   std::vector<BufferId> refs = {launch.framebuffer, launch.vertices};
   // Clamped: an out-of-range count is the backend's to reject, not the seam's to read past.
   const uint32_t textures = std::min(launch.textureCount, raster::kMaxTextures);
   refs.insert(refs.end(), launch.textures, launch.textures + textures);
-  tracker_.commandEnqueued(ctx, std::move(refs));
-  if (!a.corrupt) {
+  tracked([&](LifecycleTracker& t) { t.commandEnqueued(ctx, std::move(refs)); });
+  const auto lock = backendLock();
+  if (!call.alteration.corrupt) {
     backend_->launch(ctx, launch);
     return;
   }
@@ -102,10 +163,13 @@ void Device::launch(ContextId ctx, const RasterLaunch& launch) {
 }
 
 void Device::synchronize(ContextId ctx) {
-  intercept(CallSite{CallPoint::Sync, ctx, std::nullopt});
-  backend_->synchronize(ctx);
+  const Call call(*this, CallSite{CallPoint::Sync, ctx, std::nullopt});
+  {
+    const auto lock = backendLock();
+    backend_->synchronize(ctx);
+  }
   checkWait(CallPoint::Sync, ctx);
-  tracker_.queueDrained(ctx);
+  tracked([&](LifecycleTracker& t) { t.queueDrained(ctx); });
 }
 
 }  // namespace gpufuzz

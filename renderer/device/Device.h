@@ -8,10 +8,19 @@
 // forwards it to the backend. After each wait (sync, copy_to_host, ctx_destroy) it asks the
 // backend whether the runtime still holds work enqueued before the wait, and throws DeviceError
 // ("clFinish returned while 1 command enqueued before it was CL_QUEUED") when it does.
-// Not thread-safe: one thread drives a Device.
+//
+// Threads (sequences.md, Threads): calls may come from several threads at once. The snapshot
+// and the counters are taken under one lock, in the order calls enter, with the calling thread
+// (`thread`) and how many other threads are inside a call at each point (`inside_POINT`). A call
+// is inside from its entry to its return, a blocking interceptor included. The backend is called
+// under a second lock unless it says it is thread-safe. Under a schedule (Turns.h) each call has
+// two scheduling points: at its entry, and once it is inside, before the backend acts, so that
+// other threads' calls can enter while it is inside.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -57,19 +66,35 @@ class Device {
   void launch(ContextId ctx, const RasterLaunch& launch);
   void synchronize(ContextId ctx);
 
-  MemoryInUse memoryInUse() const { return backend_->memoryInUse(); }
+  MemoryInUse memoryInUse() const {
+    const auto lock = backendLock();
+    return backend_->memoryInUse();
+  }
   std::string_view backendName() const { return backend_->name(); }
   std::string backendDescription() const { return backend_->description(); }
+  /// Read when no call is in flight.
   const LifecycleTracker& tracker() const { return tracker_; }
 
  private:
-  Alteration intercept(const CallSite& site);
+  class Call;
   /// Throws DeviceError at `point` when the wait just made on `ctx` returned early.
   void checkWait(CallPoint point, ContextId ctx);
+  /// Held around every backend call, unless the backend is thread-safe.
+  std::unique_lock<std::mutex> backendLock() const;
+  /// Runs `f` on the tracker under the seam's lock.
+  template <typename F>
+  auto tracked(F f) {
+    const std::lock_guard lock(seam_);
+    return f(tracker_);
+  }
 
   std::unique_ptr<Backend> backend_;
   std::vector<std::shared_ptr<Interceptor>> interceptors_;
   LifecycleTracker tracker_;
+  std::mutex seam_;
+  mutable std::mutex backendMutex_;
+  /// Threads inside a call, by point.
+  std::array<uint64_t, kAllCallPoints.size()> inside_{};
 };
 
 }  // namespace gpufuzz

@@ -21,6 +21,15 @@ constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "refs",
     "calls",
     "ctx_calls",
+    "thread",
+    "inside_ctx_create",
+    "inside_ctx_destroy",
+    "inside_buf_alloc",
+    "inside_buf_free",
+    "inside_launch",
+    "inside_copy_to_device",
+    "inside_copy_to_host",
+    "inside_sync",
 };
 }  // namespace
 

@@ -35,8 +35,25 @@ enum class Counter : uint8_t {
   Refs,
   Calls,
   CtxCalls,
+  /// The calling thread's number (`@T`), and how many other threads are inside a call at each
+  /// point, in CallPoint's order: set by the Device, not the tracker.
+  Thread,
+  InsideCtxCreate,
+  InsideCtxDestroy,
+  InsideBufAlloc,
+  InsideBufFree,
+  InsideLaunch,
+  InsideCopyToDevice,
+  InsideCopyToHost,
+  InsideSync,
 };
-inline constexpr std::size_t kCounterCount = 14;
+inline constexpr std::size_t kCounterCount = 23;
+
+/// The counter `inside_POINT` of `point`.
+inline Counter insideCounter(CallPoint point) {
+  return static_cast<Counter>(static_cast<std::size_t>(Counter::InsideCtxCreate) +
+                              static_cast<std::size_t>(point));
+}
 
 /// The plan-language name: "ctx_index", "live_buffers", ...
 std::string_view counterName(Counter counter);
@@ -58,8 +75,8 @@ struct CallSite {
   std::optional<BufferId> buffer;
 };
 
-/// Maintains the counters from the calls the seam reports. Not thread-safe; the seam is used
-/// from one thread.
+/// Maintains the counters from the calls the seam reports. Not thread-safe: the seam holds a
+/// lock around it.
 class LifecycleTracker {
  public:
   /// The counters for `site` before it takes effect; counts the call as made.

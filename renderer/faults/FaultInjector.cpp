@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "renderer/device/Turns.h"
+
 namespace gpufuzz {
 
 namespace {
@@ -64,15 +66,17 @@ FaultInjector::FaultInjector(FaultPlan plan) : plan_(std::move(plan)) {}
 Alteration FaultInjector::before(const CallSite& site, const CounterSnapshot& counters) {
   const FaultRule* rule = plan_.firstMatch(site.point, counters);
   if (rule == nullptr) return {};
-  lastFired_ = rule;
+  lastFired_.store(rule);
   if (observer_) observer_(*rule, site, counters);
 
   switch (rule->effect) {
     case Effect::Hang:
       announce("hangs", site, plan_, *rule);
+      leaveTurns();
       hangForever();
     case Effect::Spin:
       announce("spins in", site, plan_, *rule);
+      leaveTurns();
       spinForever();
     case Effect::Crash:
       announce("crashes", site, plan_, *rule);
@@ -85,7 +89,9 @@ Alteration FaultInjector::before(const CallSite& site, const CounterSnapshot& co
     case Effect::Leak:
       return Alteration{.corrupt = false, .leak = true};
     case Effect::Delay:
+      leaveTurns();
       std::this_thread::sleep_for(std::chrono::milliseconds(rule->delayMs));
+      rejoinTurns();
       return {};
   }
   return {};

@@ -11,9 +11,12 @@
 //   leak      returns Alteration{leak}; the seam never returns the memory to the backend
 //   delay=MS  sleeps MS milliseconds, then lets the call proceed
 // Before hanging, spinning or crashing it writes one line to stderr naming the call and the rule,
-// since the process will say nothing else. Not thread-safe, like the Device it serves.
+// since the process will say nothing else. A hang, spin or delay first leaves the threads'
+// schedule (Turns.h), so the other threads go on. Thread-safe: the observer is called from the
+// thread whose call the rule fired in.
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 #include "renderer/device/Device.h"
@@ -39,12 +42,12 @@ class FaultInjector : public Interceptor {
 
   const FaultPlan& plan() const { return plan_; }
   /// The rule that fired most recently, or nullptr if none has.
-  const FaultRule* lastFired() const { return lastFired_; }
+  const FaultRule* lastFired() const { return lastFired_.load(); }
 
  private:
   FaultPlan plan_;
   FiredObserver observer_;
-  const FaultRule* lastFired_ = nullptr;
+  std::atomic<const FaultRule*> lastFired_ = nullptr;
 };
 
 }  // namespace gpufuzz

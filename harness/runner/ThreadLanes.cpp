@@ -1,0 +1,221 @@
+// ThreadLanes.cpp: a threaded sequence's threads, free or taking turns under a schedule.
+#include "harness/runner/ThreadLanes.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "renderer/device/Turns.h"
+
+namespace gpufuzz {
+
+namespace {
+
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31U);
+}
+
+}  // namespace
+
+/// Threads that take turns, by probabilistic concurrency testing (PCT, Burckhardt et al. 2010):
+/// each thread has a priority drawn from the seed, the thread of highest priority that can go
+/// on runs, and at one or two points inside device calls, drawn from the seed, the running
+/// thread drops below every other. A race that needs one thread parked inside a call while
+/// another runs many steps is then found with odds of about 1 in (threads x calls), where a
+/// coin flipped at every point finds it about once in 2^steps. Half the seeds change priorities
+/// once (races of one thread inside one call), the others twice. The first pick waits until
+/// every thread has arrived, so that which threads exist never depends on timing.
+class Schedule final : public Turns {
+ public:
+  /// `threads` threads, numbered as the file numbers them (`@T`); `calls`: about how many
+  /// device calls the run makes, over which the priority changes are spread; `changes`: 1 or 2.
+  Schedule(std::size_t threads, uint64_t seed, uint64_t calls, int changes)
+      : wants_(kMaxThreads, false),
+        ready_(kMaxThreads),
+        priority_(kMaxThreads, 0),
+        threads_(threads),
+        seed_(seed) {
+    for (unsigned t = 0; t < kMaxThreads; ++t)
+      priority_[t] = (splitmix(seed_) >> 8U) + kMaxThreads + 1;  // above every dropped one
+    for (int i = 0; i < changes; ++i)
+      changes_.push_back(1 + splitmix(seed_) % std::max<uint64_t>(calls, 1));
+  }
+
+  /// A scheduling point at which `thread` goes on only once `ready` holds (always, if null).
+  void waitFor(unsigned thread, std::function<bool()> ready, bool inside = false) {
+    std::unique_lock lock(mutex_);
+    wants_[thread] = true;
+    ready_[thread] = std::move(ready);
+    if (holder_ == static_cast<int>(thread) && inside &&
+        std::find(changes_.begin(), changes_.end(), ++insides_) != changes_.end()) {
+      priority_[thread] = dropped_--;  // below every other, the latest lowest
+    }
+    if (holder_ == static_cast<int>(thread) || holder_ < 0) pick();
+    changed_.wait(lock, [&] { return holder_ == static_cast<int>(thread); });
+    wants_[thread] = false;
+    ready_[thread] = nullptr;
+  }
+  /// The thread's first scheduling point.
+  void arrive(unsigned thread) {
+    {
+      const std::lock_guard lock(mutex_);
+      ++arrived_;
+    }
+    waitFor(thread, nullptr);
+  }
+  /// `thread` has finished: the others go on.
+  void exit(unsigned thread) { leave(thread); }
+
+  void yield(unsigned thread, bool inside) override { waitFor(thread, nullptr, inside); }
+  void leave(unsigned thread) override {
+    const std::lock_guard lock(mutex_);
+    if (holder_ == static_cast<int>(thread)) pick();
+  }
+  void rejoin(unsigned thread) override { waitFor(thread, nullptr); }
+
+ private:
+  /// Hands the turn to one of the threads that can go on, or to none (then the next thread to
+  /// arrive or rejoin picks). mutex_ held.
+  void pick() {
+    holder_ = -1;
+    if (arrived_ < threads_) return;
+    int best = -1;
+    for (unsigned t = 0; t < wants_.size(); ++t) {
+      if (!wants_[t] || (ready_[t] && !ready_[t]())) continue;
+      if (best < 0 || priority_[t] > priority_[static_cast<std::size_t>(best)]) {
+        best = static_cast<int>(t);
+      }
+    }
+    if (best < 0) return;
+    holder_ = best;
+    changed_.notify_all();
+  }
+
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<bool> wants_;
+  std::vector<std::function<bool()>> ready_;
+  std::vector<uint64_t> priority_;
+  std::vector<uint64_t> changes_;
+  uint64_t insides_ = 0;
+  uint64_t dropped_ = kMaxThreads;
+  std::size_t threads_;
+  std::size_t arrived_ = 0;
+  int holder_ = -1;
+  uint64_t seed_;
+};
+
+struct ThreadLanes::State {
+  const Sequence& seq;
+  std::vector<std::vector<std::size_t>> waits;
+  std::map<unsigned, std::vector<std::size_t>> lanes;
+  std::unique_ptr<Schedule> schedule;
+  std::unique_ptr<std::atomic<bool>[]> done;
+  std::atomic<bool> stopped = false;
+  Step step;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool go = false;
+  std::vector<std::thread> threads;
+
+  explicit State(const Sequence& s) : seq(s), waits(threadWaits(s)) {}
+
+  bool mayBegin(std::size_t i) const {
+    if (stopped.load()) return true;
+    for (const std::size_t w : waits[i]) {
+      if (!done[w].load()) return false;
+    }
+    return true;
+  }
+
+  void lane(unsigned thread, const std::vector<std::size_t>& indexes) {
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return go; });
+    }
+    const CallerThread caller(thread, schedule.get());
+    if (schedule) schedule->arrive(thread);
+    for (const std::size_t i : indexes) {
+      if (schedule) {
+        schedule->waitFor(thread, [this, i] { return mayBegin(i); });
+      } else {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return mayBegin(i); });
+      }
+      if (stopped.load()) break;
+      const bool ok = step(i);
+      {
+        const std::lock_guard lock(mutex);
+        if (ok) {
+          done[i].store(true);
+        } else {
+          stopped.store(true);
+        }
+      }
+      changed.notify_all();
+      if (!ok) break;
+    }
+    if (schedule) schedule->exit(thread);
+  }
+};
+
+ThreadLanes::ThreadLanes(const Sequence& seq, std::optional<uint64_t> scheduleSeed)
+    : state_(std::make_unique<State>(seq)) {
+  State& s = *state_;
+  s.done = std::make_unique<std::atomic<bool>[]>(seq.ops.size());
+  for (std::size_t i = 0; i < seq.ops.size(); ++i)
+    s.lanes[seq.ops[i].thread].push_back(i);
+  // About a device call an operation (a renderer's make several, a bare one's one).
+  if (scheduleSeed) {
+    s.schedule = std::make_unique<Schedule>(s.lanes.size(), *scheduleSeed, seq.ops.size(),
+                                            (*scheduleSeed & 1U) != 0 ? 2 : 1);
+  }
+  for (const auto& [thread, indexes] : s.lanes) {
+    s.threads.emplace_back([&s, thread = thread, &indexes = indexes] { s.lane(thread, indexes); });
+  }
+}
+
+ThreadLanes::~ThreadLanes() {
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->go = true;
+    state_->stopped.store(true);
+  }
+  state_->changed.notify_all();
+  for (std::thread& t : state_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void ThreadLanes::run(Step step) {
+  state_->step = std::move(step);
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->go = true;
+  }
+  state_->changed.notify_all();
+  for (std::thread& t : state_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+uint64_t scheduleSeed(const Sequence& seq, uint64_t attempt) {
+  // FNV-1a of the text: the same on every build, unlike std::hash.
+  uint64_t text = 0xcbf29ce484222325ULL;
+  for (const char c : normalizedOperations(seq))
+    text = (text ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  uint64_t state = seq.directives.seed.value_or(text);
+  state ^= splitmix(attempt);
+  return splitmix(state);
+}
+
+}  // namespace gpufuzz

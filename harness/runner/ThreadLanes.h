@@ -1,0 +1,52 @@
+// ThreadLanes.h: the threads of a threaded sequence (sequences.md, Threads), in the runner.
+//
+// Each `@T` of the file is a thread of this process, made and waiting before the sequence's
+// `start` and released together by run(). A thread runs its operations in file order; an
+// operation begins once the operations it waits for (threadWaits) are done; after a failure
+// nothing new begins, and run() returns once every thread has finished what it began.
+//
+// With a schedule seed (sim), the threads take turns (Turns.h): one runs at a time, and at each
+// scheduling point (every device call's entry and its inside, every wait for an operation's
+// turn) the schedule picks the next among the threads that can go on, by a generator seeded
+// with the seed. Without a `delay=` the run is then the same every time for one seed. A thread
+// that blocks in a planted hang, spin or delay leaves the schedule meanwhile. Without a seed
+// the threads run freely, as real work does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model/Sequence.h"
+
+namespace gpufuzz {
+
+class Schedule;
+
+class ThreadLanes {
+ public:
+  /// Runs operation `index` (its begin, the call and its done); false when it failed.
+  using Step = std::function<bool(std::size_t index)>;
+
+  /// The threads, made and waiting.
+  ThreadLanes(const Sequence& seq, std::optional<uint64_t> scheduleSeed);
+  ~ThreadLanes();
+  ThreadLanes(const ThreadLanes&) = delete;
+  ThreadLanes& operator=(const ThreadLanes&) = delete;
+
+  /// Releases the threads, each calling `step` for its operations on its turn; returns once
+  /// every thread has finished.
+  void run(Step step);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// The schedule seed of try `attempt` of a sequence: from its `# seed:`, else its text.
+uint64_t scheduleSeed(const Sequence& seq, uint64_t attempt);
+
+}  // namespace gpufuzz
