@@ -195,7 +195,8 @@ class Campaign {
       std::size_t ranBefore = 0;
       TrialResult t;
       if (!persistent) {
-        t = classified(seq, trials_.run(seq, TrialMode::Quick));
+        // A threaded sequence's schedule is drawn from its seed too.
+        t = classified(seq, trials_.run(seq, TrialMode::Quick, std::nullopt, seqSeed));
       } else if (t = trials_.runPersistent(*persistent, seq);
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;
@@ -240,7 +241,7 @@ class Campaign {
       trials_.countSkippedConfirmation();
       return t;
     }
-    return trials_.run(seq, TrialMode::Confirmed);
+    return trials_.run(seq, TrialMode::Confirmed, std::nullopt, t.attempt);
   }
 
   /// A persistent run that did not pass, re-run in a fresh process: alone, and when it passes

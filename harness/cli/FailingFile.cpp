@@ -16,7 +16,12 @@ FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
   f.seq = loadSequence(f.file, session.model());
   f.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   f.run = session.forFile(f.seq, f.file);
-  f.first = f.run.trials->run(f.seq, mode);
+  // A threaded file fails on some schedules: up to --confirmations tries, each its own.
+  const uint32_t tries = f.seq.threadCount() > 1 ? f.confirmations : 1;
+  for (uint32_t attempt = 0; attempt < tries; ++attempt) {
+    f.first = f.run.trials->run(f.seq, mode, std::nullopt, attempt);
+    if (f.first.harnessError || f.first.outcome.failed()) break;
+  }
   if (f.first.harnessError) {
     std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", f.first.harnessError->c_str());
     f.exitStatus = Session::stopRequested() ? 130 : 3;
@@ -25,7 +30,9 @@ FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
   if (!f.first.outcome.failed()) {
     throw InputError(f.file + ": the sequence passes on " + f.run.backend + " (policy " +
                      std::string(policyName(f.run.config.policy)) + ", faults " +
-                     f.run.trials->setup().faults + "): nothing to " + verb);
+                     f.run.trials->setup().faults +
+                     (tries > 1 ? ", " + std::to_string(tries) + " tries" : std::string()) +
+                     "): nothing to " + verb);
   }
   return f;
 }

@@ -26,17 +26,16 @@ uint64_t splitmix(uint64_t& state) {
 
 /// Threads that take turns, by probabilistic concurrency testing (PCT, Burckhardt et al. 2010):
 /// each thread has a priority drawn from the seed, the thread of highest priority that can go
-/// on runs, and at one or two points inside device calls, drawn from the seed, the running
-/// thread drops below every other. A race that needs one thread parked inside a call while
+/// on runs, and at one or two points inside device calls, drawn from the seed (log-uniform over
+/// the first 64), the running thread drops below every other. A race that needs one thread parked inside a call while
 /// another runs many steps is then found with odds of about 1 in (threads x calls), where a
 /// coin flipped at every point finds it about once in 2^steps. Half the seeds change priorities
 /// once (races of one thread inside one call), the others twice. The first pick waits until
 /// every thread has arrived, so that which threads exist never depends on timing.
 class Schedule final : public Turns {
  public:
-  /// `threads` threads, numbered as the file numbers them (`@T`); `calls`: about how many
-  /// device calls the run makes, over which the priority changes are spread; `changes`: 1 or 2.
-  Schedule(std::size_t threads, uint64_t seed, uint64_t calls, int changes)
+  /// `threads` threads, numbered as the file numbers them (`@T`); `changes`: 1 or 2.
+  Schedule(std::size_t threads, uint64_t seed, int changes)
       : wants_(kMaxThreads, false),
         ready_(kMaxThreads),
         priority_(kMaxThreads, 0),
@@ -44,9 +43,16 @@ class Schedule final : public Turns {
         seed_(seed) {
     for (unsigned t = 0; t < kMaxThreads; ++t)
       priority_[t] = (splitmix(seed_) >> 8U) + kMaxThreads + 1;  // above every dropped one
-    for (int i = 0; i < changes; ++i)
-      changes_.push_back(1 + splitmix(seed_) % std::max<uint64_t>(calls, 1));
+    // Log-uniform over 1..kLatestChange, whatever the sequence's length: a shrink's candidates
+    // keep the points their original's schedule changes at.
+    for (int i = 0; i < changes; ++i) {
+      const uint64_t band = 1 + splitmix(seed_) % kChangeBands;  // 1..6
+      changes_.push_back(1 + splitmix(seed_) % (uint64_t{1} << band));
+    }
   }
+
+  /// Changes fall at points 1..2^kChangeBands inside device calls.
+  static constexpr uint64_t kChangeBands = 6;
 
   /// A scheduling point at which `thread` goes on only once `ready` holds (always, if null).
   void waitFor(unsigned thread, std::function<bool()> ready, bool inside = false) {
@@ -174,10 +180,9 @@ ThreadLanes::ThreadLanes(const Sequence& seq, std::optional<uint64_t> scheduleSe
   s.done = std::make_unique<std::atomic<bool>[]>(seq.ops.size());
   for (std::size_t i = 0; i < seq.ops.size(); ++i)
     s.lanes[seq.ops[i].thread].push_back(i);
-  // About a device call an operation (a renderer's make several, a bare one's one).
   if (scheduleSeed) {
-    s.schedule = std::make_unique<Schedule>(s.lanes.size(), *scheduleSeed, seq.ops.size(),
-                                            (*scheduleSeed & 1U) != 0 ? 2 : 1);
+    s.schedule =
+        std::make_unique<Schedule>(s.lanes.size(), *scheduleSeed, (*scheduleSeed & 1U) != 0 ? 2 : 1);
   }
   for (const auto& [thread, indexes] : s.lanes) {
     s.threads.emplace_back([&s, thread = thread, &indexes = indexes] { s.lane(thread, indexes); });
@@ -209,12 +214,8 @@ void ThreadLanes::run(Step step) {
 }
 
 uint64_t scheduleSeed(const Sequence& seq, uint64_t attempt) {
-  // FNV-1a of the text: the same on every build, unlike std::hash.
-  uint64_t text = 0xcbf29ce484222325ULL;
-  for (const char c : normalizedOperations(seq))
-    text = (text ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  uint64_t state = seq.directives.seed.value_or(text);
-  state ^= splitmix(attempt);
+  uint64_t state = seq.directives.seed.value_or(0);
+  state = splitmix(state) ^ attempt;
   return splitmix(state);
 }
 

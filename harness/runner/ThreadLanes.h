@@ -46,7 +46,8 @@ class ThreadLanes {
   std::unique_ptr<State> state_;
 };
 
-/// The schedule seed of try `attempt` of a sequence: from its `# seed:`, else its text.
+/// The schedule seed of try `attempt` of a sequence: from the try and its `# seed:`, not its
+/// operations, so that a shrink's candidates meet the schedule their original failed in.
 uint64_t scheduleSeed(const Sequence& seq, uint64_t attempt);
 
 }  // namespace gpufuzz

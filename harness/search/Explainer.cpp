@@ -95,11 +95,14 @@ EditVerdict verdictOf(const TrialResult& t, const FailureKey& key) {
 /// names only identify), all queued experiments of a phase at once so that `jobs` stay busy.
 class Laboratory {
  public:
-  Laboratory(TrialRunner& trials, unsigned jobs, FailureKey key, std::optional<Millis> limit)
+  /// `tries`: how many schedules a threaded experiment gets until one fails as `key`.
+  Laboratory(TrialRunner& trials, unsigned jobs, FailureKey key, std::optional<Millis> limit,
+             uint32_t tries)
       : trials_(trials),
         jobs_(jobs == 0 ? 1 : jobs),
         key_(std::move(key)),
-        limit_(key_.candidateLimit(limit)) {}
+        limit_(key_.candidateLimit(limit)),
+        tries_(std::max<uint32_t>(tries, 1)) {}
 
   void add(const Sequence& seq) {
     const std::string text = normalizedOperations(seq);
@@ -111,8 +114,18 @@ class Laboratory {
   void run() {
     // A slow failure is only told from noise by a confirmation run.
     const TrialMode mode = key_.cls == OutcomeClass::Slow ? TrialMode::Confirmed : TrialMode::Quick;
-    const auto results = runConcurrently<TrialResult>(
-        queue_.size(), jobs_, [&](std::size_t i) { return trials_.run(queue_[i], mode, limit_); });
+    const auto results = runConcurrently<TrialResult>(queue_.size(), jobs_, [&](std::size_t i) {
+      const uint32_t most = queue_[i].threadCount() > 1 ? tries_ : 1;
+      TrialResult t;
+      uint32_t executions = 0;
+      for (uint32_t attempt = 0; attempt < most; ++attempt) {
+        t = trials_.run(queue_[i], mode, limit_, attempt);
+        executions += t.executions;
+        if (t.harnessError || key_.matches(t.outcome)) break;
+      }
+      t.executions = executions;
+      return t;
+    });
     for (std::size_t i = 0; i < queue_.size(); ++i) {
       executions_ += results[i].executions;
       const EditVerdict verdict = verdictOf(results[i], key_);
@@ -140,6 +153,7 @@ class Laboratory {
   unsigned jobs_;
   FailureKey key_;
   std::optional<Millis> limit_;  // an experiment stuck this long is stopped (none: deadlines)
+  uint32_t tries_;
   std::vector<Sequence> queue_;
   std::set<std::string> queuedTexts_;
   std::map<std::string, std::pair<RunOutcome, EditVerdict>> done_;
@@ -539,7 +553,12 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   e.minimal = failing;
   e.outcome = failure;
   e.key = FailureKey::of(failure);
-  Laboratory lab(trials, jobs, e.key, options.candidateLimit);
+  // A threaded experiment's tries: enough to see a failure of the known rate with 95% odds.
+  const uint32_t tries =
+      options.knownReproduction
+          ? triesForRate(options.knownReproduction->first, options.knownReproduction->second)
+          : options.confirmations;
+  Laboratory lab(trials, jobs, e.key, options.candidateLimit, tries);
 
   if (options.shrink) {
     // The shrink candidates are the removals and simplifications explained below anyway, so
@@ -638,6 +657,32 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
     e.repetitions.push_back(std::move(r));
   }
 
+  // Threads: which overlaps the failure needs. An operation is free to overlap the failing one
+  // when neither waits for the other, through any chain of waits.
+  std::vector<Sequence> unthreaded;
+  if (m.threadCount() > 1 && e.failingIndex < n) {
+    const auto waits = threadWaits(m);
+    std::vector<std::set<std::size_t>> before(n);  // every operation each one waits for
+    for (std::size_t i = 0; i < n; ++i) {
+      for (const std::size_t w : waits[i]) {
+        before[i].insert(w);
+        before[i].insert(before[w].begin(), before[w].end());
+      }
+    }
+    const std::size_t f = e.failingIndex;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == f || m.ops[i].thread == m.ops[f].thread) continue;
+      if (before[f].contains(i) || before[i].contains(f)) continue;
+      Sequence s = m;
+      s.ops[i].thread = m.ops[f].thread;
+      lab.add(s);
+      unthreaded.push_back(std::move(s));
+      e.overlaps.push_back(Explanation::Overlap{i, {}});
+    }
+    unthreaded.push_back(onOneThread(m));
+    lab.add(unthreaded.back());
+  }
+
   progress("running " + plural(lab.queued(), "experiment") + " on " +
            std::to_string(jobs == 0 ? 1 : jobs) + " job(s)");
   lab.run();
@@ -655,6 +700,9 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   for (std::size_t k = 0; k < e.insertions.size(); ++k) {
     e.insertions[k].experiment = lab.get(inserted[k]);
   }
+  for (std::size_t k = 0; k < e.overlaps.size(); ++k)
+    e.overlaps[k].experiment = lab.get(unthreaded[k]);
+  if (!unthreaded.empty()) e.oneThread = lab.get(unthreaded.back());
   for (std::size_t i = 0; i < n; ++i) {
     if (!repeated[i]) continue;
     Explanation::Repetition& r = e.repetitions[i];
@@ -777,6 +825,23 @@ std::string explanationMarkdown(const Explanation& e) {
       after.push_back(stepText(m, i));
     md +=
         "\nAfter the failing operation (never run, not explained): " + joined(after, "; ") + ".\n";
+  }
+
+  if (e.oneThread) {
+    md += "\n## Threads\n\nThe sequence runs on " + std::to_string(m.threadCount()) +
+          " threads. With every operation on one thread: " + verdictText(*e.oneThread) + ".\n";
+    for (const Explanation::Overlap& o : e.overlaps) {
+      const Operation& op = m.ops[o.index];
+      const Operation& failing = m.ops[e.failingIndex];
+      md += "- " + std::string(o.needed() ? "needs" : "does not need") + " `" +
+            std::string(op.name()) + "` (" + std::to_string(o.index + 1) + ") on thread " +
+            std::to_string(op.thread) + " overlapping `" + std::string(failing.name()) + "` (" +
+            std::to_string(e.failingIndex + 1) + ") on thread " + std::to_string(failing.thread) +
+            ": moved onto one thread, " + verdictText(o.experiment) + "\n";
+    }
+    if (e.overlaps.empty()) {
+      md += "No operation of another thread is free to overlap the failing one.\n";
+    }
   }
 
   md += "\n## Arguments\n\n";

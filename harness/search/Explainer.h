@@ -133,6 +133,21 @@ struct Explanation {
   };
   std::vector<Repetition> repetitions;
 
+  /// Threads: each operation on another thread than the failing one and free to overlap it,
+  /// moved onto the failing operation's thread (so one waits for the other, in file order).
+  struct Overlap {
+    std::size_t index = 0;
+    Experiment experiment;
+    /// Without the overlap the failure is gone: it needs this operation beside the failing one.
+    bool needed() const {
+      return experiment.verdict == EditVerdict::Prevents ||
+             experiment.verdict == EditVerdict::Changes;
+    }
+  };
+  std::vector<Overlap> overlaps;
+  /// For a threaded sequence: the experiment with every operation on one thread.
+  std::optional<Experiment> oneThread;
+
   /// Counting: how many device contexts the sequence introduces and whether each is needed.
   struct Contexts {
     uint32_t introduced = 0;
@@ -155,6 +170,7 @@ struct Explanation {
 struct ExplainOptions {
   /// Shrink first when some single shrink edit keeps the failure.
   bool shrink = true;
+  /// Also the tries a threaded experiment gets, each its own schedule, until one fails alike.
   uint32_t confirmations = 5;
   /// Reproductions already measured (hits, replays): the replays are not run again.
   std::optional<std::pair<uint32_t, uint32_t>> knownReproduction;

@@ -45,6 +45,7 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   if (!f.outcome.fault.empty()) j.key("planted_by").value(f.outcome.fault);
   j.key("sequence").value(normalizedOperations(f.minimal));
   j.key("model").value(f.minimal.lifecycle().name);
+  j.key("threads").value(static_cast<uint64_t>(f.minimal.threadCount()));
   j.key("model_hash").value(f.minimal.lifecycle().hash);
   j.key("file").value(file);
   if (f.minimal.directives.target) {

@@ -46,7 +46,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
         for (uint32_t attempt = 0; attempt < most; ++attempt) {
           TrialResult t = trials_.run(
               candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick,
-              limit, attempt);
+              limit, baseAttempt_ + attempt);
           t.executions += total.executions;
           total = std::move(t);
           if (total.harnessError || key.matches(total.outcome)) break;
@@ -75,13 +75,16 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
 uint32_t Shrinker::triesPerCandidate() const {
   const std::lock_guard lock(rateMutex_);
   if (rateTries_ == 0) return maxTries_;
-  // Enough tries that a candidate failing at the observed rate is seen with 95% odds:
-  // 1 - (1 - rate)^K >= 0.95. No hit yet counts as one more try that hit.
-  const double rate = static_cast<double>(std::max<uint64_t>(rateHits_, 1)) /
-                      static_cast<double>(rateTries_ + (rateHits_ == 0 ? 1 : 0));
+  return triesForRate(rateHits_, rateTries_);
+}
+
+uint32_t triesForRate(uint64_t hits, uint64_t tries) {
+  // 1 - (1 - rate)^K >= 0.95; no hit yet counts as one more try that hit.
+  const double rate = static_cast<double>(std::max<uint64_t>(hits, 1)) /
+                      static_cast<double>(std::max<uint64_t>(tries, 1) + (hits == 0 ? 1 : 0));
   if (rate >= 0.95) return 1;
   const double k = std::ceil(std::log(0.05) / std::log(1.0 - rate));
-  return std::clamp(static_cast<uint32_t>(k), 1U, kMostTries);
+  return std::clamp(static_cast<uint32_t>(k), 1U, Shrinker::kMostTries);
 }
 
 void Shrinker::observeRate(uint32_t hits, uint32_t tries) {
@@ -146,7 +149,8 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
   // The first run keeps the evidence (stacks of a stuck child); the others only count. Each
   // try has its own schedule, so a threaded sequence's rate is over schedules.
   const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {
-    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed, std::nullopt, i);
+    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed, std::nullopt,
+                       baseAttempt_ + i);
   });
   Reproductions r;
   for (const TrialResult& t : outcomes) {

@@ -68,6 +68,10 @@ class Shrinker {
   void limitCandidates(std::optional<Millis> limit) { candidateLimit_ = limit; }
   /// The tries a threaded candidate gets before any rate is known (--confirmations); at least 1.
   void setMaxTries(uint32_t tries) { maxTries_ = std::max<uint32_t>(tries, 1); }
+  /// The try the failure was seen in: a threaded candidate's tries are that one and those after
+  /// it, so a candidate first meets the schedule that failed (a schedule is drawn from its try
+  /// alone, ThreadLanes.h).
+  void setBaseAttempt(uint64_t attempt) { baseAttempt_ = attempt; }
   /// Tries a threaded candidate gets now: from the rate measured so far, at most kMostTries.
   uint32_t triesPerCandidate() const;
   /// Tries of a threaded failing sequence that measure its rate before its shrink.
@@ -101,9 +105,14 @@ class Shrinker {
   unsigned jobs_;
   std::optional<Millis> candidateLimit_;
   uint32_t maxTries_ = 5;
+  uint64_t baseAttempt_ = 0;
   mutable std::mutex rateMutex_;
   uint64_t rateHits_ = 0, rateTries_ = 0;
 };
+
+/// The tries that see a failure of rate hits/tries at least once with 95% odds, at most
+/// Shrinker::kMostTries (no hit counts as one hit in one more try).
+uint32_t triesForRate(uint64_t hits, uint64_t tries);
 
 /// Runs `count` tasks with at most `jobs` at once; task i's result lands in slot i.
 template <typename T>

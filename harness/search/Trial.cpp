@@ -289,6 +289,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
   const auto file = writeSequenceFile(seq);
 
   TrialResult result;
+  result.attempt = attempt;
   Millis deadline = deadlines_.deadline();
   DeadlineCalibrator::ByKind kinds = kindDeadlines(deadline);
   if (stuckAfter) {

@@ -93,6 +93,8 @@ struct TrialResult {
   Supervised evidence;
   /// How many children this trial started (1, or 2 with a confirmation).
   uint32_t executions = 0;
+  /// The try it ran as (TrialRunner::run's `attempt`): a threaded sequence's schedule.
+  uint64_t attempt = 0;
   /// Set when the harness, not the system under test, failed.
   std::optional<std::string> harnessError;
   /// A persistent run (runPersistent) that did not pass: the sequences its process had passed
