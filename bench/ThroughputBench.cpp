@@ -26,6 +26,9 @@
 // - PythonTarget/sim/max_ops:M/jobs:J: that target against the built-in runner on sim, both
 //   forked, in alternating pairs of campaigns of --python-runs sequences; ratio_to_runner is the
 //   median ratio of their executions/s (the goal: at least 1/3).
+// - Threads/sim/threads:N/max_ops:M/jobs:J: `--threads N` campaigns against `--threads 1` ones
+//   on sim, the same seed and so the same operations, in alternating pairs; ratio_to_one_thread
+//   is the median ratio of their executions/s (the goal at N = 2: at least 0.8).
 //
 //   gpufuzz-bench-throughput [--sim-runs N] [--cuda-runs N] [--opencl-runs N] [--vulkan-runs N]
 //                            [--python-runs N] [google benchmark flags]
@@ -210,44 +213,62 @@ void Campaign(benchmark::State& state, const std::string& backend, bool forkServ
   state.counters["max_ops"] = static_cast<double>(maxOps);
 }
 
-/// PythonTarget: the Python target against the built-in runner on sim, both with the fork server,
-/// as `rounds` alternating pairs of campaigns of `runs` sequences, so that a change in the
-/// machine's load between them (other processes) weighs on both alike. ratio_to_runner: the
-/// median over rounds of the Python target's executions/s over the runner's.
-void PythonTarget(benchmark::State& state) {
+/// Campaigns of two kinds, `rounds` alternating pairs of `runs` sequences each, so that a change
+/// in the machine's load between them (other processes) weighs on both alike: the median over
+/// rounds of B's executions/s over A's, and each kind's executions/s over every round. A's and
+/// B's arguments to runCampaign: the backend and the extra options.
+void alternatingPairs(benchmark::State& state, const std::string& backendA,
+                      const std::vector<std::string>& argsA, const std::string& backendB,
+                      const std::vector<std::string>& argsB, int runs, const std::string& ratioName,
+                      const std::string& nameA, const std::string& nameB) {
   const auto maxOps = state.range(0);
   const auto jobs = static_cast<unsigned>(state.range(1));
   constexpr int kRounds = 5;
   std::vector<double> ratios;
-  double pyExecs = 0, pySeconds = 0, simExecs = 0, simSeconds = 0;
+  double execsB = 0, secondsB = 0, execsA = 0, secondsA = 0;
   for (auto _ : state) {
     double iteration = 0;
     for (int round = 0; round < kRounds; ++round) {
       std::string error;
-      const auto sim = runCampaign("sim", true, maxOps, jobs, pythonRuns, {}, error);
-      const auto py =
-          sim ? runCampaign("python-sim", true, maxOps, jobs, pythonRuns, {}, error) : std::nullopt;
-      if (!sim || !py) {
+      const auto a = runCampaign(backendA, true, maxOps, jobs, runs, argsA, error);
+      const auto b =
+          a ? runCampaign(backendB, true, maxOps, jobs, runs, argsB, error) : std::nullopt;
+      if (!a || !b) {
         state.SkipWithError(error.c_str());
         return;
       }
-      simExecs += sim->first;
-      simSeconds += sim->second;
-      pyExecs += py->first;
-      pySeconds += py->second;
-      iteration += sim->second + py->second;
-      ratios.push_back((py->first / py->second) / (sim->first / sim->second));
+      execsA += a->first;
+      secondsA += a->second;
+      execsB += b->first;
+      secondsB += b->second;
+      iteration += a->second + b->second;
+      ratios.push_back((b->first / b->second) / (a->first / a->second));
     }
     state.SetIterationTime(iteration);
   }
   std::sort(ratios.begin(), ratios.end());
-  state.counters["ratio_to_runner"] = ratios[ratios.size() / 2];
+  state.counters[ratioName] = ratios[ratios.size() / 2];
   state.counters["ratio_min"] = ratios.front();
   state.counters["ratio_max"] = ratios.back();
-  state.counters["python_execs_per_s"] = pyExecs / pySeconds;
-  state.counters["runner_execs_per_s"] = simExecs / simSeconds;
+  state.counters[nameB + "_execs_per_s"] = execsB / secondsB;
+  state.counters[nameA + "_execs_per_s"] = execsA / secondsA;
   state.counters["jobs"] = jobs;
   state.counters["max_ops"] = static_cast<double>(maxOps);
+}
+
+/// PythonTarget: the Python target against the built-in runner on sim, both with the fork server.
+/// ratio_to_runner: the Python target's executions/s over the runner's (the goal: at least 1/3).
+void PythonTarget(benchmark::State& state) {
+  alternatingPairs(state, "sim", {}, "python-sim", {}, pythonRuns, "ratio_to_runner", "runner",
+                   "python");
+}
+
+/// Threads/sim/threads:N: `--threads N` campaigns against `--threads 1` ones on sim, the same
+/// seed, so the same operations (sequences.md, Threads). ratio_to_one_thread: N threads'
+/// executions/s over one thread's (the goal at N = 2: at least 0.8).
+void Threads(benchmark::State& state, int threads) {
+  alternatingPairs(state, "sim", {"--threads", "1"}, "sim", {"--threads", std::to_string(threads)},
+                   simRuns, "ratio_to_one_thread", "one_thread", "threaded");
 }
 
 /// Whether `gpufuzz-runner --probe --backend vulkan` can make the backend (in its own process).
@@ -343,6 +364,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> backends{"sim", "python-sim"};
   runsOnce(benchmark::RegisterBenchmark("PythonTarget/sim", PythonTarget),
            {{1, 1}, {1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
+  // Threaded sequences against the same sequences on one thread (sequences.md, Threads).
+  for (const int threads : {2, 4}) {
+    runsOnce(benchmark::RegisterBenchmark(
+                 ("Threads/sim/threads:" + std::to_string(threads)).c_str(), Threads, threads),
+             {{kMaxOps, 1}, {kMaxOps, cores}});
+  }
   if (cudaUsable()) {
     backends.push_back("cuda");
     backends.push_back("cuda-async");

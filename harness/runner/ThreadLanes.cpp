@@ -27,11 +27,11 @@ uint64_t splitmix(uint64_t& state) {
 /// Threads that take turns, by probabilistic concurrency testing (PCT, Burckhardt et al. 2010):
 /// each thread has a priority drawn from the seed, the thread of highest priority that can go
 /// on runs, and at one or two points inside device calls, drawn from the seed (log-uniform over
-/// the first 64), the running thread drops below every other. A race that needs one thread parked inside a call while
-/// another runs many steps is then found with odds of about 1 in (threads x calls), where a
-/// coin flipped at every point finds it about once in 2^steps. Half the seeds change priorities
-/// once (races of one thread inside one call), the others twice. The first pick waits until
-/// every thread has arrived, so that which threads exist never depends on timing.
+/// the first 64), the running thread drops below every other. A race that needs one thread parked
+/// inside a call while another runs many steps is then found with odds of about 1 in (threads x
+/// calls), where a coin flipped at every point finds it about once in 2^steps. Half the seeds
+/// change priorities once (races of one thread inside one call), the others twice. The first pick
+/// waits until every thread has arrived, so that which threads exist never depends on timing.
 class Schedule final : public Turns {
  public:
   /// `threads` threads, numbered as the file numbers them (`@T`); `changes`: 1 or 2.
@@ -103,7 +103,6 @@ class Schedule final : public Turns {
     holder_ = best;
     changed_.notify_all();
   }
-
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -181,8 +180,8 @@ ThreadLanes::ThreadLanes(const Sequence& seq, std::optional<uint64_t> scheduleSe
   for (std::size_t i = 0; i < seq.ops.size(); ++i)
     s.lanes[seq.ops[i].thread].push_back(i);
   if (scheduleSeed) {
-    s.schedule =
-        std::make_unique<Schedule>(s.lanes.size(), *scheduleSeed, (*scheduleSeed & 1U) != 0 ? 2 : 1);
+    s.schedule = std::make_unique<Schedule>(s.lanes.size(), *scheduleSeed,
+                                            (*scheduleSeed & 1U) != 0 ? 2 : 1);
   }
   for (const auto& [thread, indexes] : s.lanes) {
     s.threads.emplace_back([&s, thread = thread, &indexes = indexes] { s.lane(thread, indexes); });

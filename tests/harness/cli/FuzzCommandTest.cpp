@@ -149,6 +149,11 @@ TEST(Fuzz, BadInputIsExitStatusTwoAndRunsNothing) {
   EXPECT_EQ(testing::runCommand(gpufuzz + " fuzz --bogus").status, 2);
   EXPECT_EQ(testing::runCommand(gpufuzz + " fuzz --policy nope --runs 1").status, 2);
   EXPECT_EQ(testing::runCommand(gpufuzz + " fuzz --faults /nonexistent.plan --runs 1").status, 2);
+  for (const char* threads : {"0", "9", "x", "-1"}) {
+    const auto t = testing::runCommand(gpufuzz + " fuzz --runs 1 --threads " + threads);
+    EXPECT_EQ(t.status, 2) << threads << ": " << t.output;
+    EXPECT_NE(t.output.find("--threads"), std::string::npos) << t.output;
+  }
   writeFileAtomically(dir.path() / "bad.seq", "create r0\ndraw r9\n");
   const auto r = testing::runCommand(gpufuzz + " replay " + (dir.path() / "bad.seq").string());
   EXPECT_EQ(r.status, 2);

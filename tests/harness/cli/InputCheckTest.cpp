@@ -70,6 +70,18 @@ TEST_P(InputCheck, AMalformedSequenceIsPlaced) {
   expectInputError(run(seq), seq + ":3:1: unknown operation");
 }
 
+TEST_P(InputCheck, BadThreadPrefixesAndCountsArePlaced) {
+  const std::string beyond = write("beyond.seq", "# backend: sim\ncreate a\n@8 create b\n");
+  expectInputError(run(beyond), beyond + ":3:1: '@8'");
+  const std::string word = write("word.seq", "# backend: sim\n@x create a\n");
+  expectInputError(run(word), word + ":2:1: '@x'");
+  const std::string bare = write("bare.seq", "@1 # backend: sim\ncreate a\n");
+  expectInputError(run(bare), bare + ":1:1: @1 prefixes no operation");
+  const std::string count =
+      write("count.seq", "# backend: sim\n# threads: 3\ncreate a\n@1 create b\n");
+  expectInputError(run(count), count + ":2:12: threads says 3");
+}
+
 INSTANTIATE_TEST_SUITE_P(Subcommands, InputCheck, ::testing::Values("replay", "shrink", "explain"));
 
 TEST(InputCheckReplay, ABadSecondFileMeansNothingRuns) {
