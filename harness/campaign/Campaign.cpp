@@ -188,15 +188,16 @@ class Campaign {
       // Until it is done, the sequence is where a resumed campaign goes on: one cut short by a
       // stop counts nothing here and is run again then.
       const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, *k));
-      const Sequence seq = generateSequence(gen_, seqSeed);
+      // Its seed goes with it: a threaded sequence's schedules are drawn from it (ThreadLanes.h).
+      Sequence seq = generateSequence(gen_, seqSeed);
+      seq.directives.seed = seqSeed;
       // What failed, as a fresh process runs it: the sequence, or with --persistent perhaps the
       // sequences its process ran before it too.
       Sequence failing = seq;
       std::size_t ranBefore = 0;
       TrialResult t;
       if (!persistent) {
-        // A threaded sequence's schedule is drawn from its seed too.
-        t = classified(seq, trials_.run(seq, TrialMode::Quick, std::nullopt, seqSeed));
+        t = classified(seq, trials_.run(seq, TrialMode::Quick));
       } else if (t = trials_.runPersistent(*persistent, seq);
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;

@@ -28,10 +28,11 @@ int runReplay(Session& session) {
   Report report;
   report.command = "replay";
   int missed = 0, notRun = 0;
-  // A threaded file gets up to --confirmations tries, each its own schedule (sequences.md,
-  // Threads): a failing expectation is met by any try that matches it, `pass` only if every
-  // try passes.
-  const auto tries = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
+  // A threaded file gets up to --confirmations tries (default Shrinker::kMostTries), each its
+  // own schedule (sequences.md, Threads): a failing expectation is met by any try that matches
+  // it, `pass` only if every try passes.
+  const auto tries =
+      static_cast<uint32_t>(cl.number(Option::Confirmations, Shrinker::kMostTries, 1, 1000));
   std::vector<uint32_t> triesRun(planned.size(), 1);
   // Files run concurrently (bounded by --jobs); results print in file order.
   const auto outcomes =

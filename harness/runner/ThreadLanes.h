@@ -47,7 +47,8 @@ class ThreadLanes {
 };
 
 /// The schedule seed of try `attempt` of a sequence: from the try and its `# seed:`, not its
-/// operations, so that a shrink's candidates meet the schedule their original failed in.
+/// operations, so that a shrink's candidates meet the schedule their original failed in, and a
+/// finding's file replays the schedules its rate was measured over.
 uint64_t scheduleSeed(const Sequence& seq, uint64_t attempt);
 
 }  // namespace gpufuzz

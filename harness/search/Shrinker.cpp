@@ -149,8 +149,7 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
   // The first run keeps the evidence (stacks of a stuck child); the others only count. Each
   // try has its own schedule, so a threaded sequence's rate is over schedules.
   const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {
-    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed, std::nullopt,
-                       baseAttempt_ + i);
+    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed, std::nullopt, i);
   });
   Reproductions r;
   for (const TrialResult& t : outcomes) {

@@ -89,6 +89,7 @@ class Shrinker {
     std::optional<Supervised> evidence;
   };
   /// Runs `seq` `times` times, confirming deadline misses, and counts how often it fails as `key`.
+  /// A threaded sequence's tries are 0..times-1, the schedules a replay of its file meets first.
   Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times);
 
  private:

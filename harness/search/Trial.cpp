@@ -206,6 +206,8 @@ std::filesystem::path TrialRunner::writeSequenceFile(const Sequence& seq) const 
   bare.ops = seq.ops;
   bare.model = seq.model;
   bare.directives.model = childModelDirective(setup_.workDir, seq.lifecycle());
+  // A threaded sequence's schedules are drawn from its seed and the try (ThreadLanes.h).
+  bare.directives.seed = seq.directives.seed;
   if (!setup_.target.empty()) {
     // A target learns the policy and the plan from the file (the runner from its arguments).
     bare.directives.policy = std::string(policyName(setup_.policy));
