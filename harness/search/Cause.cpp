@@ -58,12 +58,15 @@ std::vector<std::string> topFrames(const std::string& stacks, std::size_t count)
 
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks) {
+  // A failure that needs threads is another bug than the same class at that kind on one thread
+  // (sequences.md, Threads): a shrink leaves a sequence threaded only when it needs them.
+  const std::string concurrent = minimal.threadCount() > 1 ? "; concurrent" : "";
   if (!outcome.fault.empty()) {
     // A planted failure's cause is its rule, whichever operation reached the rule's device
     // call and however its conditions came to hold.
-    return std::string(outcomeClassName(outcome.cls)) + " planted by " + outcome.fault;
+    return std::string(outcomeClassName(outcome.cls)) + " planted by " + outcome.fault + concurrent;
   }
-  std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op;
+  std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
   // Operations after the failing one never ran: they need nothing.
   std::size_t ran = minimal.ops.size();
   if (outcome.at && !outcome.at->isEnd()) ran = std::min<std::size_t>(ran, outcome.at->ordinal);

@@ -20,7 +20,8 @@ namespace gpufuzz {
 
 /// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...";
 /// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
-/// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4".
+/// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4". A threaded
+/// minimal sequence's cause says "; concurrent" after the class and place (or the rule).
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks);
 

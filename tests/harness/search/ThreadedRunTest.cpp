@@ -9,6 +9,7 @@
 
 #include "harness/base/AtomicFile.h"
 #include "harness/protocol/Events.h"
+#include "harness/search/Cause.h"
 #include "harness/search/Shrinker.h"
 #include "tests/harness/TestSupport.h"
 
@@ -167,6 +168,21 @@ TEST_F(ThreadedRun, AShrinkKeepsTheRaceAndDropsTheRest) {
   // The race needs a context and its buffer's free on one thread, a context made on the other.
   EXPECT_LE(r.minimal.ops.size(), 4u) << printSequence(r.minimal);
   EXPECT_GE(shrinker.triesPerCandidate(), 1u);
+}
+
+TEST(ThreadedCause, AConcurrentFailureIsAnotherCauseThanTheSameOneOnOneThread) {
+  const Sequence threaded = parseSequence(
+      "# model: device\nctx_create c0\nbuf_create c0 b0\n@1 buf_destroy b0\nctx_create c1\n",
+      "t.seq");
+  RunOutcome error{OutcomeClass::Error, At{3}, "buf_destroy", "failed", {}};
+  const std::string apart = failureCause(error, threaded, TeardownPolicy::Shipped, "");
+  const std::string alone = failureCause(error, onOneThread(threaded), TeardownPolicy::Shipped, "");
+  EXPECT_NE(apart, alone);
+  EXPECT_NE(apart.find("; concurrent"), std::string::npos) << apart;
+  EXPECT_EQ(alone.find("concurrent"), std::string::npos) << alone;
+  error.fault = "p.plan:1: error at buf_free when inside_ctx_create >= 1";
+  EXPECT_NE(failureCause(error, threaded, TeardownPolicy::Shipped, "").find("; concurrent"),
+            std::string::npos);
 }
 
 }  // namespace
