@@ -685,11 +685,11 @@ CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, Findin
   // A time-bounded campaign of the same seed and settings goes on where the last one in this
   // folder stopped (a requeued shard does not run its first hours again); a --runs budget names
   // a fixed set of sequences, which runs again.
-  const bool sameStream = previous && previous->nextSequence && previous->seed == identity.seed &&
-                          previous->shard == identity.shard &&
-                          previous->backend == identity.backend &&
-                          previous->policy == identity.policy &&
-                          previous->faults == identity.faults && previous->ops == identity.ops;
+  const bool sameStream =
+      previous && previous->nextSequence && previous->seed == identity.seed &&
+      previous->shard == identity.shard && previous->backend == identity.backend &&
+      previous->policy == identity.policy && previous->faults == identity.faults &&
+      previous->ops == identity.ops && previous->threads == identity.threads;
   if (sameStream) campaign.keepFrontier(*previous->nextSequence, previous->unfinished);
   if (sameStream && !runs) {
     campaign.startAt(*previous->nextSequence, previous->unfinished);

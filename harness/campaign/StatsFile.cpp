@@ -54,6 +54,7 @@ void visitStats(Io& io, Stats& s) {
   io.text("faults", s.faults);
   io.text("ops", s.ops);
   io.number("persistent", s.persistent);
+  io.number("threads", s.threads);
   io.number("execs_per_sec", s.execsPerSecond);
   visitCounts(io, s.run);
   io.number("unique_findings", s.uniqueFindings);

@@ -68,6 +68,7 @@ struct CampaignStats {
   /// What the backend runs on (platform, device, driver), as the runner's --probe says.
   std::string device;
   uint64_t persistent = 1;  // --persistent N: sequences a child may run in one process
+  uint64_t threads = 1;     // --threads N: each sequence's operations over up to N threads
   /// --target's command line and what its --version said; empty for the project's runner.
   std::string target, targetVersion;
   std::string deadline;  // the deadline in force

@@ -135,6 +135,7 @@ int runFuzz(Session& session) {
   identity.policy = std::string(policyName(config.policy));
   identity.faults = faults;
   identity.ops = cl.get(Option::Ops).value_or("renderer");
+  identity.threads = gen.threads;
   identity.persistent = persistent;
   plan.previous = std::move(previous);
   const CampaignResult result = runCampaign(plan, trials, store);

@@ -19,8 +19,8 @@
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/FindingStore.h"
 #include "harness/cli/Subcommands.h"
-#include "harness/search/Shrinker.h"
 #include "harness/search/Minimize.h"
+#include "harness/search/Shrinker.h"
 #include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/faults/FaultPlan.h"
@@ -118,9 +118,8 @@ int runPromote(Session& session) {
     TrialRunner& trials =
         session.trials(backend, config.policy, faultsFor(config, backend), targetProgram);
     // A threaded finding fails on some schedules: the tries that see its rate with 95% odds.
-    const uint32_t tries = minimal.threadCount() > 1
-                               ? triesForRate(finding.reproduced, finding.confirmations)
-                               : 1;
+    const uint32_t tries =
+        minimal.threadCount() > 1 ? triesForRate(finding.reproduced, finding.confirmations) : 1;
     TrialResult t;
     for (uint32_t attempt = 0; attempt < tries; ++attempt) {
       t = trials.run(minimal, TrialMode::Confirmed, std::nullopt, attempt);

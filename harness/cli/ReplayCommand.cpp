@@ -46,8 +46,8 @@ int runReplay(Session& session) {
           t = p.run.trials->run(p.seq, TrialMode::Evidence, std::nullopt, attempt);
           executions += t.executions;
           triesRun[i] = attempt + 1;
-          const bool decided = expected.cls == OutcomeClass::Pass ? t.outcome.failed()
-                                                                  : t.outcome.meets(expected);
+          const bool decided =
+              expected.cls == OutcomeClass::Pass ? t.outcome.failed() : t.outcome.meets(expected);
           if (t.harnessError || t.outcome.unsupported || decided) break;
         }
         t.executions = static_cast<uint32_t>(executions);
@@ -71,9 +71,9 @@ int runReplay(Session& session) {
     const bool met = t.outcome.meets(expected);
     missed += met ? 0 : 1;
     const std::string triesText =
-        planned[i].seq.threadCount() > 1 ? ", try " + std::to_string(triesRun[i]) + " of up to " +
-                                               std::to_string(tries)
-                                         : "";
+        planned[i].seq.threadCount() > 1
+            ? ", try " + std::to_string(triesRun[i]) + " of up to " + std::to_string(tries)
+            : "";
     std::printf("%s %s: %s (expected %s%s)\n", met ? "ok  " : "MISS", planned[i].file.c_str(),
                 outcomeText(t.outcome).c_str(), expectationText(expected).c_str(),
                 triesText.c_str());

@@ -2,6 +2,7 @@
 #include "harness/runner/SequenceExecutor.h"
 
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -209,15 +210,24 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, Progress
   progress.start();
   std::mutex mutex;
   std::map<std::size_t, RunOutcome> failures;
+  // The runner's own failure on a thread (a bug, not the device's) ends the run as on one
+  // thread: thrown from here, once every thread has finished.
+  std::exception_ptr internal;
   lanes.run([&](std::size_t i) {
     const World::Expected expected = [&](const std::string&) { return images.at(i); };
-    std::optional<RunOutcome> failed =
-        runStep(world, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, expected, progress);
-    if (!failed) return true;
-    const std::lock_guard lock(mutex);
-    failures.emplace(i, std::move(*failed));
+    try {
+      std::optional<RunOutcome> failed =
+          runStep(world, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, expected, progress);
+      if (!failed) return true;
+      const std::lock_guard lock(mutex);
+      failures.emplace(i, std::move(*failed));
+    } catch (...) {
+      const std::lock_guard lock(mutex);
+      if (!internal) internal = std::current_exception();
+    }
     return false;
   });
+  if (internal) std::rethrow_exception(internal);
   if (failures.empty()) return std::nullopt;
   return failures.begin()->second;
 }

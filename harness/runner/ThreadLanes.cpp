@@ -2,8 +2,10 @@
 #include "harness/runner/ThreadLanes.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -64,7 +66,7 @@ class Schedule final : public Turns {
       priority_[thread] = dropped_--;  // below every other, the latest lowest
     }
     if (holder_ == static_cast<int>(thread) || holder_ < 0) pick();
-    changed_.wait(lock, [&] { return holder_ == static_cast<int>(thread); });
+    wake_[thread].wait(lock, [&] { return holder_ == static_cast<int>(thread); });
     wants_[thread] = false;
     ready_[thread] = nullptr;
   }
@@ -101,11 +103,12 @@ class Schedule final : public Turns {
     }
     if (best < 0) return;
     holder_ = best;
-    changed_.notify_all();
+    // Only the thread picked wakes: the others would find it is not their turn.
+    wake_[static_cast<std::size_t>(best)].notify_one();
   }
 
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::array<std::condition_variable, kMaxThreads> wake_;
   std::vector<bool> wants_;
   std::vector<std::function<bool()>> ready_;
   std::vector<uint64_t> priority_;
@@ -130,6 +133,7 @@ struct ThreadLanes::State {
   std::mutex mutex;
   std::condition_variable changed;
   bool go = false;
+  bool ran = false;  // run() was called
   std::vector<std::thread> threads;
 
   explicit State(const Sequence& s) : seq(s), waits(threadWaits(s)) {}
@@ -183,8 +187,10 @@ ThreadLanes::ThreadLanes(const Sequence& seq, std::optional<uint64_t> scheduleSe
     s.schedule = std::make_unique<Schedule>(s.lanes.size(), *scheduleSeed,
                                             (*scheduleSeed & 1U) != 0 ? 2 : 1);
   }
-  for (const auto& [thread, indexes] : s.lanes) {
-    s.threads.emplace_back([&s, thread = thread, &indexes = indexes] { s.lane(thread, indexes); });
+  // The first lane runs on the thread that calls run(): one thread fewer to make and wake.
+  for (auto it = std::next(s.lanes.begin()); it != s.lanes.end(); ++it) {
+    s.threads.emplace_back(
+        [&s, thread = it->first, &indexes = it->second] { s.lane(thread, indexes); });
   }
 }
 
@@ -195,18 +201,28 @@ ThreadLanes::~ThreadLanes() {
     state_->stopped.store(true);
   }
   state_->changed.notify_all();
+  // Never run: the first lane still arrives (and stops at once), or the others wait for it.
+  if (!state_->ran && !state_->lanes.empty()) {
+    const auto& [thread, indexes] = *state_->lanes.begin();
+    state_->lane(thread, indexes);
+  }
   for (std::thread& t : state_->threads) {
     if (t.joinable()) t.join();
   }
 }
 
 void ThreadLanes::run(Step step) {
+  state_->ran = true;
   state_->step = std::move(step);
   {
     const std::lock_guard lock(state_->mutex);
     state_->go = true;
   }
   state_->changed.notify_all();
+  if (!state_->lanes.empty()) {
+    const auto& [thread, indexes] = *state_->lanes.begin();
+    state_->lane(thread, indexes);
+  }
   for (std::thread& t : state_->threads) {
     if (t.joinable()) t.join();
   }

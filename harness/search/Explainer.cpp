@@ -115,7 +115,7 @@ class Laboratory {
     // A slow failure is only told from noise by a confirmation run.
     const TrialMode mode = key_.cls == OutcomeClass::Slow ? TrialMode::Confirmed : TrialMode::Quick;
     const auto results = runConcurrently<TrialResult>(queue_.size(), jobs_, [&](std::size_t i) {
-      const uint32_t most = queue_[i].threadCount() > 1 ? tries_ : 1;
+      const uint32_t most = trials_.triesFor(queue_[i], tries_);
       TrialResult t;
       uint32_t executions = 0;
       for (uint32_t attempt = 0; attempt < most; ++attempt) {
@@ -554,11 +554,13 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   e.outcome = failure;
   e.key = FailureKey::of(failure);
   // A threaded experiment's tries: enough to see a failure of the known rate with 95% odds.
-  const uint32_t tries =
-      options.knownReproduction
-          ? triesForRate(options.knownReproduction->first, options.knownReproduction->second)
-          : options.confirmations;
-  Laboratory lab(trials, jobs, e.key, options.candidateLimit, tries);
+  const uint32_t tries = options.knownReproduction ? triesForRate(options.knownReproduction->first,
+                                                                  options.knownReproduction->second)
+                                                   : options.confirmations;
+  // Only a threaded failure's experiments get several tries: its one-thread forms too, so that
+  // "needs the overlap" is not a one-thread run's luck on a real backend.
+  Laboratory lab(trials, jobs, e.key, options.candidateLimit,
+                 failing.threadCount() > 1 ? tries : 1);
 
   if (options.shrink) {
     // The shrink candidates are the removals and simplifications explained below anyway, so

@@ -41,7 +41,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         const Sequence& candidate = batch[i].second;
         if (tried.count(candidateKey(candidate)) > 0) return std::nullopt;
-        const uint32_t most = candidate.threadCount() > 1 ? tries : 1;
+        const uint32_t most = threadedFailure_ ? trials_.triesFor(candidate, tries) : 1;
         TrialResult total;
         for (uint32_t attempt = 0; attempt < most; ++attempt) {
           TrialResult t = trials_.run(
@@ -99,7 +99,8 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   ShrinkResult result;
   result.minimal = failing;
   result.outcome = failure;
-  if (failing.threadCount() > 1) {
+  threadedFailure_ = failing.threadCount() > 1;
+  if (threadedFailure_) {
     // The rate a threaded failure reproduces at sets how many tries each candidate gets.
     result.executions += reproductions(failing, key, kRateProbe).executions;
   }

@@ -14,8 +14,8 @@
 // rate with 95% odds, at most kMostTries.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -107,6 +107,9 @@ class Shrinker {
   std::optional<Millis> candidateLimit_;
   uint32_t maxTries_ = 5;
   uint64_t baseAttempt_ = 0;
+  /// The failure being shrunk has threads: its candidates get several tries
+  /// (TrialRunner::triesFor).
+  bool threadedFailure_ = false;
   mutable std::mutex rateMutex_;
   uint64_t rateHits_ = 0, rateTries_ = 0;
 };

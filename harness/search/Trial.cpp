@@ -286,8 +286,8 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
   return result;
 }
 
-TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
-                             std::optional<Millis> stuckAfter, uint64_t attempt) {
+TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<Millis> stuckAfter,
+                             uint64_t attempt) {
   const auto file = writeSequenceFile(seq);
 
   TrialResult result;
@@ -303,7 +303,8 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
   result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
   if (known && mode == TrialMode::Evidence && setup_.captureStacks) {
-    result.evidence = runOnce(file, seq, deadline, kinds, true, attempt);  // the same, with its stacks
+    result.evidence =
+        runOnce(file, seq, deadline, kinds, true, attempt);  // the same, with its stacks
     result.executions = 2;
   }
   if (known && mode != TrialMode::Quick) ++confirmationsSkipped_;
@@ -315,7 +316,8 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode,
     const Supervised first = std::move(result.evidence);
     const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
     const Millis longerDefault = deadlines_.confirmationDeadline();
-    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence, attempt);
+    result.evidence =
+        runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence, attempt);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {

@@ -151,6 +151,12 @@ class TrialRunner {
   TrialResult runPersistent(PersistentRuns& runs, const Sequence& seq);
 
   const TrialSetup& setup() const { return setup_; }
+  /// How many tries an edit of a threaded failure `candidate` needs to be told apart at `tries`
+  /// per schedule: `tries` when it has threads, or on a backend where timing decides (every
+  /// real one); 1 on one thread on sim, which runs it the same way every time.
+  uint32_t triesFor(const Sequence& candidate, uint32_t tries) const {
+    return candidate.threadCount() > 1 || setup_.backend != "sim" ? tries : 1;
+  }
   DeadlineCalibrator& deadlines() { return deadlines_; }
   uint64_t executions() const { return executions_.load(); }
 
