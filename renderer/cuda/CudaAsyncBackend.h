@@ -22,7 +22,8 @@
 // memoryInUse() counts live contexts and every buffer not yet freed through freeBuffer, whether
 // or not its context is alive. A buffer stops being counted when freeBuffer is called on it.
 //
-// Not thread-safe: one thread drives a backend. The destructor destroys the contexts still alive
+// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them). The
+// destructor destroys the contexts still alive
 // and frees the buffers still held, ignoring errors.
 #pragma once
 

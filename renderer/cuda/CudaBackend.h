@@ -23,8 +23,9 @@
 // the free they still owe is what a leak check looks for, as on every backend). A buffer stops
 // being counted when freeBuffer is called on it, whether or not the driver call succeeds.
 //
-// Not thread-safe: one thread drives a backend, and each call makes its context current on that
-// thread. The destructor destroys the contexts still alive, ignoring errors.
+// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them), and
+// each call makes its context current on the calling thread. The destructor destroys the
+// contexts still alive, ignoring errors.
 #pragma once
 
 #include <memory>

@@ -8,7 +8,7 @@
 // A backend's `Context` is a StreamContext and its `Buffer` a StreamBuffer, with what else the
 // backend keeps of them.
 //
-// Not thread-safe: one thread drives a backend.
+// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them).
 #pragma once
 
 #include <cuda.h>

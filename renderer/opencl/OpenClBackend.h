@@ -22,7 +22,8 @@
 // an error code. Every failed call throws DeviceError naming the call and the CL error.
 //
 // memoryInUse() counts the buffers not yet passed to freeBuffer (their requested sizes) and the
-// contexts not yet destroyed. Not thread-safe: one thread drives a backend.
+// contexts not yet destroyed. Not thread-safe: calls come one at a time, from any thread (the
+// Device seam locks them).
 #pragma once
 
 #include <map>

@@ -22,7 +22,8 @@
 //
 // A buffer whose device was destroyed is never handed to Vulkan again: freeing it throws
 // DeviceError naming it. Every failed call throws DeviceError naming the call and the VkResult.
-// Not thread-safe: one thread drives a backend. The loader is opened at run time (VulkanApi.h).
+// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them). The
+// loader is opened at run time (VulkanApi.h).
 #pragma once
 
 #include <memory>
