@@ -23,8 +23,7 @@
 // or not its context is alive. A buffer stops being counted when freeBuffer is called on it.
 //
 // Not thread-safe: calls come one at a time, from any thread (the Device seam locks them). The
-// destructor destroys the contexts still alive
-// and frees the buffers still held, ignoring errors.
+// destructor destroys the contexts still alive and frees the buffers still held, ignoring errors.
 #pragma once
 
 #include <memory>
