@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/ModelState.h"
+#include "model/SplitMix.h"
 
 namespace gpufuzz {
 
@@ -22,12 +23,7 @@ constexpr std::size_t kMaxLiveOwned = 16;
 class Random {
  public:
   explicit Random(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmixNext(state_); }
   /// Uniform in [lo, hi].
   uint64_t inRange(uint64_t lo, uint64_t hi) {
     const uint64_t span = hi - lo;
@@ -172,7 +168,8 @@ class SequenceBuilder {
 /// The root owner of a name: itself when it has no owner.
 std::string familyOf(const ModelState& state, const std::string& name) {
   const ModelState::Name* n = state.find(name);
-  while (n != nullptr && n->owner) n = &state.names()[*n->owner];
+  while (n != nullptr && n->owner)
+    n = &state.names()[*n->owner];
   return n != nullptr ? n->name : name;
 }
 

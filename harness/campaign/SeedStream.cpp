@@ -3,18 +3,12 @@
 
 #include <charconv>
 
+#include "model/SplitMix.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
 
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 bool readNumber(std::string_view text, uint64_t& n) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);

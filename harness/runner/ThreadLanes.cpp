@@ -11,20 +11,10 @@
 #include <string>
 #include <thread>
 
+#include "model/SplitMix.h"
 #include "renderer/device/Turns.h"
 
 namespace gpufuzz {
-
-namespace {
-
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31U);
-}
-
-}  // namespace
 
 /// Threads that take turns, by probabilistic concurrency testing (PCT, Burckhardt et al. 2010):
 /// each thread has a priority drawn from the seed, the thread of highest priority that can go
@@ -44,12 +34,12 @@ class Schedule final : public Turns {
         threads_(threads),
         seed_(seed) {
     for (unsigned t = 0; t < kMaxThreads; ++t)
-      priority_[t] = (splitmix(seed_) >> 8U) + kMaxThreads + 1;  // above every dropped one
-    // Log-uniform over 1..kLatestChange, whatever the sequence's length: a shrink's candidates
+      priority_[t] = (splitmixNext(seed_) >> 8U) + kMaxThreads + 1;  // above every dropped one
+    // Log-uniform over 1..2^kChangeBands, whatever the sequence's length: a shrink's candidates
     // keep the points their original's schedule changes at.
     for (int i = 0; i < changes; ++i) {
-      const uint64_t band = 1 + splitmix(seed_) % kChangeBands;  // 1..6
-      changes_.push_back(1 + splitmix(seed_) % (uint64_t{1} << band));
+      const uint64_t band = 1 + splitmixNext(seed_) % kChangeBands;  // 1..6
+      changes_.push_back(1 + splitmixNext(seed_) % (uint64_t{1} << band));
     }
   }
 
@@ -122,7 +112,6 @@ class Schedule final : public Turns {
 };
 
 struct ThreadLanes::State {
-  const Sequence& seq;
   std::vector<std::vector<std::size_t>> waits;
   std::map<unsigned, std::vector<std::size_t>> lanes;
   std::unique_ptr<Schedule> schedule;
@@ -136,7 +125,7 @@ struct ThreadLanes::State {
   bool ran = false;  // run() was called
   std::vector<std::thread> threads;
 
-  explicit State(const Sequence& s) : seq(s), waits(threadWaits(s)) {}
+  explicit State(const Sequence& s) : waits(threadWaits(s)) {}
 
   bool mayBegin(std::size_t i) const {
     if (stopped.load()) return true;
@@ -230,8 +219,8 @@ void ThreadLanes::run(Step step) {
 
 uint64_t scheduleSeed(const Sequence& seq, uint64_t attempt) {
   uint64_t state = seq.directives.seed.value_or(0);
-  state = splitmix(state) ^ attempt;
-  return splitmix(state);
+  state = splitmixNext(state) ^ attempt;
+  return splitmixNext(state);
 }
 
 }  // namespace gpufuzz

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/SplitMix.h"
 #include "model/renderer/ReferenceModel.h"
 #include "renderer/GpuRenderer.h"
 #include "renderer/Raster.h"
@@ -21,17 +22,12 @@
 
 namespace gpufuzz::testing {
 
-/// splitmix64: the scenario list must be the same on every machine and every run, which the
-/// standard distributions do not promise.
+/// SplitMix64 (model/SplitMix.h): the scenario list must be the same on every machine and every
+/// run, which the standard distributions do not promise.
 class ScenarioStream {
  public:
   explicit ScenarioStream(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmixNext(state_); }
   uint32_t below(uint32_t bound) { return static_cast<uint32_t>(next() % bound); }
   uint32_t word() { return static_cast<uint32_t>(next() >> 32); }
   template <typename T>
