@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "model/InputFile.h"
 #include "model/ModelState.h"
@@ -159,6 +160,21 @@ std::vector<std::string> values(const Directives& d) {
   return shown(d.*Field);
 }
 
+/// The reader of a directive whose value is a decimal integer in [min, max], into `Field`.
+template <auto Field>
+std::function<Problem(std::string_view, Directives&)> integerDirective(std::string key,
+                                                                       uint64_t min, uint64_t max) {
+  return [key = std::move(key), min, max](std::string_view v, Directives& d) {
+    uint64_t n = 0;
+    if (std::string why = readInteger(v, min, max, n); !why.empty()) {
+      return Problem{key + " " + inQuotes(v) + " " + why + ": " + key + " takes an integer in " +
+                     range(min, max)};
+    }
+    d.*Field = n;
+    return Problem{};
+  };
+}
+
 std::string expectKey(std::string_view backend) {
   return "expect." + std::string(backend);
 }
@@ -207,16 +223,7 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
                       return Problem{};
                     },
                     values<&Directives::model>});
-    list.push_back({"threads",
-                    [](std::string_view v, Directives& d) {
-                      uint64_t n = 0;
-                      if (std::string why = readInteger(v, 1, kMaxThreads, n); !why.empty()) {
-                        return Problem{"threads " + inQuotes(v) + " " + why +
-                                       ": threads takes an integer in " + range(1, kMaxThreads)};
-                      }
-                      d.threads = n;
-                      return Problem{};
-                    },
+    list.push_back({"threads", integerDirective<&Directives::threads>("threads", 1, kMaxThreads),
                     values<&Directives::threads>});
     list.push_back({"expect",
                     [](std::string_view v, Directives& d) { return readExpectation(v, d.expect); },
@@ -237,18 +244,10 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
                                    : std::vector<std::string>{expectationText(it->second)};
                       }});
     }
-    list.push_back({"seed",
-                    [](std::string_view v, Directives& d) {
-                      uint64_t n = 0;
-                      const uint64_t max = std::numeric_limits<uint64_t>::max();
-                      if (std::string why = readInteger(v, 0, max, n); !why.empty()) {
-                        return Problem{"seed " + inQuotes(v) + " " + why +
-                                       ": seed takes an integer in " + range(0, max)};
-                      }
-                      d.seed = n;
-                      return Problem{};
-                    },
-                    values<&Directives::seed>});
+    list.push_back(
+        {"seed",
+         integerDirective<&Directives::seed>("seed", 0, std::numeric_limits<uint64_t>::max()),
+         values<&Directives::seed>});
     list.push_back({"found",
                     [](std::string_view v, Directives& d) {
                       d.found = std::string(v);
@@ -486,7 +485,8 @@ class Parser {
 
   /// A `# threads: N` must say what the `@T` lines do: N = 1 + the largest T.
   void checkThreads() {
-    const std::optional<uint64_t> said = seq_.directives.threads;
+    // Checked, then dropped: the count is the operations', and printing writes it from them.
+    const std::optional<uint64_t> said = std::exchange(seq_.directives.threads, std::nullopt);
     if (!said || *said == seq_.threadCount()) return;
     line_ = directiveLines_.at("threads");
     fail(valueColumns_.at("threads"),

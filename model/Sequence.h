@@ -43,7 +43,8 @@ struct Directives {
   /// `expect.BACKEND`, by backend name (one of kBackendNames).
   std::map<std::string, Expectation> expectOn;
   std::optional<uint64_t> seed;
-  /// `# threads: N` as read; printSequence writes the count of the operations' threads.
+  /// `# threads: N`: set only while a file is read (and checked against its `@T` lines) or
+  /// printed (from Sequence::threadCount()); a parsed Sequence holds none.
   std::optional<uint64_t> threads;
   std::optional<std::string> found;
   std::vector<std::string> notes;
