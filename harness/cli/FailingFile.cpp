@@ -18,10 +18,8 @@ FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
   f.run = session.forFile(f.seq, f.file);
   // A threaded file fails on some schedules: up to --confirmations tries, each its own.
   const uint32_t tries = f.seq.threadCount() > 1 ? f.confirmations : 1;
-  for (uint32_t attempt = 0; attempt < tries; ++attempt) {
-    f.first = f.run.trials->run(f.seq, mode, std::nullopt, attempt);
-    if (f.first.harnessError || f.first.outcome.failed()) break;
-  }
+  f.first = f.run.trials->runTries(f.seq, mode, std::nullopt, tries,
+                                   [](const TrialResult& t) { return t.outcome.failed(); });
   if (f.first.harnessError) {
     std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", f.first.harnessError->c_str());
     f.exitStatus = Session::stopRequested() ? 130 : 3;

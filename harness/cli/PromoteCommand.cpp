@@ -120,12 +120,10 @@ int runPromote(Session& session) {
     // A threaded finding fails on some schedules: the tries that see its rate with 95% odds.
     const uint32_t tries =
         minimal.threadCount() > 1 ? triesForRate(finding.reproduced, finding.confirmations) : 1;
-    TrialResult t;
-    for (uint32_t attempt = 0; attempt < tries; ++attempt) {
-      t = trials.run(minimal, TrialMode::Confirmed, std::nullopt, attempt);
-      const bool decided = backend == foundOn ? t.outcome.meets(observed) : t.outcome.failed();
-      if (t.harnessError || decided) break;
-    }
+    const TrialResult t = trials.runTries(
+        minimal, TrialMode::Confirmed, std::nullopt, tries, [&](const TrialResult& r) {
+          return backend == foundOn ? r.outcome.meets(observed) : r.outcome.failed();
+        });
     if (t.harnessError) {
       std::fprintf(stderr, "gpufuzz: the harness failed on %s: %s\n", backend.c_str(),
                    t.harnessError->c_str());

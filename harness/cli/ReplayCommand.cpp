@@ -33,25 +33,18 @@ int runReplay(Session& session) {
   // it, `pass` only if every try passes.
   const auto tries =
       static_cast<uint32_t>(cl.number(Option::Confirmations, Shrinker::kMostTries, 1, 1000));
-  std::vector<uint32_t> triesRun(planned.size(), 1);
   // Files run concurrently (bounded by --jobs); results print in file order.
   const auto outcomes =
       runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
         const Planned& p = planned[i];
         const Expectation expected = p.seq.expectationFor(p.run.backend);
-        const uint32_t most = p.seq.threadCount() > 1 ? tries : 1;
-        TrialResult t;
-        uint64_t executions = 0;
-        for (uint32_t attempt = 0; attempt < most; ++attempt) {
-          t = p.run.trials->run(p.seq, TrialMode::Evidence, std::nullopt, attempt);
-          executions += t.executions;
-          triesRun[i] = attempt + 1;
-          const bool decided =
-              expected.cls == OutcomeClass::Pass ? t.outcome.failed() : t.outcome.meets(expected);
-          if (t.harnessError || t.outcome.unsupported || decided) break;
-        }
-        t.executions = static_cast<uint32_t>(executions);
-        return t;
+        return p.run.trials->runTries(
+            p.seq, TrialMode::Evidence, std::nullopt, p.seq.threadCount() > 1 ? tries : 1,
+            [&](const TrialResult& t) {
+              return t.outcome.unsupported ||
+                     (expected.cls == OutcomeClass::Pass ? t.outcome.failed()
+                                                         : t.outcome.meets(expected));
+            });
       });
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const TrialResult& t = outcomes[i];
@@ -72,7 +65,7 @@ int runReplay(Session& session) {
     missed += met ? 0 : 1;
     const std::string triesText =
         planned[i].seq.threadCount() > 1
-            ? ", try " + std::to_string(triesRun[i]) + " of up to " + std::to_string(tries)
+            ? ", try " + std::to_string(t.attempt + 1) + " of up to " + std::to_string(tries)
             : "";
     std::printf("%s %s: %s (expected %s%s)\n", met ? "ok  " : "MISS", planned[i].file.c_str(),
                 outcomeText(t.outcome).c_str(), expectationText(expected).c_str(),

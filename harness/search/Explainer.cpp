@@ -115,16 +115,8 @@ class Laboratory {
     // A slow failure is only told from noise by a confirmation run.
     const TrialMode mode = key_.cls == OutcomeClass::Slow ? TrialMode::Confirmed : TrialMode::Quick;
     const auto results = runConcurrently<TrialResult>(queue_.size(), jobs_, [&](std::size_t i) {
-      const uint32_t most = trials_.triesFor(queue_[i], tries_);
-      TrialResult t;
-      uint32_t executions = 0;
-      for (uint32_t attempt = 0; attempt < most; ++attempt) {
-        t = trials_.run(queue_[i], mode, limit_, attempt);
-        executions += t.executions;
-        if (t.harnessError || key_.matches(t.outcome)) break;
-      }
-      t.executions = executions;
-      return t;
+      return trials_.runTries(queue_[i], mode, limit_, trials_.triesFor(queue_[i], tries_),
+                              [&](const TrialResult& t) { return key_.matches(t.outcome); });
     });
     for (std::size_t i = 0; i < queue_.size(); ++i) {
       executions_ += results[i].executions;

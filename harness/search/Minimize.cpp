@@ -50,7 +50,6 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
                            const std::function<void(const std::string&)>& onStep,
                            const std::function<bool(const Finding&)>& alreadyKnown) {
   shrinker.limitCandidates(candidateStuckLimit(request.first));
-  shrinker.setMaxTries(request.confirmations);
   shrinker.setBaseAttempt(request.first.attempt);
   ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
   Finding f;

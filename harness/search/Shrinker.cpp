@@ -41,17 +41,10 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         const Sequence& candidate = batch[i].second;
         if (tried.count(candidateKey(candidate)) > 0) return std::nullopt;
-        const uint32_t most = threadedFailure_ ? trials_.triesFor(candidate, tries) : 1;
-        TrialResult total;
-        for (uint32_t attempt = 0; attempt < most; ++attempt) {
-          TrialResult t = trials_.run(
-              candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick,
-              limit, baseAttempt_ + attempt);
-          t.executions += total.executions;
-          total = std::move(t);
-          if (total.harnessError || key.matches(total.outcome)) break;
-        }
-        return total;
+        return trials_.runTries(
+            candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick, limit,
+            threadedFailure_ ? trials_.triesFor(candidate, tries) : 1,
+            [&](const TrialResult& t) { return key.matches(t.outcome); }, baseAttempt_);
       });
   bool progressed = false;
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -74,7 +67,6 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
 
 uint32_t Shrinker::triesPerCandidate() const {
   const std::lock_guard lock(rateMutex_);
-  if (rateTries_ == 0) return maxTries_;
   return triesForRate(rateHits_, rateTries_);
 }
 

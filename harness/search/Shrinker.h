@@ -66,13 +66,12 @@ class Shrinker {
   /// cannot be that failure: it is stopped then instead of at the deadline. Hangs, spins and slow
   /// operations are shrunk under their deadlines whatever this says.
   void limitCandidates(std::optional<Millis> limit) { candidateLimit_ = limit; }
-  /// The tries a threaded candidate gets before any rate is known (--confirmations); at least 1.
-  void setMaxTries(uint32_t tries) { maxTries_ = std::max<uint32_t>(tries, 1); }
   /// The try the failure was seen in: a threaded candidate's tries are that one and those after
-  /// it, so a candidate first meets the schedule that failed (a schedule is drawn from its try
-  /// alone, ThreadLanes.h).
+  /// it, so a candidate first meets the schedule that failed (a schedule is drawn from the try
+  /// and the `# seed:`, not the operations: ThreadLanes.h).
   void setBaseAttempt(uint64_t attempt) { baseAttempt_ = attempt; }
-  /// Tries a threaded candidate gets now: from the rate measured so far, at most kMostTries.
+  /// Tries a threaded candidate gets now: from the rate measured so far (kRateProbe tries of the
+  /// failing sequence come first), at most kMostTries.
   uint32_t triesPerCandidate() const;
   /// Tries of a threaded failing sequence that measure its rate before its shrink.
   static constexpr uint32_t kRateProbe = 16;
@@ -105,7 +104,6 @@ class Shrinker {
   TrialRunner& trials_;
   unsigned jobs_;
   std::optional<Millis> candidateLimit_;
-  uint32_t maxTries_ = 5;
   uint64_t baseAttempt_ = 0;
   /// The failure being shrunk has threads: its candidates get several tries
   /// (TrialRunner::triesFor).

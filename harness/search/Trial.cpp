@@ -348,6 +348,21 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
   return result;
 }
 
+TrialResult TrialRunner::runTries(const Sequence& seq, TrialMode mode,
+                                  std::optional<Millis> stuckAfter, uint32_t tries,
+                                  const std::function<bool(const TrialResult&)>& decided,
+                                  uint64_t firstAttempt) {
+  TrialResult t;
+  uint32_t executions = 0;
+  for (uint32_t k = 0; k < std::max<uint32_t>(tries, 1); ++k) {
+    t = run(seq, mode, stuckAfter, firstAttempt + k);
+    executions += t.executions;
+    if (t.harnessError || decided(t)) break;
+  }
+  t.executions = executions;
+  return t;
+}
+
 void TrialRunner::markConfirmedKind(const RunOutcome& failure) {
   if (failure.cls != OutcomeClass::Hang && failure.cls != OutcomeClass::Spin) return;
   std::lock_guard lock(kindsMutex_);

@@ -145,6 +145,12 @@ class TrialRunner {
   /// `--try`, which seeds the threads' schedule on sim.
   TrialResult run(const Sequence& seq, TrialMode mode,
                   std::optional<Millis> stuckAfter = std::nullopt, uint64_t attempt = 0);
+  /// Up to `tries` runs of `seq` as tries firstAttempt, firstAttempt + 1, ... (each its own
+  /// schedule, for a threaded sequence), until `decided` holds for one or the harness fails:
+  /// that run, its `attempt` the try it was, its executions those of every try.
+  TrialResult runTries(const Sequence& seq, TrialMode mode, std::optional<Millis> stuckAfter,
+                       uint32_t tries, const std::function<bool(const TrialResult&)>& decided,
+                       uint64_t firstAttempt = 0);
   /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
   /// anything but a pass ends that process, and its result carries the sequences the process
   /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.

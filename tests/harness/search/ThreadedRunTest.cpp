@@ -154,20 +154,20 @@ TEST_F(ThreadedRun, AShrinkKeepsTheRaceAndDropsTheRest) {
       "# model: device\nctx_create c0\nbuf_create c0 b0\nbuf_create c0 b1\nctx_create c3\n"
       "buf_destroy b1\nbuf_destroy b0\n@1 ctx_create c1\n@1 ctx_create c2\n@1 ctx_destroy c2\n",
       "race.seq");
-  std::optional<TrialResult> failed;
-  for (uint64_t attempt = 0; attempt < 64 && !failed; ++attempt) {
-    TrialResult t = trials.runner.run(seq, TrialMode::Quick, std::nullopt, attempt);
-    if (t.outcome.cls == OutcomeClass::Error) failed = std::move(t);
-  }
-  ASSERT_TRUE(failed) << "no try of 64 failed";
+  const TrialResult failed = trials.runner.runTries(
+      seq, TrialMode::Quick, std::nullopt, 64,
+      [](const TrialResult& t) { return t.outcome.cls == OutcomeClass::Error; });
+  ASSERT_EQ(failed.outcome.cls, OutcomeClass::Error) << "no try of 64 failed";
+  EXPECT_EQ(failed.executions, failed.attempt + 1) << "one execution a try, up to the failing one";
   Shrinker shrinker(trials.runner, 2);
-  shrinker.setBaseAttempt(failed->attempt);
-  const ShrinkResult r = shrinker.shrink(seq, failed->outcome);
+  shrinker.setBaseAttempt(failed.attempt);
+  const ShrinkResult r = shrinker.shrink(seq, failed.outcome);
   EXPECT_EQ(r.outcome.op, "buf_destroy");
   EXPECT_EQ(r.minimal.threadCount(), 2u) << printSequence(r.minimal);
   // The race needs a context and its buffer's free on one thread, a context made on the other.
   EXPECT_LE(r.minimal.ops.size(), 4u) << printSequence(r.minimal);
-  EXPECT_GE(shrinker.triesPerCandidate(), 1u);
+  // The failure's rate was measured before any candidate ran.
+  EXPECT_GE(r.executions, Shrinker::kRateProbe);
 }
 
 TEST(ThreadedCause, AConcurrentFailureIsAnotherCauseThanTheSameOneOnOneThread) {
