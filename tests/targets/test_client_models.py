@@ -442,7 +442,9 @@ class Threads(Fixture):
         self.assertEqual(status, 0, out)
         self.assertIn("setup probe threads=2", out)
         self.assertIn("begin 3 block", events)
-        self.assertLess(events.index("done 4"), events.index("done 3"))  # block waited for it
+        # block waited for unblock: it cannot be done before unblock began. (Their `done` lines
+        # may come either way: unblock sets the event before it writes its own.)
+        self.assertLess(events.index("begin 4 unblock"), events.index("done 3"))
         self.assertEqual(events[-3:], ["begin end end", "done end", "outcome pass - - "])
         self.assertIn("run block s0 at=3 thread=1", out)
 
