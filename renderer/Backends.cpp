@@ -50,10 +50,18 @@ std::unique_ptr<Backend> makeCudaAsync(const BackendOptions&) {
 constexpr BackendInfo builtBackend(std::string_view name,
                                    std::unique_ptr<Backend> (*make)(const BackendOptions&),
                                    bool probeInChild = false, void (*preload)() = nullptr) {
-  return BackendInfo{name, true, probeInChild, make, {}, preload};
+  return BackendInfo{name, true, probeInChild, make, {}, preload, {}, nullptr};
 }
 constexpr BackendInfo missingBackend(std::string_view name, std::string_view why) {
-  return BackendInfo{name, false, false, nullptr, why};
+  return BackendInfo{name, false, false, nullptr, why, nullptr, {}, nullptr};
+}
+/// `info`, executing the runtime models `models` with `make` (null where not built).
+constexpr BackendInfo withModels(BackendInfo info, std::span<const std::string_view> models,
+                                 std::unique_ptr<ModelExecutor> (*make)(std::string_view,
+                                                                        const BackendOptions&)) {
+  info.models = models;
+  info.makeExecutor = info.built ? make : nullptr;
+  return info;
 }
 
 const std::array kRegistry = {
@@ -107,6 +115,53 @@ void preloadRuntime(std::string_view name) {
   for (const BackendInfo& b : kRegistry) {
     if (b.name == name && b.built && b.preload != nullptr) b.preload();
   }
+}
+
+bool isRuntimeModel(std::string_view model) {
+  return !backendForModel(model).empty();
+}
+
+bool backendRunsModel(std::string_view backend, std::string_view model) {
+  for (const BackendInfo& b : kRegistry) {
+    if (b.name != backend) continue;
+    for (const std::string_view m : b.models) {
+      if (m == model) return true;
+    }
+  }
+  return false;
+}
+
+std::string_view backendForModel(std::string_view model) {
+  for (const BackendInfo& b : kRegistry) {
+    if (backendRunsModel(b.name, model)) return b.name;
+  }
+  return {};
+}
+
+std::string backendsOfModelText(std::string_view model) {
+  std::string names;
+  for (const BackendInfo& b : kRegistry) {
+    if (!backendRunsModel(b.name, model)) continue;
+    names += (names.empty() ? "" : ", ") + std::string(b.name);
+  }
+  return names;
+}
+
+std::unique_ptr<ModelExecutor> makeModelExecutor(std::string_view backend, std::string_view model,
+                                                 const BackendOptions& options) {
+  const std::string_view name = backend == "auto" ? backendForModel(model) : backend;
+  const BackendInfo& info = backendInfo(name.empty() ? backend : name);
+  if (!backendRunsModel(info.name, model)) {
+    throw InputError("the " + std::string(info.name) + " backend does not execute model " +
+                     std::string(model) +
+                     (isRuntimeModel(model) ? " (it runs on " + backendsOfModelText(model) + ")"
+                                            : std::string()));
+  }
+  if (!info.built || info.makeExecutor == nullptr) {
+    throw DeviceUnavailable("the " + std::string(info.name) +
+                            " backend is not part of this build: " + std::string(info.notBuilt));
+  }
+  return info.makeExecutor(model, options);
 }
 
 bool cudaBackendBuilt() {

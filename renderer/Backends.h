@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "renderer/device/Backend.h"
+#include "renderer/device/ModelExecutor.h"
 
 namespace gpufuzz {
 
@@ -41,6 +42,12 @@ struct BackendInfo {
   /// Maps the runtime's libraries into the process without calling it (may be null), so that
   /// children forked afterwards start without loading them.
   void (*preload)() = nullptr;
+  /// The runtime models (model/models/NAME.model, docs/models.md) the backend executes through
+  /// its runtime's own API, besides the renderer's models. Listed whether built or not.
+  std::span<const std::string_view> models;
+  /// Makes the executor of one of `models`; throws DeviceUnavailable as `make` does.
+  std::unique_ptr<ModelExecutor> (*makeExecutor)(std::string_view model,
+                                                 const BackendOptions& options) = nullptr;
 };
 
 /// Every backend this build knows, built or not, in the contract's order.
@@ -53,6 +60,21 @@ std::string backendNamesText();
 /// The preload of backend `name` when it is built and has one (else nothing): for a fork server,
 /// before it forks a child that will use it.
 void preloadRuntime(std::string_view name);
+
+/// Whether `model` is a runtime model: one that some backend of the registry executes.
+bool isRuntimeModel(std::string_view model);
+/// Whether backend `backend` executes runtime model `model`.
+bool backendRunsModel(std::string_view backend, std::string_view model);
+/// The backend `auto` means for runtime model `model`: the first of the registry that executes
+/// it; empty for any other model.
+std::string_view backendForModel(std::string_view model);
+/// "cuda, cuda-async" for messages: the backends that execute `model`.
+std::string backendsOfModelText(std::string_view model);
+/// The executor of runtime model `model` on `backend` ("auto": backendForModel). Throws
+/// DeviceUnavailable when the backend is not built or its runtime is not usable, and
+/// InputError when the backend does not execute the model.
+std::unique_ptr<ModelExecutor> makeModelExecutor(std::string_view backend, std::string_view model,
+                                                 const BackendOptions& options = {});
 
 /// Whether this build contains the cuda backend (the driver is still loaded at run time).
 bool cudaBackendBuilt();

@@ -32,7 +32,8 @@ int runFuzz(Session& session) {
   const TargetCommand* target = session.commandLineTarget();
   const std::string backend =
       target ? Session::kTargetBackend
-             : session.resolveBackend(cl.get(Option::Backend).value_or("auto"));
+             : session.resolveBackend(session.backendRequest(
+                   cl.get(Option::Backend).value_or("auto"), session.fuzzModel()));
   const RunConfig config = resolveRunConfig(
       RunOverrides{target ? std::nullopt : std::optional<std::string>(backend),
                    cl.get(Option::Policy), cl.get(Option::Faults), session.backendOptions()},
@@ -41,7 +42,7 @@ int runFuzz(Session& session) {
   loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
   GeneratorConfig gen;
   gen.model = &session.fuzzModel();
-  session.checkExecutable(*gen.model, target, backend);
+  session.checkExecutable(*gen.model, target, backend, faults);
   gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
   gen.threads = static_cast<unsigned>(cl.number(Option::Threads, 1, 1, kMaxThreads));
   const Shard shard = cl.has(Option::Shard) ? parseShard(*cl.get(Option::Shard)) : Shard{};

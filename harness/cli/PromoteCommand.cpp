@@ -102,8 +102,12 @@ int runPromote(Session& session) {
   std::vector<std::string> unusable;  // "opencl (why)"
   std::vector<std::string> candidates;
   if (targetProgram) candidates.push_back(foundOn);
+  // A runtime model runs only on the backends that execute it.
+  const bool runtimeModel = minimal.lifecycle().builtin && isRuntimeModel(minimal.lifecycle().name);
   for (const BackendInfo& info : backendRegistry()) {
-    if (!targetProgram) candidates.emplace_back(info.name);
+    if (targetProgram) continue;
+    if (runtimeModel && !backendRunsModel(info.name, minimal.lifecycle().name)) continue;
+    candidates.emplace_back(info.name);
   }
   for (const std::string& backend : candidates) {
     if (backend != "sim" && !targetProgram) {

@@ -144,12 +144,34 @@ const LifecycleModel& Session::fuzzModel() const {
 }
 
 void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* target,
-                              const std::string& backend) const {
+                              const std::string& backend, const std::string& faults) const {
   if (target || hasRendererSemantics(model)) return;
+  if (model.builtin && isRuntimeModel(model.name)) {
+    if (!backendRunsModel(backend, model.name)) {
+      throw InputError("model " + model.name + " is not executed by backend " + backend +
+                       ": it runs on " + backendsOfModelText(model.name));
+    }
+    // Fault plans act at the device seam, which a runtime model's calls do not cross.
+    if (faults != "none") {
+      throw InputError("--faults " + faults +
+                       ": fault plans act at the device seam of the "
+                       "renderer's models; model " +
+                       model.name + " runs with --faults none");
+    }
+    return;
+  }
   throw InputError("model " + model.name + " (" + model.source + ") is not executed by backend " +
                    backend +
-                   ": the project's runner implements the built-in models renderer, "
-                   "device and all; give a program that implements it with --target");
+                   ": the project's runner implements the built-in models renderer, device and "
+                   "all, and each runtime model on its backends; give a program that implements "
+                   "it with --target");
+}
+
+std::string Session::backendRequest(const std::string& requested,
+                                    const LifecycleModel& model) const {
+  if (requested != "auto" || !model.builtin) return requested;
+  const std::string_view own = backendForModel(model.name);
+  return own.empty() ? requested : std::string(own);
 }
 
 Session::~Session() {
@@ -236,8 +258,9 @@ Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) 
                                              cl_.get(Option::Faults), backendOptions_},
                                 seq.directives, file);
   const TargetCommand* target = targetFor(seq, file);
-  run.backend = target ? kTargetBackend : resolveBackend(run.config.backend);
-  checkExecutable(seq.lifecycle(), target, run.backend);
+  run.backend =
+      target ? kTargetBackend : resolveBackend(backendRequest(run.config.backend, seq.lifecycle()));
+  checkExecutable(seq.lifecycle(), target, run.backend, faultsFor(run.config, run.backend));
   checkFaultPlan(run.config, run.backend, seq, file);
   run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend), target);
   return run;

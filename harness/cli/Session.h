@@ -46,9 +46,13 @@ class Session {
   /// The model generated sequences are of: model(), else the built-in `renderer`.
   const LifecycleModel& fuzzModel() const;
   /// InputError when the project's runner cannot execute `model` and no target is given: a
-  /// model is executed by a target or by a backend that implements it (models.md).
+  /// model is executed by a target or by a backend that implements it (docs/models.md). A
+  /// runtime model runs on its backends' executors only, where no fault plan acts.
   void checkExecutable(const LifecycleModel& model, const TargetCommand* target,
-                       const std::string& backend) const;
+                       const std::string& backend, const std::string& faults) const;
+  /// The backend asked for a run of `model`: `requested`, but `auto` means the runtime model's
+  /// own backend (opencl for `opencl`).
+  std::string backendRequest(const std::string& requested, const LifecycleModel& model) const;
 
   /// --jobs; by default the number of cores, or fewer once the backend resolved to one where the
   /// driver makes children wait for each other (driverContextJobs: 2 per GPU on cuda and NVIDIA's

@@ -43,6 +43,7 @@
 #include "harness/base/RunConfig.h"
 #include "harness/protocol/Events.h"
 #include "harness/protocol/ForkServerProtocol.h"
+#include "harness/runner/ModelRun.h"
 #include "harness/runner/SequenceExecutor.h"
 #include "harness/runner/ThreadLanes.h"
 #include "model/Sequence.h"
@@ -187,10 +188,15 @@ int probe(const RunnerArgs& args) {
 
 std::mutex firedMutex;
 
-/// The device of a run, with the fault plan at its seam.
+/// What a run executes on: for the renderer's models, the device with the fault plan at its seam;
+/// for a runtime model (docs/models.md), its backend's executor.
 struct RunDevice {
   std::unique_ptr<Device> device;
+  std::unique_ptr<ModelExecutor> executor;
+  /// The runtime model the executor runs; empty for the renderer's models.
+  std::string model;
   std::string backend;
+  std::string description;
   FaultPlan plan;
   std::shared_ptr<FaultInjector> injector;
   /// The lines of the rules that fired in the sequence running now (each is told once per
@@ -198,10 +204,32 @@ struct RunDevice {
   std::set<std::pair<int, uint32_t>> fired;
 };
 
-RunDevice makeRunDevice(const RunConfig& config) {
+/// Whether `model` runs on a backend's executor rather than through the device seam.
+bool runsOnExecutor(const LifecycleModel& model) {
+  return model.builtin && isRuntimeModel(model.name);
+}
+
+RunDevice makeRunDevice(const RunConfig& config, const LifecycleModel& model) {
   RunDevice d;
+  if (runsOnExecutor(model)) {
+    const std::string_view backend =
+        config.backend == "auto" ? backendForModel(model.name) : config.backend;
+    // Fault plans act at the device seam, which a runtime model's calls do not cross.
+    const std::string faults = faultsFor(config, backend);
+    if (faults != "none") {
+      throw InputError("faults " + faults + ": fault plans act at the device seam of the " +
+                       "renderer's models; model " + model.name + " runs with faults none");
+    }
+    d.executor = makeModelExecutor(backend, model.name, config.backendOptions);
+    d.model = model.name;
+    d.backend = std::string(backend);
+    d.description = d.executor->description();
+    d.plan = loadFaultPlan("none");
+    return d;
+  }
   d.device = std::make_unique<Device>(makeBackend(config.backend, config.backendOptions));
   d.backend = std::string(d.device->backendName());
+  d.description = d.device->backendDescription();
   d.plan = loadFaultPlan(faultsFor(config, d.backend));
   d.injector = std::make_shared<FaultInjector>(d.plan);
   d.device->addInterceptor(d.injector);
@@ -212,17 +240,9 @@ EventWriter eventWriter(const RunnerArgs& args) {
   return EventWriter(args.eventsFd >= 0 ? args.eventsFd : target::Events::fromEnvironment().fd());
 }
 
-/// One sequence on the device, its events written and, unless quiet, its progress printed.
-RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequence& seq,
-                  const RunConfig& config, RunDevice& d, const EventWriter& events) {
-  if (!args.quiet) {
-    std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
-                file.c_str(), d.backend.c_str(), d.device->backendDescription().c_str(),
-                std::string(policyName(config.policy)).c_str(), d.plan.name.c_str(),
-                seq.ops.size());
-    std::fflush(stdout);
-  }
-  RunnerProgress progress(seq, events, args.quiet);
+/// A sequence of the renderer's models on the device, the plan's rules told as they fire.
+RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunConfig& config,
+                       RunDevice& d, const EventWriter& events, ProgressListener& progress) {
   // A planted failure names its rule, before the rule's effect (which may never return).
   d.fired.clear();
   d.injector->setFiredObserver(
@@ -246,6 +266,22 @@ RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequenc
       d.backend == "sim" ? std::optional(scheduleSeed(seq, args.attempt)) : std::nullopt;
   const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress, schedule);
   d.injector->setFiredObserver(nullptr);
+  return outcome;
+}
+
+/// One sequence on the device, its events written and, unless quiet, its progress printed.
+RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequence& seq,
+                  const RunConfig& config, RunDevice& d, const EventWriter& events) {
+  if (!args.quiet) {
+    std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
+                file.c_str(), d.backend.c_str(), d.description.c_str(),
+                std::string(policyName(config.policy)).c_str(), d.plan.name.c_str(),
+                seq.ops.size());
+    std::fflush(stdout);
+  }
+  RunnerProgress progress(seq, events, args.quiet);
+  const RunOutcome outcome = d.executor ? executeModelSequence(seq, *d.executor, progress)
+                                        : runOnDevice(args, seq, config, d, events, progress);
   events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}, {}});
   if (!args.quiet) {
     if (outcome.failed() && outcome.at) std::printf("FAILED\n");
@@ -267,7 +303,8 @@ int runPersistent(const RunnerArgs& args) {
   if (!requests) {
     throw InputError("--persistent: cannot open " + args.persistent + ": " + std::strerror(errno));
   }
-  RunDevice d = makeRunDevice(config);
+  // Made for the first file's model: a renderer model's device, or a runtime model's executor.
+  std::optional<RunDevice> d;
   const EventWriter events = eventWriter(args);
   for (std::string file; std::getline(requests, file);) {
     const Sequence seq = loadSequence(file);
@@ -277,7 +314,13 @@ int runPersistent(const RunnerArgs& args) {
                        ": a persistent runner keeps its backend and fault plan; the file "
                        "asks for others");
     }
-    if (runOne(args, file, seq, own, d, events).failed()) return 1;
+    if (!d) d.emplace(makeRunDevice(own, seq.lifecycle()));
+    const std::string model = runsOnExecutor(seq.lifecycle()) ? seq.lifecycle().name : "";
+    if (model != d->model) {
+      throw InputError(file + ": a persistent runner keeps its executor; the file's model " +
+                       seq.lifecycle().name + " needs another");
+    }
+    if (runOne(args, file, seq, own, *d, events).failed()) return 1;
   }
   return 0;
 }
@@ -287,7 +330,7 @@ int run(const RunnerArgs& args) {
   if (!args.persistent.empty()) return runPersistent(args);
   const Sequence seq = loadSequence(args.file);
   const RunConfig config = resolveRunConfig(args.overrides, seq.directives, args.file);
-  RunDevice d = makeRunDevice(config);
+  RunDevice d = makeRunDevice(config, seq.lifecycle());
   return runOne(args, args.file, seq, config, d, eventWriter(args)).failed() ? 1 : 0;
 }
 
