@@ -31,10 +31,13 @@ int main(int argc, char** argv) {
   cl_uint count = 0;
   clGetPlatformIDs(16, platforms, &count);
   cl_device_id device = NULL;
-  char name[256] = "", version[256] = "", dname[256] = "";
+  char name[256] = "", vendor[256] = "", version[256] = "", dname[256] = "";
   for (cl_uint p = 0; p < count && !device; ++p) {
+    // By platform name or vendor: pocl's name is "Portable Computing Language", its vendor
+    // "The pocl project".
     clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
-    if (!containsIgnoringCase(name, want)) continue;
+    clGetPlatformInfo(platforms[p], CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
+    if (!containsIgnoringCase(name, want) && !containsIgnoringCase(vendor, want)) continue;
     if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS) device = NULL;
   }
   if (!device) { fprintf(stderr, "no platform matching '%s' with a device\n", want); return 2; }
