@@ -14,6 +14,7 @@ FUZZ_OUT     ?= findings
 # hundreds of times longer (bench/RESULTS.md).
 FUZZ_PERSISTENT ?= 1
 GPU_BUDGET   ?= 300
+RUNTIME_ROOT ?= $(BUILD)/runtime-root
 
 # Benchmarks: one executable of $(BUILD)/bin per line. Each writes
 # bench/results/NAME-$(BENCH_TAG).json, NAME being the executable's name without gpufuzz-bench-.
@@ -26,7 +27,7 @@ BENCH_TAG  ?= $(or $(shell n=$$(nvidia-smi --query-gpu=name --format=csv,noheade
                 echo "$$n" | head -n 1 | tr 'A-Z ' 'a-z-'),sim)
 BENCH_ARGS ?=
 
-.PHONY: all deps configure build fuzz test test-gpu bench format clean
+.PHONY: all deps configure build fuzz test test-gpu runtime-root bench format clean
 
 all: build
 
@@ -47,7 +48,13 @@ fuzz: build
 	  --jobs $(FUZZ_JOBS) --ops $(FUZZ_OPS) --persistent $(FUZZ_PERSISTENT) --out $(FUZZ_OUT)
 
 test: build
-	ctest --test-dir $(BUILD) -LE "gpu|rusticl" --output-on-failure -j $(JOBS) --timeout 600
+	ctest --test-dir $(BUILD) -LE "gpu|rusticl|runtime-root" --output-on-failure -j $(JOBS) --timeout 600
+
+# The build on current runtime releases, in a Debian 13 root (tools/runtime-root; as root, with
+# the Debian archive reachable): made or reused at RUNTIME_ROOT, then the replays run inside it.
+runtime-root: build
+	GPUFUZZ_RUNTIME_ROOT=$(abspath $(RUNTIME_ROOT)) \
+	  ctest --test-dir $(BUILD) -L runtime-root --output-on-failure --timeout 1800
 
 test-gpu: build
 	tools/test-gpu $(BUILD) $(GPU_BUDGET)
