@@ -16,6 +16,7 @@
 #endif
 #if GPUFUZZ_HAVE_VULKAN
 #include "renderer/vulkan/VulkanBackend.h"
+#include "renderer/vulkan/VulkanExecutor.h"
 #include "renderer/vulkan/VulkanPreload.h"
 #endif
 
@@ -45,6 +46,9 @@ std::unique_ptr<Backend> makeCudaAsync(const BackendOptions&) {
   return makeCudaAsyncBackend();
 }
 #endif
+
+/// The runtime model the vulkan backend executes (VulkanExecutor.h).
+constexpr std::array<std::string_view, 1> kVulkanModels = {"vulkan"};
 
 /// A backend of this build; `probeInChild` for runtimes a forking process must not load.
 constexpr BackendInfo builtBackend(std::string_view name,
@@ -81,12 +85,15 @@ const std::array kRegistry = {
                    "time); install opencl-headers (tools/install-deps) and rebuild"),
 #endif
 #if GPUFUZZ_HAVE_VULKAN
-    builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true, preloadVulkanLibraries),
+    withModels(builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true,
+                            preloadVulkanLibraries),
+               kVulkanModels, makeVulkanExecutor),
 #else
-    missingBackend("vulkan",
-                   "this gpufuzz was built without the vulkan backend (no glslc or Vulkan headers "
-                   "at configure time); install glslc and libvulkan-dev (tools/install-deps) and "
-                   "rebuild"),
+    withModels(missingBackend("vulkan",
+                              "this gpufuzz was built without the vulkan backend (no glslc or "
+                              "Vulkan headers at configure time); install glslc and libvulkan-dev "
+                              "(tools/install-deps) and rebuild"),
+               kVulkanModels, nullptr),
 #endif
 };
 
