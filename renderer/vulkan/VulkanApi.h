@@ -74,7 +74,17 @@ namespace gpufuzz::vk {
   X(vkResetFences)                            \
   X(vkGetFenceStatus)                         \
   X(vkWaitForFences)                          \
-  X(vkQueueSubmit)
+  X(vkQueueSubmit)                            \
+  X(vkQueueWaitIdle)                          \
+  X(vkResetCommandBuffer)                     \
+  X(vkResetCommandPool)                       \
+  X(vkResetDescriptorPool)                    \
+  X(vkCmdFillBuffer)                          \
+  X(vkCreateSemaphore)                        \
+  X(vkDestroySemaphore)                       \
+  X(vkSignalSemaphore)                        \
+  X(vkWaitSemaphores)                         \
+  X(vkGetSemaphoreCounterValue)
 
 struct Loader {
 #define GPUFUZZ_VK_MEMBER(name) PFN_##name name = nullptr;

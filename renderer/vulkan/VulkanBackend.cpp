@@ -17,12 +17,12 @@
 #include "renderer/vulkan/RasterShader.h"
 #include "renderer/vulkan/VulkanApi.h"
 #include "renderer/vulkan/VulkanPreload.h"
+#include "renderer/vulkan/VulkanValidation.h"
 
 namespace gpufuzz {
 
 namespace {
 
-constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 /// Invocations per workgroup along x and y: local_size of Raster.comp.
 constexpr uint32_t kRasterGroup = 8;
 /// Submissions in flight per context before an enqueue waits for them all; also the descriptor
@@ -47,64 +47,6 @@ VkDescriptorType bindingType(uint32_t binding) {
 [[noreturn]] void fail(CallPoint point, std::string message) {
   throw DeviceError(point, std::move(message));
 }
-
-std::string versionText(uint32_t version) {
-  return std::to_string(VK_API_VERSION_MAJOR(version)) + "." +
-         std::to_string(VK_API_VERSION_MINOR(version)) + "." +
-         std::to_string(VK_API_VERSION_PATCH(version));
-}
-
-/// The first validation error reported since the last take(), as the layer's callback sees it.
-class Messages {
- public:
-  struct Error {
-    std::string vuid;
-    std::string message;
-  };
-
-  static VKAPI_ATTR VkBool32 VKAPI_CALL callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                 VkDebugUtilsMessageTypeFlagsEXT types,
-                                                 const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                 void* self) {
-    auto& messages = *static_cast<Messages*>(self);
-    if (messages.log_) {
-      std::fprintf(stderr, "vulkan validation [%s]: %s\n",
-                   data->pMessageIdName != nullptr ? data->pMessageIdName : "",
-                   data->pMessage != nullptr ? data->pMessage : "");
-    }
-    if ((severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) == 0) return VK_FALSE;
-    if ((types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) == 0) return VK_FALSE;
-    const std::lock_guard lock(messages.mutex_);
-    if (!messages.first_) {
-      messages.first_ = Error{data->pMessageIdName != nullptr ? data->pMessageIdName : "",
-                              essence(data->pMessage != nullptr ? data->pMessage : "")};
-    }
-    // Asks the layer to skip the call, where it can: the run stops before the call does harm.
-    return VK_TRUE;
-  }
-
-  /// The layer's text without its header (object handles, message id) and the spec's quote.
-  static std::string essence(std::string message) {
-    const std::size_t bar = message.rfind(" | ");
-    if (bar != std::string::npos) message.erase(0, bar + 3);
-    const std::size_t spec = message.find(" The Vulkan spec states:");
-    if (spec != std::string::npos) message.erase(spec);
-    return message;
-  }
-
-  std::optional<Error> take() {
-    const std::lock_guard lock(mutex_);
-    std::optional<Error> error = std::move(first_);
-    first_.reset();
-    return error;
-  }
-
- private:
-  /// GPUFUZZ_VULKAN_LOG set: every message the layer sends goes to stderr, warnings included.
-  const bool log_ = std::getenv("GPUFUZZ_VULKAN_LOG") != nullptr;
-  std::mutex mutex_;
-  std::optional<Error> first_;
-};
 
 /// Host-visible memory that copies go through, mapped once, for as long as it lives.
 struct Staging {
@@ -213,11 +155,11 @@ class VulkanBackend final : public Backend {
   void teardown(Context& context);
 
   const vk::Loader& loader_;
-  Messages messages_;
+  vk::ValidationMessages messages_;
+  vk::Instance made_;
   bool validation_ = false;
   VkInstance instance_ = VK_NULL_HANDLE;
   vk::InstanceApi vk_;
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   uint32_t queueFamily_ = 0;
   VkPhysicalDeviceMemoryProperties memory_{};
@@ -233,98 +175,19 @@ class VulkanBackend final : public Backend {
   uint64_t bytesInUse_ = 0;
 };
 
-/// The layer's properties, when it is installed.
-std::optional<VkLayerProperties> findValidationLayer(const vk::Loader& loader) {
-  uint32_t count = 0;
-  if (loader.vkEnumerateInstanceLayerProperties(&count, nullptr) != VK_SUCCESS) return {};
-  std::vector<VkLayerProperties> layers(count);
-  if (loader.vkEnumerateInstanceLayerProperties(&count, layers.data()) != VK_SUCCESS) return {};
-  for (const VkLayerProperties& layer : layers) {
-    if (std::strcmp(layer.layerName, kValidationLayer) == 0) return layer;
-  }
-  return {};
-}
-
 VulkanBackend::VulkanBackend(const BackendOptions& options)
-    : loader_((preloadVulkanLibraries(), vk::loader())) {
-  const std::optional<VkLayerProperties> layer = findValidationLayer(loader_);
-  validation_ = options.validation.value_or(layer.has_value());
-  if (validation_ && !layer) {
-    throw DeviceUnavailable(std::string("--validation on: the Vulkan validation layer (") +
-                            kValidationLayer +
-                            ") is not installed; install vulkan-validationlayers or point "
-                            "VK_ADD_LAYER_PATH at it");
-  }
-
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.pApplicationName = "gpufuzz";
-  app.apiVersion = VK_API_VERSION_1_2;
-
-  VkDebugUtilsMessengerCreateInfoEXT messenger{};
-  messenger.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
-  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-                              VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
-  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT |
-                          VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
-  messenger.pfnUserCallback = &Messages::callback;
-  messenger.pUserData = &messages_;
-
-  const VkValidationFeatureEnableEXT enables[] = {
-      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-  VkValidationFeaturesEXT features{};
-  features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
-  features.pNext = &messenger;
-  features.enabledValidationFeatureCount = 1;
-  features.pEnabledValidationFeatures = enables;
-
-  const char* layers[] = {kValidationLayer};
-  const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
-                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
-  VkInstanceCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  info.pApplicationInfo = &app;
-  if (validation_) {
-    info.pNext = &features;
-    info.enabledLayerCount = 1;
-    info.ppEnabledLayerNames = layers;
-    info.enabledExtensionCount = 2;
-    info.ppEnabledExtensionNames = extensions;
-  }
-  const VkResult created = loader_.vkCreateInstance(&info, nullptr, &instance_);
-  if (created != VK_SUCCESS) {
-    throw DeviceUnavailable("vkCreateInstance: " + vk::resultName(created) +
-                            (created == VK_ERROR_INCOMPATIBLE_DRIVER
-                                 ? " (no Vulkan driver: install mesa-vulkan-drivers for lavapipe)"
-                                 : ""));
-  }
+    : loader_((preloadVulkanLibraries(), vk::loader())),
+      made_(vk::makeInstance(loader_, options.validation, messages_)),
+      validation_(made_.validation),
+      instance_(made_.instance),
+      vk_(made_.api) {
   try {
-    vk_ = vk::loadInstanceApi(loader_, instance_);
-    if (validation_) {
-      if (vk_.vkCreateDebugUtilsMessengerEXT == nullptr) {
-        throw DeviceUnavailable("the validation layer offers no vkCreateDebugUtilsMessengerEXT");
-      }
-      const VkResult result =
-          vk_.vkCreateDebugUtilsMessengerEXT(instance_, &messenger, nullptr, &messenger_);
-      if (result != VK_SUCCESS) {
-        throw DeviceUnavailable("vkCreateDebugUtilsMessengerEXT: " + vk::resultName(result));
-      }
-    }
     pickPhysicalDevice(options.device);
   } catch (...) {
-    if (messenger_ != VK_NULL_HANDLE) {
-      vk_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-    }
-    if (vk_.vkDestroyInstance != nullptr) vk_.vkDestroyInstance(instance_, nullptr);
+    made_.destroy();
     throw;
   }
-  if (validation_) {
-    description_ += ", validation layer " + versionText(layer->specVersion) +
-                    " (synchronization validation on)";
-  } else {
-    description_ += ", validation off";
-  }
+  description_ += made_.validationText;
 }
 
 void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
@@ -395,7 +258,8 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
                      p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
     candidates.push_back(Candidate{device, *compute,
                                    name + ", driver " + driver.driverName + " " +
-                                       driver.driverInfo + ", Vulkan " + versionText(p.apiVersion),
+                                       driver.driverInfo + ", Vulkan " +
+                                       vk::versionText(p.apiVersion),
                                    gpu});
   }
   if (candidates.empty()) {
@@ -426,14 +290,11 @@ VulkanBackend::~VulkanBackend() {
     }
     teardown(context);
   }
-  if (messenger_ != VK_NULL_HANDLE) {
-    vk_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-  }
-  vk_.vkDestroyInstance(instance_, nullptr);
+  made_.destroy();
 }
 
 void VulkanBackend::checkValidation(CallPoint point, const char* call) {
-  std::optional<Messages::Error> error = messages_.take();
+  std::optional<vk::ValidationMessages::Error> error = messages_.take();
   if (!error || invalid_) return;
   invalid_ = true;
   throw InvalidUse(point, std::string(call) + ": " +

@@ -1,0 +1,1617 @@
+// VulkanExecutor.cpp: the `vulkan` model's operations as Vulkan calls, checked by the layer.
+#include "renderer/vulkan/VulkanExecutor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "renderer/Text.h"
+#include "renderer/device/DeviceError.h"
+#include "renderer/vulkan/LifecycleShader.h"
+#include "renderer/vulkan/VulkanApi.h"
+#include "renderer/vulkan/VulkanPreload.h"
+#include "renderer/vulkan/VulkanShadow.h"
+#include "renderer/vulkan/VulkanValidation.h"
+
+namespace gpufuzz {
+
+namespace {
+
+using vulkan::Breach;
+using vulkan::CmdState;
+using vulkan::Recorded;
+using Phase = vulkan::CmdState::Phase;
+
+/// Invocations per workgroup: local_size_x of Lifecycle.comp.
+constexpr uint32_t kGroup = 64;
+/// Sets and descriptors per descriptor pool: more than a sequence's operations can allocate, so
+/// allocation never runs out (that would be VK_ERROR_OUT_OF_POOL_MEMORY, the pool's size).
+constexpr uint32_t kSetsPerPool = 64;
+
+/// Where a call's failure is said to happen (fault plans do not act on runtime models).
+constexpr CallPoint kMake = CallPoint::BufAlloc;
+constexpr CallPoint kEnd = CallPoint::BufFree;
+constexpr CallPoint kRecord = CallPoint::Launch;
+constexpr CallPoint kWait = CallPoint::Sync;
+constexpr CallPoint kRead = CallPoint::CopyToHost;
+
+class VulkanExecutor final : public ModelExecutor {
+ public:
+  explicit VulkanExecutor(const BackendOptions& options);
+  ~VulkanExecutor() override;
+  VulkanExecutor(const VulkanExecutor&) = delete;
+  VulkanExecutor& operator=(const VulkanExecutor&) = delete;
+
+  std::string description() const override { return description_; }
+  bool threadSafe() const override { return true; }
+  void run(const ModelCall& call) override;
+  void release(std::string_view kind, const std::string& name) override;
+  std::string leaked() override;
+
+ private:
+  using Handler = void (VulkanExecutor::*)(const ModelCall&);
+  static const std::map<std::string_view, Handler>& handlers();
+
+  void pickDevice(const std::string& wanted);
+  void makeDevice();
+
+  // The oracle of rules.
+  /// Before a call that `breach` (if any) says is invalid: refuses it where the layer cannot be
+  /// asked (no layer, a freed handle).
+  void guard(const char* call, const std::optional<Breach>& breach, CallPoint point);
+  /// After a call: the layer's error as InvalidUse; a predicted breach the layer missed; then a
+  /// failed VkResult.
+  void check(const char* call, VkResult result, const std::optional<Breach>& breach,
+             CallPoint point);
+  [[noreturn]] void fail(CallPoint point, const std::string& message);
+
+  /// The lock of command buffer `cmd`'s pool (taken before the executor's lock).
+  std::unique_lock<std::mutex> lockPoolOf(const std::string& cmd);
+  std::unique_lock<std::mutex> lockPool(const std::string& pool);
+  std::unique_lock<std::mutex> lockDpoolOf(const std::string& set);
+  std::unique_lock<std::mutex> lockDpool(const std::string& dpool);
+  std::mutex& objectLock(const std::string& key);
+
+  vulkan::CmdState& cmd(const std::string& name);
+  /// Begins `name` when it is not recording (a record on it does so first), under the pool's lock.
+  void beginIfNeeded(const std::string& name, const char* call);
+  /// A full barrier after each recorded command: later commands, later submissions and host
+  /// reads see its writes, so submissions take effect in queue order.
+  void barrier(VkCommandBuffer commands);
+  std::optional<Breach> unbound(const std::string& buffer, const std::string& vuid) const;
+  void submit(const ModelCall& call, const std::string& fence, const std::string& signal,
+              const std::string& wait, const std::string& timeline,
+              std::span<const std::string> timelineWaits);
+  /// The wait oracle: every fence submitted up to `through` signalled, every timeline at least at
+  /// the value a submission up to `through` signals.
+  void checkComplete(const char* call, uint64_t through);
+  void waitIdle(bool device);
+
+  void poolCreate(const ModelCall& c);
+  void poolReset(const ModelCall& c);
+  void poolDestroy(const ModelCall& c);
+  void cmdAllocate(const ModelCall& c);
+  void cmdBegin(const ModelCall& c);
+  void cmdEnd(const ModelCall& c);
+  void cmdReset(const ModelCall& c);
+  void cmdFree(const ModelCall& c);
+  void cmdFill(const ModelCall& c);
+  void cmdCopy(const ModelCall& c);
+  void cmdDispatch(const ModelCall& c);
+  void queueSubmit(const ModelCall& c) { submit(c, "", "", "", "", {}); }
+  void queueSubmitFence(const ModelCall& c) { submit(c, c.names[1], "", "", "", {}); }
+  void queueSubmitSignal(const ModelCall& c) { submit(c, "", c.names[1], "", "", {}); }
+  void queueSubmitWait(const ModelCall& c) { submit(c, "", "", c.names[1], "", {}); }
+  void queueSubmitTimeline(const ModelCall& c) {
+    submit(c, "", "", "", c.names[1], c.names.subspan(2));
+  }
+  void queueWaitIdle(const ModelCall&) { waitIdle(false); }
+  void deviceWaitIdle(const ModelCall&) { waitIdle(true); }
+  void fenceCreate(const ModelCall& c);
+  void fenceWait(const ModelCall& c);
+  void fenceStatus(const ModelCall& c);
+  void fenceReset(const ModelCall& c);
+  void fenceDestroy(const ModelCall& c);
+  void semaphoreCreate(const ModelCall& c);
+  void semaphoreDestroy(const ModelCall& c);
+  void timelineCreate(const ModelCall& c);
+  void timelineSignal(const ModelCall& c);
+  void timelineWait(const ModelCall& c);
+  void timelineValue(const ModelCall& c);
+  void timelineDestroy(const ModelCall& c);
+  void bufferCreate(const ModelCall& c);
+  void bufferDestroy(const ModelCall& c);
+  void memoryAllocate(const ModelCall& c);
+  void memoryBind(const ModelCall& c);
+  void memoryFree(const ModelCall& c);
+  void memoryRead(const ModelCall& c);
+  void dpoolCreate(const ModelCall& c);
+  void dpoolReset(const ModelCall& c);
+  void dpoolDestroy(const ModelCall& c);
+  void setAllocate(const ModelCall& c);
+  void setUpdate(const ModelCall& c);
+  void setFree(const ModelCall& c);
+  void layoutCreate(const ModelCall& c);
+  void layoutDestroy(const ModelCall& c);
+  void pipelineCreate(const ModelCall& c);
+  void pipelineDestroy(const ModelCall& c);
+
+  void bind(const std::string& buffer, const std::string& memory, const char* call);
+  /// Frees the sets of descriptor pool `dpool` (a reset or destroy did).
+  void dropSets(vulkan::DpoolState& dpool);
+  /// The highest submission that signals a value of `timeline` up to `value`.
+  uint64_t signalledThrough(const vulkan::TimelineState& timeline, uint64_t value) const;
+  /// The counter of timeline semaphore `handle`, asked of the runtime.
+  uint64_t counter(VkSemaphore handle, const char* call);
+
+  vk::ValidationMessages messages_{/*perThread=*/true};
+  vk::Instance instance_;
+  const vk::InstanceApi& vk_ = instance_.api;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  uint32_t family_ = 0;
+  uint32_t memoryType_ = 0;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkShaderModule shader_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout setLayout_ = VK_NULL_HANDLE;
+  std::string description_;
+
+  /// The executor's lock: the shadow, and every call that submits, ends, waits or reads.
+  std::mutex state_;
+  vulkan::Shadow shadow_;
+  /// A call failed: the destructor leaves everything to the process's exit.
+  bool failed_ = false;
+  /// Whether the device was waited idle since the last operation (the first release waits).
+  bool idleForRelease_ = false;
+
+  std::mutex locksMutex_;
+  std::map<std::string, std::unique_ptr<std::mutex>> locks_;
+};
+
+VulkanExecutor::VulkanExecutor(const BackendOptions& options) {
+  preloadVulkanLibraries();
+  instance_ = vk::makeInstance(vk::loader(), options.validation, messages_);
+  try {
+    pickDevice(options.device);
+    makeDevice();
+  } catch (...) {
+    if (device_ != VK_NULL_HANDLE) vk_.vkDestroyDevice(device_, nullptr);
+    instance_.destroy();
+    throw;
+  }
+  description_ += instance_.validationText + "; one VkDevice for the process";
+}
+
+VulkanExecutor::~VulkanExecutor() {
+  // After a failure the device may run or hold work that broke the rules: the process's exit
+  // takes it, never a call that could block or crash.
+  if (failed_) return;
+  vk_.vkDeviceWaitIdle(device_);
+  if (shader_ != VK_NULL_HANDLE) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
+  if (setLayout_ != VK_NULL_HANDLE) vk_.vkDestroyDescriptorSetLayout(device_, setLayout_, nullptr);
+  vk_.vkDestroyDevice(device_, nullptr);
+  instance_.destroy();
+}
+
+void VulkanExecutor::pickDevice(const std::string& wanted) {
+  uint32_t count = 0;
+  VkResult result = vk_.vkEnumeratePhysicalDevices(instance_.instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  if (result == VK_SUCCESS)
+    result = vk_.vkEnumeratePhysicalDevices(instance_.instance, &count, devices.data());
+  if (result != VK_SUCCESS && result != VK_INCOMPLETE) {
+    throw DeviceUnavailable("vkEnumeratePhysicalDevices: " + vk::resultName(result));
+  }
+  std::string seen;
+  bool foundGpu = false;
+  for (VkPhysicalDevice device : devices) {
+    VkPhysicalDeviceDriverProperties driver{};
+    driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+    VkPhysicalDeviceProperties2 properties{};
+    properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    properties.pNext = &driver;
+    vk_.vkGetPhysicalDeviceProperties2(device, &properties);
+    const VkPhysicalDeviceProperties& p = properties.properties;
+    seen += (seen.empty() ? "" : ", ") + std::string(p.deviceName);
+    if (!wanted.empty() && !containsIgnoringCase(p.deviceName, wanted) &&
+        !containsIgnoringCase(driver.driverName, wanted))
+      continue;
+    VkPhysicalDeviceVulkan12Features features12{};
+    features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    VkPhysicalDeviceFeatures2 features{};
+    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features.pNext = &features12;
+    vk_.vkGetPhysicalDeviceFeatures2(device, &features);
+    uint32_t families = 0;
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(device, &families, nullptr);
+    std::vector<VkQueueFamilyProperties> queues(families);
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(device, &families, queues.data());
+    std::optional<uint32_t> compute;
+    for (uint32_t i = 0; i < families && !compute; ++i) {
+      if ((queues[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) compute = i;
+    }
+    VkPhysicalDeviceMemoryProperties memory{};
+    vk_.vkGetPhysicalDeviceMemoryProperties(device, &memory);
+    std::optional<uint32_t> hostVisible;
+    constexpr VkMemoryPropertyFlags kHost =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t i = 0; i < memory.memoryTypeCount && !hostVisible; ++i) {
+      if ((memory.memoryTypes[i].propertyFlags & kHost) == kHost) hostVisible = i;
+    }
+    if (!compute || !hostVisible || !features12.timelineSemaphore ||
+        VK_API_VERSION_MINOR(p.apiVersion) < 2)
+      continue;
+    const bool gpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                     p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+    if (physical_ != VK_NULL_HANDLE && (foundGpu || !gpu)) continue;
+    physical_ = device;
+    foundGpu = gpu;
+    family_ = *compute;
+    memoryType_ = *hostVisible;
+    description_ = std::string(p.deviceName) + ", driver " + driver.driverName + " " +
+                   driver.driverInfo + ", Vulkan " + vk::versionText(p.apiVersion);
+  }
+  if (physical_ == VK_NULL_HANDLE) {
+    throw DeviceUnavailable(
+        devices.empty() ? "no Vulkan device (install mesa-vulkan-drivers for lavapipe)"
+                        : "no Vulkan 1.2 device with a compute queue, host-visible coherent "
+                          "memory and timeline semaphores" +
+                              (wanted.empty() ? "" : " matches --device '" + wanted + "'") +
+                              " (devices: " + seen + ")");
+  }
+}
+
+void VulkanExecutor::makeDevice() {
+  const float priority = 1.0F;
+  VkDeviceQueueCreateInfo queue{};
+  queue.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  queue.queueFamilyIndex = family_;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.timelineSemaphore = VK_TRUE;
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &features12;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  const auto made = [this](const char* call, VkResult result) {
+    if (messages_.take() || result != VK_SUCCESS) {
+      throw DeviceUnavailable(std::string(call) + ": " + vk::resultName(result));
+    }
+  };
+  made("vkCreateDevice", vk_.vkCreateDevice(physical_, &info, nullptr, &device_));
+  vk_.vkGetDeviceQueue(device_, family_, 0, &queue_);
+
+  VkShaderModuleCreateInfo shader{};
+  shader.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  shader.codeSize = vulkan::kLifecycleSpirvSize;
+  shader.pCode = reinterpret_cast<const uint32_t*>(vulkan::kLifecycleSpirv);
+  made("vkCreateShaderModule", vk_.vkCreateShaderModule(device_, &shader, nullptr, &shader_));
+
+  VkDescriptorSetLayoutBinding binding{};
+  binding.binding = 0;
+  binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  binding.descriptorCount = 1;
+  binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  VkDescriptorSetLayoutCreateInfo layout{};
+  layout.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  layout.bindingCount = 1;
+  layout.pBindings = &binding;
+  made("vkCreateDescriptorSetLayout",
+       vk_.vkCreateDescriptorSetLayout(device_, &layout, nullptr, &setLayout_));
+}
+
+const std::map<std::string_view, VulkanExecutor::Handler>& VulkanExecutor::handlers() {
+  static const std::map<std::string_view, Handler> table = {
+      {"pool_create", &VulkanExecutor::poolCreate},
+      {"pool_reset", &VulkanExecutor::poolReset},
+      {"pool_destroy", &VulkanExecutor::poolDestroy},
+      {"cmd_allocate", &VulkanExecutor::cmdAllocate},
+      {"cmd_begin", &VulkanExecutor::cmdBegin},
+      {"cmd_end", &VulkanExecutor::cmdEnd},
+      {"cmd_reset", &VulkanExecutor::cmdReset},
+      {"cmd_free", &VulkanExecutor::cmdFree},
+      {"cmd_fill", &VulkanExecutor::cmdFill},
+      {"cmd_copy", &VulkanExecutor::cmdCopy},
+      {"cmd_dispatch", &VulkanExecutor::cmdDispatch},
+      {"queue_submit", &VulkanExecutor::queueSubmit},
+      {"queue_submit_fence", &VulkanExecutor::queueSubmitFence},
+      {"queue_submit_signal", &VulkanExecutor::queueSubmitSignal},
+      {"queue_submit_wait", &VulkanExecutor::queueSubmitWait},
+      {"queue_submit_timeline", &VulkanExecutor::queueSubmitTimeline},
+      {"queue_wait_idle", &VulkanExecutor::queueWaitIdle},
+      {"device_wait_idle", &VulkanExecutor::deviceWaitIdle},
+      {"fence_create", &VulkanExecutor::fenceCreate},
+      {"fence_wait", &VulkanExecutor::fenceWait},
+      {"fence_status", &VulkanExecutor::fenceStatus},
+      {"fence_reset", &VulkanExecutor::fenceReset},
+      {"fence_destroy", &VulkanExecutor::fenceDestroy},
+      {"semaphore_create", &VulkanExecutor::semaphoreCreate},
+      {"semaphore_destroy", &VulkanExecutor::semaphoreDestroy},
+      {"timeline_create", &VulkanExecutor::timelineCreate},
+      {"timeline_signal", &VulkanExecutor::timelineSignal},
+      {"timeline_wait", &VulkanExecutor::timelineWait},
+      {"timeline_value", &VulkanExecutor::timelineValue},
+      {"timeline_destroy", &VulkanExecutor::timelineDestroy},
+      {"buffer_create", &VulkanExecutor::bufferCreate},
+      {"buffer_destroy", &VulkanExecutor::bufferDestroy},
+      {"memory_allocate", &VulkanExecutor::memoryAllocate},
+      {"memory_bind", &VulkanExecutor::memoryBind},
+      {"memory_free", &VulkanExecutor::memoryFree},
+      {"memory_read", &VulkanExecutor::memoryRead},
+      {"dpool_create", &VulkanExecutor::dpoolCreate},
+      {"dpool_reset", &VulkanExecutor::dpoolReset},
+      {"dpool_destroy", &VulkanExecutor::dpoolDestroy},
+      {"set_allocate", &VulkanExecutor::setAllocate},
+      {"set_update", &VulkanExecutor::setUpdate},
+      {"set_free", &VulkanExecutor::setFree},
+      {"layout_create", &VulkanExecutor::layoutCreate},
+      {"layout_destroy", &VulkanExecutor::layoutDestroy},
+      {"pipeline_create", &VulkanExecutor::pipelineCreate},
+      {"pipeline_destroy", &VulkanExecutor::pipelineDestroy},
+  };
+  return table;
+}
+
+void VulkanExecutor::run(const ModelCall& call) {
+  const auto it = handlers().find(call.op);
+  if (it == handlers().end()) {
+    throw std::logic_error("model vulkan has no operation " + std::string(call.op));
+  }
+  idleForRelease_ = false;
+  try {
+    (this->*(it->second))(call);
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+// ---- The oracle of rules ----
+
+void VulkanExecutor::fail(CallPoint point, const std::string& message) {
+  failed_ = true;
+  throw DeviceError(point, message);
+}
+
+void VulkanExecutor::guard(const char* call, const std::optional<Breach>& breach, CallPoint point) {
+  if (!breach) return;
+  if (breach->deadHandle || !instance_.validation) {
+    failed_ = true;
+    throw InvalidUse(
+        point, std::string(call) + ": " + breach->vuid + ": " + breach->why +
+                   " (predicted by the executor; not called: " +
+                   (breach->deadHandle ? "the handle is already freed)" : "validation is off)"));
+  }
+}
+
+void VulkanExecutor::check(const char* call, VkResult result, const std::optional<Breach>& breach,
+                           CallPoint point) {
+  if (std::optional<vk::ValidationMessages::Error> error = messages_.take()) {
+    failed_ = true;
+    std::string text = std::string(call) + ": " +
+                       (error->vuid.empty() ? "validation error" : error->vuid) + ": " +
+                       error->message;
+    if (!breach) {
+      text += " (not predicted by the executor)";
+    } else if (breach->vuid != error->vuid) {
+      text += " (the executor predicted " + breach->vuid + ")";
+    }
+    throw InvalidUse(point, text);
+  }
+  if (breach) {
+    fail(point, std::string(call) + ": the validation layer did not report " + breach->vuid + ": " +
+                    breach->why + " (the call went through)");
+  }
+  if (result != VK_SUCCESS) fail(point, std::string(call) + ": " + vk::resultName(result));
+}
+
+// ---- Locks ----
+
+std::mutex& VulkanExecutor::objectLock(const std::string& key) {
+  const std::lock_guard lock(locksMutex_);
+  std::unique_ptr<std::mutex>& m = locks_[key];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
+std::unique_lock<std::mutex> VulkanExecutor::lockPool(const std::string& pool) {
+  return std::unique_lock(objectLock("pool " + pool));
+}
+
+std::unique_lock<std::mutex> VulkanExecutor::lockPoolOf(const std::string& name) {
+  std::string pool;
+  {
+    const std::lock_guard lock(state_);
+    pool = cmd(name).pool;
+  }
+  return lockPool(pool);
+}
+
+std::unique_lock<std::mutex> VulkanExecutor::lockDpool(const std::string& dpool) {
+  return std::unique_lock(objectLock("dpool " + dpool));
+}
+
+std::unique_lock<std::mutex> VulkanExecutor::lockDpoolOf(const std::string& set) {
+  std::string dpool;
+  {
+    const std::lock_guard lock(state_);
+    dpool = shadow_.sets.at(set).dpool;
+  }
+  return lockDpool(dpool);
+}
+
+CmdState& VulkanExecutor::cmd(const std::string& name) {
+  return shadow_.cmds.at(name);
+}
+
+// ---- Command pools and command buffers ----
+
+void VulkanExecutor::poolCreate(const ModelCall& c) {
+  VkCommandPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  info.queueFamilyIndex = family_;
+  // Every pool lets its command buffers be reset one by one: a record begins a buffer again.
+  info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check("vkCreateCommandPool", vk_.vkCreateCommandPool(device_, &info, nullptr, &pool), {}, kMake);
+  const std::lock_guard lock(state_);
+  shadow_.pools[c.names[0]].handle = pool;
+}
+
+void VulkanExecutor::poolReset(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto poolLock = lockPool(name);
+  const std::lock_guard lock(state_);
+  vulkan::PoolState& pool = shadow_.pools.at(name);
+  std::optional<Breach> breach;
+  if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
+    breach = Breach{"VUID-vkResetCommandPool-commandPool-00040",
+                    "a command buffer of pool " + name + " is pending (submission " +
+                        std::to_string(s->number) + ")"};
+  }
+  guard("vkResetCommandPool", breach, kEnd);
+  check("vkResetCommandPool", vk_.vkResetCommandPool(device_, pool.handle, 0), breach, kEnd);
+  for (const std::string& n : pool.cmds) {
+    CmdState& cb = cmd(n);
+    cb.phase = Phase::Initial;
+    cb.commands.clear();
+    cb.uses.clear();
+    cb.submittedSinceBegin = false;
+  }
+}
+
+void VulkanExecutor::poolDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto poolLock = lockPool(name);
+  const std::lock_guard lock(state_);
+  vulkan::PoolState& pool = shadow_.pools.at(name);
+  std::optional<Breach> breach;
+  if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
+    breach = Breach{"VUID-vkDestroyCommandPool-commandPool-00041",
+                    "a command buffer of pool " + name + " is pending (submission " +
+                        std::to_string(s->number) + ")"};
+  }
+  guard("vkDestroyCommandPool", breach, kEnd);
+  vk_.vkDestroyCommandPool(device_, pool.handle, nullptr);
+  check("vkDestroyCommandPool", VK_SUCCESS, breach, kEnd);
+  // Its command buffers are freed with it; their names stay, with dead handles.
+  for (const std::string& n : pool.cmds)
+    cmd(n).freed = true;
+  shadow_.pools.erase(name);
+}
+
+void VulkanExecutor::cmdAllocate(const ModelCall& c) {
+  const std::string& poolName = c.names[0];
+  auto poolLock = lockPool(poolName);
+  VkCommandBufferAllocateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  {
+    const std::lock_guard lock(state_);
+    info.commandPool = shadow_.pools.at(poolName).handle;
+  }
+  info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  info.commandBufferCount = 1;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  check("vkAllocateCommandBuffers", vk_.vkAllocateCommandBuffers(device_, &info, &commands), {},
+        kMake);
+  const std::lock_guard lock(state_);
+  CmdState& cb = shadow_.cmds[c.names[1]];
+  cb.handle = commands;
+  cb.pool = poolName;
+  shadow_.pools.at(poolName).cmds.insert(c.names[1]);
+}
+
+/// A breach for a command buffer whose pool was destroyed: its handle is freed.
+std::optional<Breach> freedCmd(const CmdState& cb, const std::string& name, const char* vuid) {
+  if (!cb.freed) return std::nullopt;
+  return Breach{vuid, "command buffer " + name + " was freed with its pool " + cb.pool, true};
+}
+
+/// A breach for recording into, beginning or resetting a command buffer that is pending.
+std::optional<Breach> pendingCmd(const vulkan::Shadow& shadow, const CmdState& cb,
+                                 const std::string& name, const char* vuid) {
+  if (!shadow.pending(cb.lastSubmission)) return std::nullopt;
+  return Breach{vuid, "command buffer " + name + " is pending (submission " +
+                          std::to_string(cb.lastSubmission) + ")"};
+}
+
+void VulkanExecutor::cmdBegin(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto poolLock = lockPoolOf(name);
+  std::optional<Breach> breach;
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  {
+    const std::lock_guard lock(state_);
+    const CmdState& cb = cmd(name);
+    handle = cb.handle;
+    breach = freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
+    if (!breach) {
+      breach = pendingCmd(shadow_, cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-00049");
+    }
+    if (!breach && cb.phase == Phase::Recording) {
+      breach = Breach{"VUID-vkBeginCommandBuffer-commandBuffer-00049",
+                      "command buffer " + name + " is recording already"};
+    }
+  }
+  guard("vkBeginCommandBuffer", breach, kRecord);
+  const bool oneTime = c.word("one_time") == "yes";
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = oneTime ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
+  check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord);
+  const std::lock_guard lock(state_);
+  CmdState& cb = cmd(name);
+  cb.phase = Phase::Recording;
+  cb.commands.clear();
+  cb.uses.clear();
+  cb.oneTime = oneTime;
+  cb.submittedSinceBegin = false;
+}
+
+void VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
+  std::optional<Breach> breach;
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  {
+    const std::lock_guard lock(state_);
+    const CmdState& cb = cmd(name);
+    handle = cb.handle;
+    breach = freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
+    if (!breach && cb.phase == Phase::Recording) return;
+    if (!breach) {
+      breach = pendingCmd(shadow_, cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-00049");
+    }
+  }
+  // Recording into a buffer that is not recording begins it first (a new recording, which
+  // resets an executable or invalid one: every pool allows that).
+  guard(call, breach, kRecord);
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord);
+  const std::lock_guard lock(state_);
+  CmdState& cb = cmd(name);
+  cb.phase = Phase::Recording;
+  cb.commands.clear();
+  cb.uses.clear();
+  cb.oneTime = false;
+  cb.submittedSinceBegin = false;
+}
+
+void VulkanExecutor::cmdEnd(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto poolLock = lockPoolOf(name);
+  std::optional<Breach> breach;
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  {
+    const std::lock_guard lock(state_);
+    const CmdState& cb = cmd(name);
+    handle = cb.handle;
+    breach = freedCmd(cb, name, "VUID-vkEndCommandBuffer-commandBuffer-parameter");
+    if (!breach && cb.phase != Phase::Recording) {
+      breach = Breach{"VUID-vkEndCommandBuffer-commandBuffer-00059",
+                      "command buffer " + name + " is not recording" +
+                          (cb.phase == Phase::Invalid ? " (invalid: " + cb.invalidBecause + ")"
+                                                      : std::string())};
+    }
+  }
+  guard("vkEndCommandBuffer", breach, kRecord);
+  check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(handle), breach, kRecord);
+  const std::lock_guard lock(state_);
+  cmd(name).phase = Phase::Executable;
+}
+
+void VulkanExecutor::cmdReset(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto poolLock = lockPoolOf(name);
+  const std::lock_guard lock(state_);
+  CmdState& cb = cmd(name);
+  std::optional<Breach> breach =
+      freedCmd(cb, name, "VUID-vkResetCommandBuffer-commandBuffer-parameter");
+  if (!breach) {
+    breach = pendingCmd(shadow_, cb, name, "VUID-vkResetCommandBuffer-commandBuffer-00045");
+  }
+  guard("vkResetCommandBuffer", breach, kEnd);
+  check("vkResetCommandBuffer", vk_.vkResetCommandBuffer(cb.handle, 0), breach, kEnd);
+  cb.phase = Phase::Initial;
+  cb.commands.clear();
+  cb.uses.clear();
+  cb.submittedSinceBegin = false;
+}
+
+void VulkanExecutor::cmdFree(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto poolLock = lockPoolOf(name);
+  const std::lock_guard lock(state_);
+  CmdState& cb = cmd(name);
+  std::optional<Breach> breach =
+      freedCmd(cb, name, "VUID-vkFreeCommandBuffers-pCommandBuffers-parameter");
+  if (!breach) {
+    breach = pendingCmd(shadow_, cb, name, "VUID-vkFreeCommandBuffers-pCommandBuffers-00047");
+  }
+  guard("vkFreeCommandBuffers", breach, kEnd);
+  vk_.vkFreeCommandBuffers(device_, shadow_.pools.at(cb.pool).handle, 1, &cb.handle);
+  check("vkFreeCommandBuffers", VK_SUCCESS, breach, kEnd);
+  shadow_.pools.at(cb.pool).cmds.erase(name);
+  shadow_.cmds.erase(name);
+}
+
+void VulkanExecutor::barrier(VkCommandBuffer commands) {
+  VkMemoryBarrier all{};
+  all.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  all.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  all.dstAccessMask =
+      VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+  vk_.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                           VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                           &all, 0, nullptr, 0, nullptr);
+}
+
+std::optional<Breach> VulkanExecutor::unbound(const std::string& buffer,
+                                              const std::string& vuid) const {
+  const vulkan::BufferState& b = shadow_.buffers.at(buffer);
+  if (!b.memory.empty()) return std::nullopt;
+  return Breach{vuid, "buffer " + buffer + " has no memory bound" +
+                          (b.everBound ? " (its memory was freed)" : "")};
+}
+
+void VulkanExecutor::cmdFill(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::string& buffer = c.names[1];
+  auto poolLock = lockPoolOf(name);
+  beginIfNeeded(name, "vkCmdFillBuffer");
+  std::optional<Breach> breach;
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  VkBuffer target = VK_NULL_HANDLE;
+  {
+    const std::lock_guard lock(state_);
+    handle = cmd(name).handle;
+    target = shadow_.buffers.at(buffer).handle;
+    breach = unbound(buffer, "VUID-vkCmdFillBuffer-dstBuffer-00031");
+  }
+  const auto value = static_cast<uint32_t>(c.arg("value"));
+  vk_.vkCmdFillBuffer(handle, target, 0, VK_WHOLE_SIZE, value);
+  check("vkCmdFillBuffer", VK_SUCCESS, breach, kRecord);
+  barrier(handle);
+  const std::lock_guard lock(state_);
+  shadow_.record(cmd(name), Recorded{Recorded::Kind::Fill, buffer, "", value, false});
+}
+
+void VulkanExecutor::cmdCopy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::string& src = c.names[1];
+  const std::string& dst = c.names[2];
+  auto poolLock = lockPoolOf(name);
+  beginIfNeeded(name, "vkCmdCopyBuffer");
+  std::optional<Breach> breach;
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  VkBuffer from = VK_NULL_HANDLE, to = VK_NULL_HANDLE;
+  VkBufferCopy region{0, 0, 0};
+  {
+    const std::lock_guard lock(state_);
+    handle = cmd(name).handle;
+    const vulkan::BufferState& s = shadow_.buffers.at(src);
+    const vulkan::BufferState& d = shadow_.buffers.at(dst);
+    from = s.handle;
+    to = d.handle;
+    region.size = std::min(s.size, d.size);
+    breach = unbound(src, "VUID-vkCmdCopyBuffer-srcBuffer-00119");
+    if (!breach) breach = unbound(dst, "VUID-vkCmdCopyBuffer-dstBuffer-00121");
+    if (!breach && s.memory == d.memory) {
+      breach = Breach{"VUID-vkCmdCopyBuffer-pRegions-00117",
+                      "buffers " + src + " and " + dst + " are bound to the same memory " +
+                          s.memory + ", so the copy's regions overlap in memory"};
+    }
+  }
+  vk_.vkCmdCopyBuffer(handle, from, to, 1, &region);
+  check("vkCmdCopyBuffer", VK_SUCCESS, breach, kRecord);
+  barrier(handle);
+  const std::lock_guard lock(state_);
+  shadow_.record(cmd(name), Recorded{Recorded::Kind::Copy, dst, src, 0, false});
+}
+
+void VulkanExecutor::cmdDispatch(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::string& pipelineName = c.names[1];
+  const std::string& setName = c.names[2];
+  auto poolLock = lockPoolOf(name);
+  std::optional<Breach> breach;
+  {
+    const std::lock_guard lock(state_);
+    const vulkan::SetState& set = shadow_.sets.at(setName);
+    const vulkan::PipelineState& pipeline = shadow_.pipelines.at(pipelineName);
+    if (set.freed) {
+      breach = Breach{"VUID-vkCmdBindDescriptorSets-pDescriptorSets-parameter",
+                      "descriptor set " + setName + " was freed with its pool " + set.dpool, true};
+    } else if (shadow_.layouts.count(pipeline.layout) == 0) {
+      breach = Breach{
+          "VUID-vkCmdBindDescriptorSets-layout-parameter",
+          "pipeline layout " + pipeline.layout + " of pipeline " + pipelineName + " was destroyed",
+          true};
+    }
+  }
+  guard("vkCmdBindDescriptorSets", breach, kRecord);
+  beginIfNeeded(name, "vkCmdDispatch");
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  uint64_t words = 0;
+  std::string buffer;
+  bool xorOp = false;
+  {
+    const std::lock_guard lock(state_);
+    handle = cmd(name).handle;
+    const vulkan::PipelineState& p = shadow_.pipelines.at(pipelineName);
+    pipeline = p.handle;
+    xorOp = p.xorOp;
+    layout = shadow_.layouts.at(p.layout).handle;
+    const vulkan::SetState& s = shadow_.sets.at(setName);
+    set = s.handle;
+    buffer = s.buffer;
+    const auto b = shadow_.buffers.find(s.buffer);
+    if (s.buffer.empty()) {
+      breach = Breach{"VUID-vkCmdDispatch-None-02699",
+                      "descriptor set " + setName + " was never written (set_update)"};
+    } else if (b == shadow_.buffers.end()) {
+      breach =
+          Breach{"VUID-vkCmdDispatch-None-02699",
+                 "the buffer " + s.buffer + " of descriptor set " + setName + " was destroyed"};
+    } else {
+      words = b->second.size / 4;
+      breach = unbound(s.buffer, "VUID-vkCmdDispatch-None-02699");
+    }
+  }
+  const auto value = static_cast<uint32_t>(c.arg("value"));
+  vk_.vkCmdBindPipeline(handle, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  vk_.vkCmdBindDescriptorSets(handle, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                              nullptr);
+  vk_.vkCmdPushConstants(handle, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof value, &value);
+  const auto groups = static_cast<uint32_t>(std::max<uint64_t>(1, (words + kGroup - 1) / kGroup));
+  vk_.vkCmdDispatch(handle, groups, 1, 1);
+  check("vkCmdDispatch", VK_SUCCESS, breach, kRecord);
+  barrier(handle);
+  const std::lock_guard lock(state_);
+  CmdState& cb = cmd(name);
+  const vulkan::PipelineState& p = shadow_.pipelines.at(pipelineName);
+  cb.uses.insert({pipelineName, p.layout, setName, shadow_.sets.at(setName).dpool});
+  shadow_.record(cb, Recorded{Recorded::Kind::Dispatch, buffer, "", value, xorOp});
+}
+
+// ---- The queue ----
+
+void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
+                            const std::string& signal, const std::string& wait,
+                            const std::string& timeline,
+                            std::span<const std::string> timelineWaits) {
+  const std::string& name = call.names[0];
+  auto poolLock = lockPoolOf(name);
+  const std::lock_guard lock(state_);
+  CmdState& cb = cmd(name);
+  std::optional<Breach> breach = freedCmd(cb, name, "VUID-VkSubmitInfo-pCommandBuffers-parameter");
+  if (!breach) {
+    breach = pendingCmd(shadow_, cb, name, "VUID-vkQueueSubmit-pCommandBuffers-00071");
+  }
+  if (!breach && cb.phase == Phase::Invalid) {
+    breach = Breach{"VUID-vkQueueSubmit-pCommandBuffers-00070",
+                    "command buffer " + name + " is invalid: " + cb.invalidBecause};
+  }
+  if (!breach && !fence.empty() && shadow_.pending(shadow_.fences.at(fence).submission)) {
+    breach = Breach{"VUID-vkQueueSubmit-fence-00064",
+                    "fence " + fence + " is still pending from submission " +
+                        std::to_string(shadow_.fences.at(fence).submission)};
+  }
+  if (!breach && !signal.empty() && shadow_.semaphores.at(signal).signalled) {
+    breach = Breach{"VUID-vkQueueSubmit-pSignalSemaphores-00067",
+                    "binary semaphore " + signal + " is signalled and not yet waited on"};
+  }
+  if (!breach && !wait.empty() && !shadow_.semaphores.at(wait).signalled) {
+    breach = Breach{"VUID-vkQueueSubmit-pWaitSemaphores-03238",
+                    "binary semaphore " + wait + " has no signal operation submitted to wait on"};
+  }
+  guard("vkQueueSubmit", breach, kRecord);
+  // A submit of a command buffer that is not executable records it first: an initial one
+  // begins (and so is empty), a recording one ends.
+  if (!breach && cb.phase != Phase::Executable) {
+    if (cb.phase == Phase::Initial) {
+      VkCommandBufferBeginInfo begin{};
+      begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+      check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(cb.handle, &begin), {}, kRecord);
+      cb.oneTime = false;
+      cb.submittedSinceBegin = false;
+    }
+    check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(cb.handle), {}, kRecord);
+    cb.phase = Phase::Executable;
+  }
+  // A fence a wait has seen signalled is reset first; one still pending is the rule above.
+  VkFence fenceHandle = VK_NULL_HANDLE;
+  if (!fence.empty()) {
+    vulkan::FenceState& f = shadow_.fences.at(fence);
+    fenceHandle = f.handle;
+    if (!breach && f.signalled) {
+      check("vkResetFences", vk_.vkResetFences(device_, 1, &f.handle), {}, kRecord);
+      f.signalled = false;
+    }
+  }
+  std::vector<VkSemaphore> signals, waits;
+  std::vector<uint64_t> signalValues, waitValues;
+  std::vector<VkPipelineStageFlags> stages;
+  std::set<std::string> extra{cb.pool};
+  if (!signal.empty()) {
+    signals.push_back(shadow_.semaphores.at(signal).handle);
+    signalValues.push_back(0);
+    extra.insert(signal);
+  }
+  if (!wait.empty()) {
+    waits.push_back(shadow_.semaphores.at(wait).handle);
+    waitValues.push_back(0);
+    stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    extra.insert(wait);
+  }
+  uint64_t timelineValue = 0;
+  if (!timeline.empty()) {
+    timelineValue = shadow_.timelines.at(timeline).promised + 1;
+    signals.push_back(shadow_.timelines.at(timeline).handle);
+    signalValues.push_back(timelineValue);
+    extra.insert(timeline);
+  }
+  // A timeline is waited for at the value last promised, which an earlier submission or the
+  // host signals, so the queue never waits for a signal that nothing will send.
+  for (const std::string& t : timelineWaits) {
+    waits.push_back(shadow_.timelines.at(t).handle);
+    waitValues.push_back(shadow_.timelines.at(t).promised);
+    stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    extra.insert(t);
+  }
+  if (!fence.empty()) extra.insert(fence);
+  VkTimelineSemaphoreSubmitInfo values{};
+  values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  values.waitSemaphoreValueCount = static_cast<uint32_t>(waitValues.size());
+  values.pWaitSemaphoreValues = waitValues.data();
+  values.signalSemaphoreValueCount = static_cast<uint32_t>(signalValues.size());
+  values.pSignalSemaphoreValues = signalValues.data();
+  VkSubmitInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  if (!timeline.empty() || !timelineWaits.empty()) info.pNext = &values;
+  info.waitSemaphoreCount = static_cast<uint32_t>(waits.size());
+  info.pWaitSemaphores = waits.data();
+  info.pWaitDstStageMask = stages.data();
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &cb.handle;
+  info.signalSemaphoreCount = static_cast<uint32_t>(signals.size());
+  info.pSignalSemaphores = signals.data();
+  check("vkQueueSubmit", vk_.vkQueueSubmit(queue_, 1, &info, fenceHandle), breach, kRecord);
+
+  const uint64_t number = shadow_.submit(cb, extra);
+  if (!fence.empty()) shadow_.fences.at(fence).submission = number;
+  if (!signal.empty()) shadow_.semaphores.at(signal).signalled = true;
+  if (!wait.empty()) shadow_.semaphores.at(wait).signalled = false;
+  if (!timeline.empty()) {
+    vulkan::TimelineState& t = shadow_.timelines.at(timeline);
+    t.promised = timelineValue;
+    t.signals[timelineValue] = number;
+  }
+}
+
+void VulkanExecutor::checkComplete(const char* call, uint64_t through) {
+  for (const auto& [name, fence] : shadow_.fences) {
+    if (fence.submission == 0 || fence.submission > through) continue;
+    const VkResult status = vk_.vkGetFenceStatus(device_, fence.handle);
+    check("vkGetFenceStatus", status == VK_NOT_READY ? VK_SUCCESS : status, {}, kWait);
+    if (status == VK_NOT_READY) {
+      fail(kWait, std::string(call) + " returned while fence " + name + " of submission " +
+                      std::to_string(fence.submission) + " is VK_NOT_READY");
+    }
+  }
+  for (const auto& [name, timeline] : shadow_.timelines) {
+    uint64_t owed = 0;
+    for (const auto& [value, submission] : timeline.signals) {
+      if (submission <= through) owed = std::max(owed, value);
+    }
+    if (owed == 0) continue;
+    const uint64_t value = counter(timeline.handle, "vkGetSemaphoreCounterValue");
+    if (value < owed) {
+      fail(kWait, std::string(call) + " returned while timeline " + name + " is at " +
+                      std::to_string(value) + ", below the value " + std::to_string(owed) +
+                      " a submission before it signals");
+    }
+  }
+}
+
+uint64_t VulkanExecutor::counter(VkSemaphore handle, const char* call) {
+  uint64_t value = 0;
+  check(call, vk_.vkGetSemaphoreCounterValue(device_, handle, &value), {}, kWait);
+  return value;
+}
+
+void VulkanExecutor::waitIdle(bool device) {
+  const std::lock_guard lock(state_);
+  const char* call = device ? "vkDeviceWaitIdle" : "vkQueueWaitIdle";
+  check(call, device ? vk_.vkDeviceWaitIdle(device_) : vk_.vkQueueWaitIdle(queue_), {}, kWait);
+  shadow_.completeAll();
+  checkComplete(call, shadow_.lastSubmission());
+}
+
+// ---- Fences and semaphores ----
+
+void VulkanExecutor::fenceCreate(const ModelCall& c) {
+  const bool signalled = c.word("signalled") == "yes";
+  VkFenceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  info.flags = signalled ? VK_FENCE_CREATE_SIGNALED_BIT : 0;
+  VkFence fence = VK_NULL_HANDLE;
+  check("vkCreateFence", vk_.vkCreateFence(device_, &info, nullptr, &fence), {}, kMake);
+  const std::lock_guard lock(state_);
+  shadow_.fences[c.names[0]] = vulkan::FenceState{fence, signalled, 0};
+}
+
+void VulkanExecutor::fenceWait(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::FenceState& f = shadow_.fences.at(name);
+  if (!f.signalled && f.submission == 0) {
+    // Nothing will signal it: a wait without a timeout would never return, so the executor asks
+    // with a timeout of 0, and the answer must be VK_TIMEOUT.
+    const VkResult result = vk_.vkWaitForFences(device_, 1, &f.handle, VK_TRUE, 0);
+    check("vkWaitForFences", result == VK_TIMEOUT ? VK_SUCCESS : result, {}, kWait);
+    if (result != VK_TIMEOUT) {
+      fail(kWait, "vkWaitForFences: " + vk::resultName(result) + " for fence " + name +
+                      ", which was never submitted nor made signalled (expected VK_TIMEOUT)");
+    }
+    return;
+  }
+  check("vkWaitForFences", vk_.vkWaitForFences(device_, 1, &f.handle, VK_TRUE, UINT64_MAX), {},
+        kWait);
+  const VkResult status = vk_.vkGetFenceStatus(device_, f.handle);
+  if (status != VK_SUCCESS) {
+    fail(kWait, "vkWaitForFences returned while fence " + name + " is " + vk::resultName(status) +
+                    " (vkGetFenceStatus)");
+  }
+  if (f.submission != 0) shadow_.complete(f.submission);
+  f.signalled = true;
+  checkComplete("vkWaitForFences", f.submission);
+}
+
+void VulkanExecutor::fenceStatus(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::FenceState& f = shadow_.fences.at(name);
+  const VkResult status = vk_.vkGetFenceStatus(device_, f.handle);
+  check("vkGetFenceStatus", status == VK_NOT_READY ? VK_SUCCESS : status, {}, kWait);
+  if (f.signalled && status != VK_SUCCESS) {
+    fail(kWait, "vkGetFenceStatus: " + vk::resultName(status) + " for fence " + name +
+                    ", which is signalled (a wait saw it, or it was made so)");
+  }
+  if (!f.signalled && f.submission == 0 && status != VK_NOT_READY) {
+    fail(kWait, "vkGetFenceStatus: " + vk::resultName(status) + " for fence " + name +
+                    ", which was never submitted nor made signalled");
+  }
+  // A fence seen signalled completes its submission, for the layer as for the executor.
+  if (status == VK_SUCCESS && f.submission != 0) shadow_.complete(f.submission);
+}
+
+void VulkanExecutor::fenceReset(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::FenceState& f = shadow_.fences.at(name);
+  std::optional<Breach> breach;
+  if (shadow_.pending(f.submission)) {
+    breach =
+        Breach{"VUID-vkResetFences-pFences-01123",
+               "fence " + name + " is pending (submission " + std::to_string(f.submission) + ")"};
+  }
+  guard("vkResetFences", breach, kEnd);
+  check("vkResetFences", vk_.vkResetFences(device_, 1, &f.handle), breach, kEnd);
+  f.signalled = false;
+  f.submission = 0;
+}
+
+void VulkanExecutor::fenceDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::FenceState& f = shadow_.fences.at(name);
+  std::optional<Breach> breach;
+  if (shadow_.pending(f.submission)) {
+    breach =
+        Breach{"VUID-vkDestroyFence-fence-01120",
+               "fence " + name + " is pending (submission " + std::to_string(f.submission) + ")"};
+  }
+  guard("vkDestroyFence", breach, kEnd);
+  vk_.vkDestroyFence(device_, f.handle, nullptr);
+  check("vkDestroyFence", VK_SUCCESS, breach, kEnd);
+  shadow_.fences.erase(name);
+}
+
+void VulkanExecutor::semaphoreCreate(const ModelCall& c) {
+  VkSemaphoreCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, nullptr, &semaphore), {}, kMake);
+  const std::lock_guard lock(state_);
+  shadow_.semaphores[c.names[0]].handle = semaphore;
+}
+
+/// The breach of destroying semaphore `name` while a pending submission signals or waits on it.
+std::optional<Breach> semaphoreInUse(const vulkan::Shadow& shadow, const std::string& name) {
+  const vulkan::Submission* s = shadow.pendingUse(name);
+  if (s == nullptr) return std::nullopt;
+  return Breach{
+      "VUID-vkDestroySemaphore-semaphore-01137",
+      "semaphore " + name + " is used by pending submission " + std::to_string(s->number)};
+}
+
+void VulkanExecutor::semaphoreDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  const std::optional<Breach> breach = semaphoreInUse(shadow_, name);
+  guard("vkDestroySemaphore", breach, kEnd);
+  vk_.vkDestroySemaphore(device_, shadow_.semaphores.at(name).handle, nullptr);
+  check("vkDestroySemaphore", VK_SUCCESS, breach, kEnd);
+  shadow_.semaphores.erase(name);
+}
+
+void VulkanExecutor::timelineCreate(const ModelCall& c) {
+  VkSemaphoreTypeCreateInfo type{};
+  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type.initialValue = 0;
+  VkSemaphoreCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  info.pNext = &type;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, nullptr, &semaphore), {}, kMake);
+  const std::lock_guard lock(state_);
+  shadow_.timelines[c.names[0]].handle = semaphore;
+}
+
+uint64_t VulkanExecutor::signalledThrough(const vulkan::TimelineState& timeline,
+                                          uint64_t value) const {
+  uint64_t through = 0;
+  for (const auto& [v, submission] : timeline.signals) {
+    if (v <= value) through = std::max(through, submission);
+  }
+  return through;
+}
+
+void VulkanExecutor::timelineSignal(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::TimelineState& t = shadow_.timelines.at(name);
+  std::optional<Breach> breach;
+  for (const auto& [value, submission] : t.signals) {
+    if (!shadow_.pending(submission)) continue;
+    breach = Breach{"VUID-VkSemaphoreSignalInfo-value-03259",
+                    "the host signals timeline " + name + " to " + std::to_string(t.promised + 1) +
+                        " while submission " + std::to_string(submission) + " will signal " +
+                        std::to_string(value)};
+    break;
+  }
+  guard("vkSignalSemaphore", breach, kWait);
+  VkSemaphoreSignalInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+  info.semaphore = t.handle;
+  info.value = t.promised + 1;
+  check("vkSignalSemaphore", vk_.vkSignalSemaphore(device_, &info), breach, kWait);
+  t.promised = info.value;
+  t.reached = info.value;
+}
+
+void VulkanExecutor::timelineWait(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::TimelineState& t = shadow_.timelines.at(name);
+  VkSemaphoreWaitInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+  info.semaphoreCount = 1;
+  info.pSemaphores = &t.handle;
+  info.pValues = &t.promised;
+  check("vkWaitSemaphores", vk_.vkWaitSemaphores(device_, &info, UINT64_MAX), {}, kWait);
+  const uint64_t value = counter(t.handle, "vkGetSemaphoreCounterValue");
+  if (value < t.promised) {
+    fail(kWait, "vkWaitSemaphores returned while timeline " + name + " is at " +
+                    std::to_string(value) + ", below the value " + std::to_string(t.promised) +
+                    " it waited for");
+  }
+  t.reached = std::max(t.reached, t.promised);
+  shadow_.complete(signalledThrough(t, t.promised));
+}
+
+void VulkanExecutor::timelineValue(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::TimelineState& t = shadow_.timelines.at(name);
+  const uint64_t value = counter(t.handle, "vkGetSemaphoreCounterValue");
+  if (value < t.reached || value > t.promised) {
+    fail(kWait, "vkGetSemaphoreCounterValue: timeline " + name + " is at " + std::to_string(value) +
+                    ", outside " + std::to_string(t.reached) + ".." + std::to_string(t.promised) +
+                    " (reached .. signalled so far)");
+  }
+  t.reached = value;
+  // The layer retires the work that signals a value the counter has reached.
+  shadow_.complete(signalledThrough(t, value));
+}
+
+void VulkanExecutor::timelineDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  const std::optional<Breach> breach = semaphoreInUse(shadow_, name);
+  guard("vkDestroySemaphore", breach, kEnd);
+  vk_.vkDestroySemaphore(device_, shadow_.timelines.at(name).handle, nullptr);
+  check("vkDestroySemaphore", VK_SUCCESS, breach, kEnd);
+  shadow_.timelines.erase(name);
+}
+
+// ---- Buffers and memory ----
+
+void VulkanExecutor::bufferCreate(const ModelCall& c) {
+  VkBufferCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  info.size = c.arg("size");
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  check("vkCreateBuffer", vk_.vkCreateBuffer(device_, &info, nullptr, &buffer), {}, kMake);
+  VkMemoryRequirements needs{};
+  vk_.vkGetBufferMemoryRequirements(device_, buffer, &needs);
+  const std::lock_guard lock(state_);
+  vulkan::BufferState& b = shadow_.buffers[c.names[0]];
+  b.handle = buffer;
+  b.size = info.size;
+  b.required = needs.size;
+  b.memoryTypes = needs.memoryTypeBits;
+}
+
+void VulkanExecutor::bufferDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::BufferState& b = shadow_.buffers.at(name);
+  std::optional<Breach> breach;
+  if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
+    breach =
+        Breach{"VUID-vkDestroyBuffer-buffer-00922",
+               "buffer " + name + " is used by pending submission " + std::to_string(s->number)};
+  }
+  guard("vkDestroyBuffer", breach, kEnd);
+  vk_.vkDestroyBuffer(device_, b.handle, nullptr);
+  check("vkDestroyBuffer", VK_SUCCESS, breach, kEnd);
+  shadow_.invalidateUsers(name, "buffer " + name + " it uses was destroyed");
+  if (!b.memory.empty()) shadow_.memories.at(b.memory).buffers.erase(name);
+  shadow_.buffers.erase(name);
+}
+
+void VulkanExecutor::bind(const std::string& buffer, const std::string& memory, const char* call) {
+  vulkan::BufferState& b = shadow_.buffers.at(buffer);
+  vulkan::MemoryState& m = shadow_.memories.at(memory);
+  std::optional<Breach> breach;
+  if (b.everBound) {
+    breach = Breach{"VUID-vkBindBufferMemory-buffer-07459",
+                    "buffer " + buffer + " was bound to memory before"};
+  } else if (m.size < b.required) {
+    breach = Breach{"VUID-vkBindBufferMemory-size-01037",
+                    "memory " + memory + " has " + std::to_string(m.size) + " bytes, buffer " +
+                        buffer + " needs " + std::to_string(b.required)};
+  }
+  guard(call, breach, kMake);
+  check(call, vk_.vkBindBufferMemory(device_, b.handle, m.handle, 0), breach, kMake);
+  b.memory = memory;
+  b.everBound = true;
+  m.buffers.insert(buffer);
+}
+
+void VulkanExecutor::memoryAllocate(const ModelCall& c) {
+  const std::string& buffer = c.names[0];
+  const std::string& name = c.names[1];
+  VkMemoryAllocateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  info.memoryTypeIndex = memoryType_;
+  {
+    const std::lock_guard lock(state_);
+    info.allocationSize = shadow_.buffers.at(buffer).required;
+  }
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  check("vkAllocateMemory", vk_.vkAllocateMemory(device_, &info, nullptr, &memory), {}, kMake);
+  const std::lock_guard lock(state_);
+  vulkan::MemoryState& m = shadow_.memories[name];
+  m.handle = memory;
+  m.size = info.allocationSize;
+  m.bytes.assign(m.size, -1);
+  // Allocated for the buffer and bound to it at once, the way most programs bind.
+  bind(buffer, name, "vkBindBufferMemory");
+}
+
+void VulkanExecutor::memoryBind(const ModelCall& c) {
+  const std::lock_guard lock(state_);
+  bind(c.names[0], c.names[1], "vkBindBufferMemory");
+}
+
+void VulkanExecutor::memoryFree(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  vulkan::MemoryState& m = shadow_.memories.at(name);
+  std::optional<Breach> breach;
+  if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
+    breach =
+        Breach{"VUID-vkFreeMemory-memory-00677",
+               "memory " + name + " is used by pending submission " + std::to_string(s->number)};
+  }
+  guard("vkFreeMemory", breach, kEnd);
+  vk_.vkFreeMemory(device_, m.handle, nullptr);
+  check("vkFreeMemory", VK_SUCCESS, breach, kEnd);
+  shadow_.invalidateUsers(name, "memory " + name + " bound to a buffer it uses was freed");
+  for (const std::string& b : m.buffers)
+    shadow_.buffers.at(b).memory.clear();
+  shadow_.memories.erase(name);
+}
+
+void VulkanExecutor::memoryRead(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  const vulkan::MemoryState& m = shadow_.memories.at(name);
+  void* mapped = nullptr;
+  check("vkMapMemory", vk_.vkMapMemory(device_, m.handle, 0, VK_WHOLE_SIZE, 0, &mapped), {}, kRead);
+  const auto* bytes = static_cast<const uint8_t*>(mapped);
+  // Bytes a pending submission writes are the device's until a wait: only the others are known.
+  std::optional<uint64_t> wrong;
+  for (uint64_t i = shadow_.settledFrom(name); i < m.size && !wrong; ++i) {
+    if (m.bytes[i] >= 0 && bytes[i] != m.bytes[i]) wrong = i;
+  }
+  const uint8_t seen = wrong ? bytes[*wrong] : 0;
+  vk_.vkUnmapMemory(device_, m.handle);
+  check("vkUnmapMemory", VK_SUCCESS, {}, kRead);
+  if (wrong) {
+    failed_ = true;
+    char text[160];
+    std::snprintf(text, sizeof text, "memory %s byte %llu is 0x%02x, the operations wrote 0x%02x",
+                  name.c_str(), static_cast<unsigned long long>(*wrong), seen,
+                  static_cast<unsigned>(m.bytes[*wrong]));
+    throw DataMismatch(text);
+  }
+}
+
+// ---- Descriptor pools and sets ----
+
+void VulkanExecutor::dpoolCreate(const ModelCall& c) {
+  const bool freeSets = c.word("free_sets") == "yes";
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool};
+  VkDescriptorPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  info.flags = freeSets ? VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT : 0;
+  info.maxSets = kSetsPerPool;
+  info.poolSizeCount = 1;
+  info.pPoolSizes = &size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  check("vkCreateDescriptorPool", vk_.vkCreateDescriptorPool(device_, &info, nullptr, &pool), {},
+        kMake);
+  const std::lock_guard lock(state_);
+  vulkan::DpoolState& d = shadow_.dpools[c.names[0]];
+  d.handle = pool;
+  d.freeSets = freeSets;
+}
+
+void VulkanExecutor::dropSets(vulkan::DpoolState& dpool) {
+  for (const std::string& s : dpool.sets) {
+    shadow_.sets.at(s).freed = true;
+    shadow_.invalidateUsers(s, "descriptor set " + s + " it binds was freed with its pool");
+  }
+  dpool.sets.clear();
+}
+
+/// The breach of resetting or destroying descriptor pool `name` while its sets are in use.
+std::optional<Breach> dpoolInUse(const vulkan::Shadow& shadow, const std::string& name,
+                                 const char* vuid) {
+  const vulkan::Submission* s = shadow.pendingUse(name);
+  if (s == nullptr) return std::nullopt;
+  return Breach{vuid, "a descriptor set of pool " + name + " is used by pending submission " +
+                          std::to_string(s->number)};
+}
+
+void VulkanExecutor::dpoolReset(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto dpoolLock = lockDpool(name);
+  const std::lock_guard lock(state_);
+  vulkan::DpoolState& d = shadow_.dpools.at(name);
+  const std::optional<Breach> breach =
+      dpoolInUse(shadow_, name, "VUID-vkResetDescriptorPool-descriptorPool-00313");
+  guard("vkResetDescriptorPool", breach, kEnd);
+  check("vkResetDescriptorPool", vk_.vkResetDescriptorPool(device_, d.handle, 0), breach, kEnd);
+  dropSets(d);
+}
+
+void VulkanExecutor::dpoolDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto dpoolLock = lockDpool(name);
+  const std::lock_guard lock(state_);
+  vulkan::DpoolState& d = shadow_.dpools.at(name);
+  const std::optional<Breach> breach =
+      dpoolInUse(shadow_, name, "VUID-vkDestroyDescriptorPool-descriptorPool-00303");
+  guard("vkDestroyDescriptorPool", breach, kEnd);
+  vk_.vkDestroyDescriptorPool(device_, d.handle, nullptr);
+  check("vkDestroyDescriptorPool", VK_SUCCESS, breach, kEnd);
+  dropSets(d);
+  shadow_.dpools.erase(name);
+}
+
+void VulkanExecutor::setAllocate(const ModelCall& c) {
+  const std::string& dpool = c.names[0];
+  auto dpoolLock = lockDpool(dpool);
+  VkDescriptorSetAllocateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  {
+    const std::lock_guard lock(state_);
+    info.descriptorPool = shadow_.dpools.at(dpool).handle;
+  }
+  info.descriptorSetCount = 1;
+  info.pSetLayouts = &setLayout_;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check("vkAllocateDescriptorSets", vk_.vkAllocateDescriptorSets(device_, &info, &set), {}, kMake);
+  const std::lock_guard lock(state_);
+  vulkan::SetState& s = shadow_.sets[c.names[1]];
+  s.handle = set;
+  s.dpool = dpool;
+  shadow_.dpools.at(dpool).sets.insert(c.names[1]);
+}
+
+void VulkanExecutor::setUpdate(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::string& buffer = c.names[1];
+  const std::lock_guard lock(state_);
+  vulkan::SetState& s = shadow_.sets.at(name);
+  std::optional<Breach> breach;
+  if (s.freed) {
+    breach = Breach{"VUID-VkWriteDescriptorSet-dstSet-parameter",
+                    "descriptor set " + name + " was freed with its pool " + s.dpool, true};
+  } else if (const vulkan::Submission* p = shadow_.pendingUse(name)) {
+    breach = Breach{
+        "VUID-vkUpdateDescriptorSets-None-03047",
+        "descriptor set " + name + " is used by pending submission " + std::to_string(p->number)};
+  } else {
+    breach = unbound(buffer, "VUID-VkWriteDescriptorSet-descriptorType-00329");
+  }
+  guard("vkUpdateDescriptorSets", breach, kRecord);
+  const VkDescriptorBufferInfo target{shadow_.buffers.at(buffer).handle, 0, VK_WHOLE_SIZE};
+  VkWriteDescriptorSet write{};
+  write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+  write.dstSet = s.handle;
+  write.dstBinding = 0;
+  write.descriptorCount = 1;
+  write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  write.pBufferInfo = &target;
+  vk_.vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
+  check("vkUpdateDescriptorSets", VK_SUCCESS, breach, kRecord);
+  shadow_.invalidateUsers(name, "descriptor set " + name + " it binds was updated");
+  s.buffer = buffer;
+}
+
+void VulkanExecutor::setFree(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  auto dpoolLock = lockDpoolOf(name);
+  const std::lock_guard lock(state_);
+  vulkan::SetState& s = shadow_.sets.at(name);
+  std::optional<Breach> breach;
+  if (s.freed) {
+    breach = Breach{"VUID-vkFreeDescriptorSets-pDescriptorSets-parameter",
+                    "descriptor set " + name + " was freed with its pool " + s.dpool, true};
+  } else if (!shadow_.dpools.at(s.dpool).freeSets) {
+    breach = Breach{"VUID-vkFreeDescriptorSets-descriptorPool-00312",
+                    "descriptor pool " + s.dpool + " was made without the free-set bit"};
+  } else if (const vulkan::Submission* p = shadow_.pendingUse(name)) {
+    breach = Breach{
+        "VUID-vkFreeDescriptorSets-pDescriptorSets-00309",
+        "descriptor set " + name + " is used by pending submission " + std::to_string(p->number)};
+  }
+  guard("vkFreeDescriptorSets", breach, kEnd);
+  vulkan::DpoolState& d = shadow_.dpools.at(s.dpool);
+  check("vkFreeDescriptorSets", vk_.vkFreeDescriptorSets(device_, d.handle, 1, &s.handle), breach,
+        kEnd);
+  shadow_.invalidateUsers(name, "descriptor set " + name + " it binds was freed");
+  d.sets.erase(name);
+  shadow_.sets.erase(name);
+}
+
+// ---- Pipeline layouts and pipelines ----
+
+void VulkanExecutor::layoutCreate(const ModelCall& c) {
+  const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t)};
+  VkPipelineLayoutCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  info.setLayoutCount = 1;
+  info.pSetLayouts = &setLayout_;
+  info.pushConstantRangeCount = 1;
+  info.pPushConstantRanges = &push;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  check("vkCreatePipelineLayout", vk_.vkCreatePipelineLayout(device_, &info, nullptr, &layout), {},
+        kMake);
+  const std::lock_guard lock(state_);
+  shadow_.layouts[c.names[0]].handle = layout;
+}
+
+void VulkanExecutor::layoutDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  std::optional<Breach> breach;
+  for (const auto& [cmdName, cb] : shadow_.cmds) {
+    if (cb.freed || cb.phase != Phase::Recording || cb.uses.count(name) == 0) continue;
+    breach =
+        Breach{"VUID-vkDestroyPipelineLayout-pipelineLayout-02004",
+               "command buffer " + cmdName + " that is recording used pipeline layout " + name};
+    break;
+  }
+  guard("vkDestroyPipelineLayout", breach, kEnd);
+  vk_.vkDestroyPipelineLayout(device_, shadow_.layouts.at(name).handle, nullptr);
+  check("vkDestroyPipelineLayout", VK_SUCCESS, breach, kEnd);
+  shadow_.layouts.erase(name);
+}
+
+void VulkanExecutor::pipelineCreate(const ModelCall& c) {
+  const std::string& layoutName = c.names[0];
+  const bool xorOp = c.word("op") == "xor";
+  const uint32_t op = xorOp ? 1 : 0;
+  const VkSpecializationMapEntry entry{0, 0, sizeof op};
+  VkSpecializationInfo special{};
+  special.mapEntryCount = 1;
+  special.pMapEntries = &entry;
+  special.dataSize = sizeof op;
+  special.pData = &op;
+  VkComputePipelineCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = shader_;
+  info.stage.pName = "main";
+  info.stage.pSpecializationInfo = &special;
+  {
+    const std::lock_guard lock(state_);
+    info.layout = shadow_.layouts.at(layoutName).handle;
+  }
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  check("vkCreateComputePipelines",
+        vk_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline), {},
+        kMake);
+  const std::lock_guard lock(state_);
+  shadow_.pipelines[c.names[1]] = vulkan::PipelineState{pipeline, layoutName, xorOp};
+}
+
+void VulkanExecutor::pipelineDestroy(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  const std::lock_guard lock(state_);
+  std::optional<Breach> breach;
+  if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
+    breach =
+        Breach{"VUID-vkDestroyPipeline-pipeline-00765",
+               "pipeline " + name + " is used by pending submission " + std::to_string(s->number)};
+  }
+  guard("vkDestroyPipeline", breach, kEnd);
+  vk_.vkDestroyPipeline(device_, shadow_.pipelines.at(name).handle, nullptr);
+  check("vkDestroyPipeline", VK_SUCCESS, breach, kEnd);
+  shadow_.invalidateUsers(name, "pipeline " + name + " it binds was destroyed");
+  shadow_.pipelines.erase(name);
+}
+
+// ---- Release ----
+
+void VulkanExecutor::release(std::string_view kind, const std::string& name) {
+  const std::lock_guard lock(state_);
+  try {
+    // What is left may still be in use by pending work: the first release waits for the device,
+    // which makes every release after it valid (the model's leftovers are not its breaches).
+    if (!idleForRelease_) {
+      check("vkDeviceWaitIdle", vk_.vkDeviceWaitIdle(device_), {}, kWait);
+      shadow_.completeAll();
+      checkComplete("vkDeviceWaitIdle", shadow_.lastSubmission());
+      idleForRelease_ = true;
+    }
+    const auto destroyed = [&](const char* call) { check(call, VK_SUCCESS, {}, kEnd); };
+    if (kind == "fence") {
+      vk_.vkDestroyFence(device_, shadow_.fences.at(name).handle, nullptr);
+      destroyed("vkDestroyFence");
+      shadow_.fences.erase(name);
+    } else if (kind == "semaphore") {
+      vk_.vkDestroySemaphore(device_, shadow_.semaphores.at(name).handle, nullptr);
+      destroyed("vkDestroySemaphore");
+      shadow_.semaphores.erase(name);
+    } else if (kind == "timeline") {
+      vk_.vkDestroySemaphore(device_, shadow_.timelines.at(name).handle, nullptr);
+      destroyed("vkDestroySemaphore");
+      shadow_.timelines.erase(name);
+    } else if (kind == "cmd") {
+      CmdState& cb = cmd(name);
+      // One freed with its pool is gone already.
+      if (!cb.freed) {
+        vulkan::PoolState& pool = shadow_.pools.at(cb.pool);
+        vk_.vkFreeCommandBuffers(device_, pool.handle, 1, &cb.handle);
+        destroyed("vkFreeCommandBuffers");
+        pool.cmds.erase(name);
+      }
+      shadow_.cmds.erase(name);
+    } else if (kind == "pool") {
+      vk_.vkDestroyCommandPool(device_, shadow_.pools.at(name).handle, nullptr);
+      destroyed("vkDestroyCommandPool");
+      shadow_.pools.erase(name);
+    } else if (kind == "set") {
+      vulkan::SetState& s = shadow_.sets.at(name);
+      // One freed with its pool is gone; one of a pool without the free bit goes with the pool.
+      if (!s.freed && shadow_.dpools.at(s.dpool).freeSets) {
+        vulkan::DpoolState& d = shadow_.dpools.at(s.dpool);
+        check("vkFreeDescriptorSets", vk_.vkFreeDescriptorSets(device_, d.handle, 1, &s.handle), {},
+              kEnd);
+      }
+      if (!s.freed) shadow_.dpools.at(s.dpool).sets.erase(name);
+      shadow_.sets.erase(name);
+    } else if (kind == "dpool") {
+      vk_.vkDestroyDescriptorPool(device_, shadow_.dpools.at(name).handle, nullptr);
+      destroyed("vkDestroyDescriptorPool");
+      dropSets(shadow_.dpools.at(name));
+      shadow_.dpools.erase(name);
+    } else if (kind == "pipeline") {
+      vk_.vkDestroyPipeline(device_, shadow_.pipelines.at(name).handle, nullptr);
+      destroyed("vkDestroyPipeline");
+      shadow_.pipelines.erase(name);
+    } else if (kind == "layout") {
+      vk_.vkDestroyPipelineLayout(device_, shadow_.layouts.at(name).handle, nullptr);
+      destroyed("vkDestroyPipelineLayout");
+      shadow_.layouts.erase(name);
+    } else if (kind == "memory") {
+      vulkan::MemoryState& m = shadow_.memories.at(name);
+      vk_.vkFreeMemory(device_, m.handle, nullptr);
+      destroyed("vkFreeMemory");
+      for (const std::string& b : m.buffers)
+        shadow_.buffers.at(b).memory.clear();
+      shadow_.memories.erase(name);
+    } else if (kind == "buffer") {
+      vk_.vkDestroyBuffer(device_, shadow_.buffers.at(name).handle, nullptr);
+      destroyed("vkDestroyBuffer");
+      shadow_.buffers.erase(name);
+    } else {
+      throw std::logic_error("model vulkan has no kind " + std::string(kind));
+    }
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+std::string VulkanExecutor::leaked() {
+  const std::lock_guard lock(state_);
+  const std::string alive = shadow_.alive();
+  if (alive.empty()) return {};
+  return "the sequence's release left " + alive + " alive on the device";
+}
+
+}  // namespace
+
+std::unique_ptr<ModelExecutor> makeVulkanExecutor(std::string_view model,
+                                                  const BackendOptions& options) {
+  if (model != "vulkan") {
+    throw std::logic_error("the vulkan backend executes model vulkan, not " + std::string(model));
+  }
+  return std::make_unique<VulkanExecutor>(options);
+}
+
+}  // namespace gpufuzz

@@ -1,0 +1,41 @@
+// VulkanExecutor.h: the executor of the `vulkan` lifecycle model (model/models/vulkan.model) on
+// the vulkan backend, through the loader opened at run time (VulkanApi.h).
+//
+// The contract (besides ModelExecutor's):
+// - One VkInstance (with the validation layer, as --validation says) and one VkDevice with its
+//   one queue per executor, made at construction, as an engine makes them once; in --persistent
+//   mode it serves many sequences. The shader module and descriptor set layout of the model's
+//   kernel (Lifecycle.comp, embedded SPIR-V) are made once too. Every other object is a
+//   sequence's, by its name, and is released by the sequence.
+// - The oracle of rules: a shadow (VulkanShadow.h) predicts which Vulkan rule a call would break.
+//   The call is then made under the layer, which must report it and skip the call; the executor
+//   throws InvalidUse with the layer's VUID. A predicted breach the layer does not report is a
+//   finding: DeviceError "the validation layer did not report VUID-...". A breach the layer alone
+//   reports is InvalidUse too, marked "not predicted". Without the layer, and for a freed handle
+//   (which the layer cannot be handed safely), the executor refuses the call itself (InvalidUse,
+//   "predicted by the executor").
+// - The wait oracle: after vkWaitForFences, vkQueueWaitIdle, vkDeviceWaitIdle and vkWaitSemaphores
+//   return, what they waited for must be complete, asked of the runtime (vkGetFenceStatus,
+//   vkGetSemaphoreCounterValue); else DeviceError.
+// - Contents: memory_read maps the memory and compares it with the shadow's bytes; a difference
+//   throws DataMismatch.
+// - Threads: threadSafe(). Calls that change what is pending, end objects, wait or read memory run
+//   under one lock, so the shadow sees the order the layer sees; recording into command buffers
+//   and creating objects run beside them, under the lock of their command pool or descriptor
+//   pool (Vulkan's external synchronization). The queue is only used under the one lock.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "renderer/Backends.h"
+
+namespace gpufuzz {
+
+/// The executor of model `vulkan` (the only one this backend runs). Throws DeviceUnavailable when
+/// the loader, a device with a compute queue and timeline semaphores, or the layer asked for is
+/// missing. Calls Vulkan: never in a process that forks children afterwards.
+std::unique_ptr<ModelExecutor> makeVulkanExecutor(std::string_view model,
+                                                  const BackendOptions& options);
+
+}  // namespace gpufuzz

@@ -1,0 +1,200 @@
+// VulkanShadow.h: what the vulkan model's executor knows of a sequence's objects, without Vulkan.
+//
+// The contract:
+// - Objects are kept by the sequence's names (names never repeat within a sequence, and every
+//   sequence releases what it made). Each holds its handle and the state Vulkan's rules speak of:
+//   a command buffer's state and recorded commands, a fence's submission, a semaphore's pending
+//   signal, a memory's bytes.
+// - Submissions are numbered in queue order. One is complete once a wait has shown it (its fence
+//   waited, a later one's, a timeline value it signals reached, the queue idle): the same events
+//   on which the validation layer retires work, so "in use by pending work" means the same here
+//   and in the layer, never a matter of timing.
+// - Memory contents: a byte is known once a recorded fill, copy or dispatch wrote it and its
+//   submission went to the queue (every recorded command is followed by a full barrier, so
+//   submissions take effect in queue order). A read compares the known bytes that no pending
+//   submission writes.
+// Not thread-safe: the executor holds its lock around every use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+namespace gpufuzz::vulkan {
+
+/// A rule of the Vulkan specification that a call would break: the VUID and why.
+struct Breach {
+  std::string vuid;
+  std::string why;
+  /// The call would hand Vulkan a handle that is already freed (its pool went): the layer cannot
+  /// be asked without undefined behaviour, so only the executor refuses it.
+  bool deadHandle = false;
+};
+
+/// One command recorded into a command buffer (each followed by a full barrier).
+struct Recorded {
+  enum class Kind { Fill, Copy, Dispatch } kind = Kind::Fill;
+  std::string dst;  // the buffer written: fill's, copy's destination, the dispatch set's buffer
+  std::string src;  // copy's source
+  uint32_t value = 0;
+  bool xorOp = false;  // a dispatch's pipeline: add (false) or xor
+};
+
+struct CmdState {
+  enum class Phase { Initial, Recording, Executable, Invalid } phase = Phase::Initial;
+  VkCommandBuffer handle = VK_NULL_HANDLE;
+  std::string pool;
+  /// Freed with its pool (vkDestroyCommandPool): the handle is dead.
+  bool freed = false;
+  bool oneTime = false;
+  /// Submitted since its last begin (matters for one-time submission).
+  bool submittedSinceBegin = false;
+  std::vector<Recorded> commands;
+  /// Every object the recorded commands use, by name (buffers, their memory, pipelines, layouts,
+  /// sets, descriptor pools).
+  std::set<std::string> uses;
+  /// Why it is invalid, when it is.
+  std::string invalidBecause;
+  uint64_t lastSubmission = 0;
+};
+
+struct FenceState {
+  VkFence handle = VK_NULL_HANDLE;
+  /// Signalled as far as the executor knows: made signalled, or its submission seen complete.
+  bool signalled = false;
+  /// The submission that signals it, since its last reset; 0 for none.
+  uint64_t submission = 0;
+};
+
+struct SemaphoreState {
+  VkSemaphore handle = VK_NULL_HANDLE;
+  /// A signal operation submitted and not yet waited on by a submission.
+  bool signalled = false;
+};
+
+struct TimelineState {
+  VkSemaphore handle = VK_NULL_HANDLE;
+  /// The largest value a submission or the host has signalled (or will).
+  uint64_t promised = 0;
+  /// The value the executor knows the counter has reached.
+  uint64_t reached = 0;
+  /// Value → the submission that signals it.
+  std::map<uint64_t, uint64_t> signals;
+};
+
+struct BufferState {
+  VkBuffer handle = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  /// What vkGetBufferMemoryRequirements asked for.
+  uint64_t required = 0;
+  uint32_t memoryTypes = 0;
+  /// The memory bound to it while that memory lives; empty otherwise.
+  std::string memory;
+  /// Bound once: a buffer is never bound again (it is not sparse).
+  bool everBound = false;
+};
+
+struct MemoryState {
+  VkDeviceMemory handle = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  /// The live buffers bound to it.
+  std::set<std::string> buffers;
+  /// Each byte's value, or -1 when no operation of the model wrote it.
+  std::vector<int16_t> bytes;
+};
+
+struct PoolState {
+  VkCommandPool handle = VK_NULL_HANDLE;
+  std::set<std::string> cmds;
+};
+
+struct DpoolState {
+  VkDescriptorPool handle = VK_NULL_HANDLE;
+  bool freeSets = false;
+  std::set<std::string> sets;
+};
+
+struct SetState {
+  VkDescriptorSet handle = VK_NULL_HANDLE;
+  std::string dpool;
+  /// Freed with its pool (reset or destroyed): the handle is dead.
+  bool freed = false;
+  /// The buffer written to binding 0; empty before the first update.
+  std::string buffer;
+};
+
+struct LayoutState {
+  VkPipelineLayout handle = VK_NULL_HANDLE;
+};
+
+struct PipelineState {
+  VkPipeline handle = VK_NULL_HANDLE;
+  std::string layout;
+  bool xorOp = false;
+};
+
+/// One vkQueueSubmit: what it uses and how far into each memory it writes.
+struct Submission {
+  uint64_t number = 0;
+  std::set<std::string> uses;
+  /// Memory name → bytes from offset 0 that its commands write.
+  std::map<std::string, uint64_t> writes;
+};
+
+class Shadow {
+ public:
+  std::map<std::string, PoolState> pools;
+  std::map<std::string, CmdState> cmds;
+  std::map<std::string, FenceState> fences;
+  std::map<std::string, SemaphoreState> semaphores;
+  std::map<std::string, TimelineState> timelines;
+  std::map<std::string, BufferState> buffers;
+  std::map<std::string, MemoryState> memories;
+  std::map<std::string, DpoolState> dpools;
+  std::map<std::string, SetState> sets;
+  std::map<std::string, LayoutState> layouts;
+  std::map<std::string, PipelineState> pipelines;
+
+  /// The pending submission that uses `name`, if any (the oldest).
+  const Submission* pendingUse(const std::string& name) const;
+  bool pending(uint64_t submission) const { return submission > completed_; }
+  /// Submissions up to `number` are complete.
+  void complete(uint64_t number);
+  void completeAll() { complete(last_); }
+  uint64_t lastSubmission() const { return last_; }
+  bool anyPending() const { return !submissions_.empty(); }
+
+  /// Moves every command buffer that recorded a use of `name` (and is recording or executable)
+  /// to the invalid state, saying why.
+  void invalidateUsers(const std::string& name, const std::string& why);
+
+  /// Appends `command` to `cmd` and records what it uses.
+  void record(CmdState& cmd, Recorded command);
+
+  /// Queues `cmd`'s commands as submission number lastSubmission()+1, applying their effects to
+  /// the memory shadows; `extra` are the sync objects it uses. Returns its number.
+  uint64_t submit(CmdState& cmd, const std::set<std::string>& extra);
+
+  /// The first byte of memory `name` that no pending submission writes.
+  uint64_t settledFrom(const std::string& memory) const;
+
+  /// Whether the shadow holds any object; a description of them.
+  std::string alive() const;
+
+ private:
+  /// The memory behind buffer `name`, or null.
+  MemoryState* memoryOf(const std::string& buffer);
+  void apply(const Recorded& command, Submission& submission);
+
+  std::vector<Submission> submissions_;  // pending ones, oldest first
+  uint64_t last_ = 0;
+  uint64_t completed_ = 0;
+};
+
+}  // namespace gpufuzz::vulkan
