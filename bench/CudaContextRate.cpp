@@ -1,8 +1,8 @@
 // CudaContextRate.cpp: how many contexts the CUDA driver makes and destroys a second, in one
 // process and in several at once, and what that allows a campaign on the cuda backend.
 //
-// Every renderer of a sequence on cuda owns a context (sequences.md), so a campaign's rate is at
-// most the driver's context rate divided by the contexts a generated sequence makes. This
+// Every renderer of a sequence on cuda owns a context (docs/sequences.md), so a campaign's rate is
+// at most the driver's context rate divided by the contexts a generated sequence makes. This
 // measures both parts, with nothing of the harness in between:
 // - `driver`: cuCtxCreate then cuCtxDestroy, the bare pair;
 // - `backend`: the cuda backend's context (cuCtxCreate, a stream, the raster module) and its

@@ -264,7 +264,7 @@ void PythonTarget(benchmark::State& state) {
 }
 
 /// Threads/sim/threads:N: `--threads N` campaigns against `--threads 1` ones on sim, the same
-/// seed, so the same operations (sequences.md, Threads). ratio_to_one_thread: N threads'
+/// seed, so the same operations (docs/sequences.md, Threads). ratio_to_one_thread: N threads'
 /// executions/s over one thread's (the goal at N = 2: at least 0.8).
 void Threads(benchmark::State& state, int threads) {
   alternatingPairs(state, "sim", {"--threads", "1"}, "sim", {"--threads", std::to_string(threads)},
@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> backends{"sim", "python-sim"};
   runsOnce(benchmark::RegisterBenchmark("PythonTarget/sim", PythonTarget),
            {{1, 1}, {1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
-  // Threaded sequences against the same sequences on one thread (sequences.md, Threads).
+  // Threaded sequences against the same sequences on one thread (docs/sequences.md, Threads).
   for (const int threads : {2, 4}) {
     runsOnce(benchmark::RegisterBenchmark(
                  ("Threads/sim/threads:" + std::to_string(threads)).c_str(), Threads, threads),

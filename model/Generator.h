@@ -20,7 +20,7 @@
 //   root owner: a context's buffers, a pool's allocations) that shares none of its names, so
 //   siblings overlap; 3 in 8 stay on the thread of the last operation on one of its names, so a
 //   resource's life mostly stays on one thread; the rest go to any thread. Names are never
-//   shared across threads without the file order between them (sequences.md, Threads).
+//   shared across threads without the file order between them (docs/sequences.md, Threads).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// LifecycleModel.cpp: the `.model` format (models.md): parsing, every check, the built-ins.
+// LifecycleModel.cpp: the `.model` format (docs/models.md): parsing, every check, the built-ins.
 #include "model/LifecycleModel.h"
 
 #include <algorithm>

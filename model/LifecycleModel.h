@@ -1,10 +1,10 @@
-// LifecycleModel.h: a lifecycle model (models.md) as data: the kinds of resource a program makes,
-// the operations that make, use and end them, their arguments, flags, owners and release order.
+// LifecycleModel.h: a lifecycle model (docs/models.md) as data: the kinds of resource a program
+// makes, the operations on them, their arguments, flags, owners and release order.
 //
 // Contract:
-// - parseModel() checks every rule of models.md and throws InputError "FILE:LINE:COLUMN: message"
-//   at the first broken one; a returned model is valid. Warnings (a kind with no default
-//   release) are kept in `warnings`, never thrown.
+// - parseModel() checks every rule of docs/models.md and throws InputError
+//   "FILE:LINE:COLUMN: message" at the first broken one; a returned model is valid.
+//   Warnings (a kind with no default release) are kept in `warnings`, never thrown.
 // - Models are immutable once made. internModel() keeps each model for the life of the process,
 //   so an Operation may point into its model's declarations (OpDecl) without owning them.
 // - The built-in models are files of model/models/, compiled in; builtinModel("renderer") is one.

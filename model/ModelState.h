@@ -1,6 +1,6 @@
 // ModelState.h: the state a lifecycle model gives a sequence as it runs: which names were
 // introduced, of which kind, owned by which name, alive or ended, and each name's flags.
-// It answers every operation's preconditions (models.md, "Sequences of a model") for any model.
+// It answers every operation's preconditions (docs/models.md, "Sequences of a model"), any model.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// Operation.h: one lifecycle operation of a sequence (sequences.md), in the vocabulary of a
-// lifecycle model (models.md): the operation's declaration, its names and its arguments.
+// Operation.h: one lifecycle operation of a sequence (docs/sequences.md), in the vocabulary of a
+// lifecycle model (docs/models.md): the operation's declaration, its names and its arguments.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ struct Operation {
   std::vector<uint64_t> args;
   /// 1-based line in the file it was read from; 0 when generated.
   int line = 0;
-  /// The thread it runs on: the T of `@T` (sequences.md, Threads); 0 without a prefix.
+  /// The thread it runs on: the T of `@T` (docs/sequences.md, Threads); 0 without a prefix.
   unsigned thread = 0;
 
   /// The operation's name in its model ("draw").

@@ -1,4 +1,4 @@
-// Outcome.h: how a sequence ended, in the classes of the sequence contract (sequences.md), and
+// Outcome.h: how a sequence ended, in the classes of the sequence contract (docs/sequences.md), and
 // what a file expects.
 #pragma once
 

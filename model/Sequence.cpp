@@ -1,4 +1,4 @@
-// Sequence.cpp: the `.seq` text format (sequences.md): parsing with every error placed at its
+// Sequence.cpp: the `.seq` text format (docs/sequences.md): parsing with every error placed at its
 // line and column, printing, renumbering.
 #include "model/Sequence.h"
 

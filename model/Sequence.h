@@ -1,4 +1,4 @@
-// Sequence.h: a sequence of lifecycle operations and its `.seq` text format (sequences.md):
+// Sequence.h: a sequence of lifecycle operations and its `.seq` text format (docs/sequences.md):
 // parse with every bound and precondition checked, print, normalize.
 //
 // Parsing rejects, with "FILE:LINE:COLUMN: message" (InputError): unknown operations, keys and
@@ -7,7 +7,7 @@
 // expectation `at N` beyond the last operation; a bad `@T` prefix or a `# threads:` that
 // disagrees with the `@T` lines. A parsed Sequence is valid.
 //
-// A sequence is of a lifecycle model (models.md): `--model` (the `model` argument of the
+// A sequence is of a lifecycle model (docs/models.md): `--model` (the `model` argument of the
 // parsers), else its `# model:` directive (a path is relative to the file), else `all`.
 #pragma once
 
@@ -25,15 +25,15 @@
 
 namespace gpufuzz {
 
-/// The backends a sequence can name (sequences.md), in the contract's order. `auto` is not one:
-/// it is resolved to one of these before anything runs.
+/// The backends a sequence can name (docs/sequences.md), in the contract's order. `auto` is not
+/// one: it is resolved to one of these before anything runs.
 inline constexpr std::array<std::string_view, 5> kBackendNames = {"sim", "cuda", "cuda-async",
                                                                   "opencl", "vulkan"};
 
 /// The `# key: value` lines before the first operation. Command-line options override them.
 struct Directives {
   std::optional<std::string> backend;  // one of kBackendNames, or auto
-  /// The program a finding was made with (`--target`'s words, shell-quoted): target.md.
+  /// The program a finding was made with (`--target`'s words, shell-quoted): docs/target.md.
   std::optional<std::string> target;
   std::optional<std::string> policy;  // a teardown policy name
   std::optional<std::string> faults;  // a built-in plan name or a path
@@ -95,7 +95,7 @@ Sequence renumbered(const Sequence& seq);
 /// The same sequence with every operation on thread 0.
 Sequence onOneThread(Sequence seq);
 
-/// What each operation waits for before it begins (sequences.md, Threads): the previous
+/// What each operation waits for before it begins (docs/sequences.md, Threads): the previous
 /// operation of its thread and, for each of its names, the file's previous operation on that
 /// name; 0-based indexes, each earlier than the operation, in increasing order.
 std::vector<std::vector<std::size_t>> threadWaits(const Sequence& seq);

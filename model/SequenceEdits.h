@@ -18,7 +18,7 @@ struct Edit {
   /// RemoveRange: `value` operations from `index` on, with whatever depends on them (the
   /// shrinker's first steps on a long sequence, such as a persistent process's history).
   /// OneThread: every operation on thread 0; MergeThreads: thread `index`'s operations moved to
-  /// thread `value`; ToThreadZero: operation `index` moved to thread 0 (sequences.md, Threads).
+  /// thread `value`; ToThreadZero: operation `index` to thread 0 (docs/sequences.md, Threads).
   enum class Kind : uint8_t {
     Remove,
     Simplify,

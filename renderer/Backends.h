@@ -1,8 +1,8 @@
 // Backends.h: the backends of this build, by name, and the factory that makes one. `auto` means
 // cuda when a CUDA device is usable in this process, else sim.
 //
-// Each backend is one entry of the registry (Backends.cpp): its name (sequences.md), whether this
-// build contains it, whether a process that uses it may still fork children, and its factory.
+// Each backend is one entry of the registry (Backends.cpp): its name (docs/sequences.md), whether
+// this build contains it, whether a process that uses it may still fork children, and its factory.
 // A backend that is not built, or whose runtime is missing, throws DeviceUnavailable with the
 // reason and the next step; an unknown name is an InputError.
 #pragma once
@@ -18,7 +18,7 @@
 
 namespace gpufuzz {
 
-/// What selects and configures a backend beyond its name (cli.md).
+/// What selects and configures a backend beyond its name (docs/cli.md).
 struct BackendOptions {
   /// --device TEXT: the first device whose platform name, platform vendor or device name
   /// contains TEXT, ignoring case; for CUDA an ordinal. Empty: the backend's default.
@@ -33,7 +33,7 @@ struct BackendInfo {
   /// Compiled into this build (its runtime is still loaded at run time).
   bool built = false;
   /// A process that used this backend's runtime cannot safely fork children that use it too
-  /// (OpenCL, Vulkan: platform.md). The harness then checks usability in a child process.
+  /// (OpenCL, Vulkan: docs/backends.md). The harness then checks usability in a child process.
   bool probeInChild = false;
   /// Makes the backend; throws DeviceUnavailable when its runtime or device is not usable.
   std::unique_ptr<Backend> (*make)(const BackendOptions& options) = nullptr;

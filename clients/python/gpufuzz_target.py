@@ -1,8 +1,8 @@
-"""gpufuzz_target: a gpufuzz target in Python (the contract: target.md; the API: README.md).
+"""gpufuzz_target: a gpufuzz target in Python (the contract: docs/target.md; the API: README.md).
 
 A target is a subclass of Target with one method per operation it implements, named as the
 operation, taking the operation's names and its keys (defaults filled in); `main` does the rest:
-reads the lifecycle model (models.md) and the sequence file, writes the events, turns the
+reads the lifecycle model (docs/models.md) and the sequence file, writes the events, turns the
 target's failures into outcomes, releases what is left at the end in the model's order, runs the
 threads of a threaded sequence, and serves as a fork server when the harness asks for one.
 
@@ -91,7 +91,7 @@ class Unsupported(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Lifecycle models (models.md): the kinds of resource, the operations and their arguments, the
+# Lifecycle models (docs/models.md): the kinds of resource, the operations and their arguments, the
 # order of the release. gpufuzz checks a model strictly; this reader takes what it can use and
 # refuses, with FILE:LINE:COLUMN, only what it cannot understand.
 
@@ -479,7 +479,7 @@ def _model_of(directives, places, path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Sequence files: the normalized form of sequences.md the harness writes, in a model's words.
+# Sequence files: the normalized form of docs/sequences.md the harness writes, in a model's words.
 
 
 class Operation:
@@ -756,7 +756,7 @@ def _describe(exc):
 
 
 def _dependencies(ops):
-    """For each operation, the indexes of those it waits for (sequences.md, Threads): its
+    """For each operation, the indexes of those it waits for (docs/sequences.md, Threads): its
     thread's previous operation and, for each of its names, the file's previous operation on
     that name."""
     last_of_thread, last_of_name, waits = {}, {}, []

@@ -1,5 +1,5 @@
 // ModelFile.h: a lifecycle model as a file that a child can read. Every child gets the absolute
-// path of its sequence's model in GPUFUZZ_MODEL (target.md, Vocabulary); a built-in model is
+// path of its sequence's model in GPUFUZZ_MODEL (docs/target.md, Vocabulary); a built-in model is
 // written from its text, so a target reads one format whatever the model.
 #pragma once
 

@@ -1,5 +1,5 @@
 // RunConfig.h: what a sequence runs under (backend, policy, fault plan), from the command line
-// first, then the file's directives, then the defaults of the contract (cli.md): backend auto;
+// first, then the file's directives, then the defaults of the contract (docs/cli.md): backend auto;
 // policy shipped; faults max-26.5.0 on sim and none on every real backend.
 #pragma once
 

@@ -24,7 +24,7 @@ struct RunOutcome {
   /// hang at ctx_destroy when live_buffers >= 4"), when the runner said one fired where it
   /// happened (harness/protocol/Events.h: `fault`); empty for a failure of the system itself.
   std::string fault;
-  /// The target cannot run this sequence (target.md, Vocabulary): an operation it does not
+  /// The target cannot run this sequence (docs/target.md, Vocabulary): an operation it does not
   /// implement, or threads. Never a finding; `cls` is Error and `detail` says what it lacks.
   bool unsupported = false;
 

@@ -1,7 +1,7 @@
-// TargetCommand.h: the program `--target "CMD ARGS..."` names (target.md): its words, split as a
-// POSIX shell splits words (quotes and backslashes; no expansion, no shell run), and the one
-// line that writes them back so that splitting it again gives the same words (the `target`
-// directive of a finding's minimal.seq, stats.json, reports).
+// TargetCommand.h: the program `--target "CMD ARGS..."` names (docs/target.md): its words, split as
+// a POSIX shell splits words (quotes and backslashes; no expansion, no shell run), and the one line
+// that writes them back so that splitting it again gives the same words (the `target` directive of
+// a finding's minimal.seq, stats.json, reports).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// ReportFile.h: the `--report FILE` JSON summary of cli.md, written atomically.
+// ReportFile.h: the `--report FILE` JSON summary of docs/cli.md, written atomically.
 #pragma once
 
 #include <cstdint>

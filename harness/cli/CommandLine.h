@@ -1,5 +1,5 @@
-// CommandLine.h: the gpufuzz command line (cli.md): a subcommand, its files, and the options of
-// Options.def, checked against what that subcommand accepts. Bad usage is an InputError.
+// CommandLine.h: the gpufuzz command line (docs/cli.md): a subcommand, its files, and the options
+// of Options.def, checked against what that subcommand accepts. Bad usage is an InputError.
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
-// ModelCommand.cpp: `gpufuzz model check FILE` and `gpufuzz model show NAME` (cli.md): a model
-// validated with every rule of models.md, or a built-in one printed as its file.
+// ModelCommand.cpp: `gpufuzz model check FILE` and `gpufuzz model show NAME` (docs/cli.md): a model
+// validated with every rule of docs/models.md, or a built-in one printed as its file.
 #include <cstdio>
 
 #include "harness/cli/Subcommands.h"

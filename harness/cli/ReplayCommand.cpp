@@ -29,7 +29,7 @@ int runReplay(Session& session) {
   report.command = "replay";
   int missed = 0, notRun = 0;
   // A threaded file gets up to --confirmations tries (default Shrinker::kMostTries), each its
-  // own schedule (sequences.md, Threads): a failing expectation is met by any try that matches
+  // own schedule (docs/sequences.md, Threads): a failing expectation is met by any try that matches
   // it, `pass` only if every try passes.
   const auto tries =
       static_cast<uint32_t>(cl.number(Option::Confirmations, Shrinker::kMostTries, 1, 1000));
@@ -55,7 +55,7 @@ int runReplay(Session& session) {
     }
     const Expectation expected = planned[i].seq.expectationFor(planned[i].run.backend);
     if (t.outcome.unsupported) {
-      // Not a result: the target lacks what the file asks of it (target.md, Vocabulary).
+      // Not a result: the target lacks what the file asks of it (docs/target.md, Vocabulary).
       ++notRun;
       std::printf("SKIP %s: not run: the target cannot run it: %s\n", planned[i].file.c_str(),
                   outcomeText(t.outcome).c_str());

@@ -78,7 +78,7 @@ class Session {
 
   /// A trial runner for one configuration; runners are kept and shared (one calibrator per
   /// backend), so asking twice for the same configuration gives the same runner. With `target`,
-  /// its children are that program (target.md) and `backend` is "target"; the first runner of
+  /// its children are that program (docs/target.md) and `backend` is "target"; the first runner of
   /// a target checks that it passes an empty sequence (DeviceUnavailable when it does not).
   TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults,
                       const TargetCommand* target = nullptr);

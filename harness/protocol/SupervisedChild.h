@@ -9,7 +9,7 @@ namespace gpufuzz {
 
 /// The descriptor a supervised child writes its progress events to (--events-fd).
 inline constexpr int kChildEventsFd = target::kEventsFd;
-/// The environment variables of target.md: the events descriptor of a child, and the socket of
+/// The environment variables of docs/target.md: the events descriptor of a child, and the socket of
 /// a fork server.
 using target::kEventsFdVariable;
 using target::kForkServerFdVariable;

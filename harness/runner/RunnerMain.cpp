@@ -19,7 +19,7 @@
 //                                     harness/protocol/ForkServerProtocol.h; also without
 //                                     arguments when GPUFUZZ_FORK_SERVER_FD names the socket)
 //
-// The runner is a target of the protocol (target.md) built on its C++ client library
+// The runner is a target of the protocol (docs/target.md) built on its C++ client library
 // (clients/cpp/gpufuzz/target.hpp): the events, the fork server and the child's setup are the
 // library's; events go to --events-fd, else to GPUFUZZ_EVENTS_FD.
 //

@@ -1,4 +1,4 @@
-// ThreadLanes.h: the threads of a threaded sequence (sequences.md, Threads), in the runner.
+// ThreadLanes.h: the threads of a threaded sequence (docs/sequences.md, Threads), in the runner.
 //
 // Each `@T` of the file is a thread of this process, made and waiting before the sequence's
 // `start` and released together by run(). A thread runs its operations in file order; an

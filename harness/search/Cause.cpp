@@ -59,7 +59,7 @@ std::vector<std::string> topFrames(const std::string& stacks, std::size_t count)
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks) {
   // A failure that needs threads is another bug than the same class at that kind on one thread
-  // (sequences.md, Threads): a shrink leaves a sequence threaded only when it needs them.
+  // (docs/sequences.md, Threads): a shrink leaves a sequence threaded only when it needs them.
   const std::string concurrent = minimal.threadCount() > 1 ? "; concurrent" : "";
   if (!outcome.fault.empty()) {
     // A planted failure's cause is its rule, whichever operation reached the rule's device

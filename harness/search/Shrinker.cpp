@@ -36,7 +36,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
   const std::optional<Millis> limit = key.candidateLimit(candidateLimit_);
   const uint32_t tries = triesPerCandidate();
   // A threaded candidate gets up to `tries` tries, each with its own schedule; it is kept at
-  // the first that fails the same way (sequences.md, Threads).
+  // the first that fails the same way (docs/sequences.md, Threads).
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         const Sequence& candidate = batch[i].second;

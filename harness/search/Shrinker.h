@@ -6,7 +6,7 @@
 // tried concurrently (up to `jobs`), and the first in candidate order that reproduces is taken, so
 // the result does not depend on timing.
 //
-// Threads (sequences.md, Threads): a threaded sequence also loses threads (every operation on
+// Threads (docs/sequences.md, Threads): a threaded sequence also loses threads (every operation on
 // thread 0, a thread merged into another, an operation moved to thread 0), and a threaded
 // candidate gets up to K tries, each with its own schedule, kept at the first that fails the
 // same way. K follows the reproduction rate: measured over kRateProbe tries of the failing

@@ -96,7 +96,7 @@ TrialRunner::TrialRunner(TrialSetup setup, DeadlineCalibrator& deadlines)
 ChildCommand TrialRunner::childCommand() const {
   ChildCommand command;
   if (!setup_.target.empty()) {
-    // CMD ARGS... FILE; a fork server of it is CMD ARGS... (target.md).
+    // CMD ARGS... FILE; a fork server of it is CMD ARGS... (docs/target.md).
     command.executable = setup_.target.words.front();
     command.args.assign(setup_.target.words.begin() + 1, setup_.target.words.end());
     command.serverArgs = command.args.size();

@@ -63,7 +63,7 @@ class DeviceSpread {
 
 struct TrialSetup {
   std::string runner;  // the gpufuzz-runner executable
-  /// --target: the program run instead of the runner (target.md), as `WORDS... FILE`, its FILE
+  /// --target: the program run instead of the runner (docs/target.md), as `WORDS... FILE`, its FILE
   /// carrying the policy and faults as directives; empty: the runner.
   TargetCommand target;
   std::string backend;            // a backend of the registry (resolved, not auto)
@@ -141,7 +141,7 @@ class TrialRunner {
   /// With `stuckAfter`, no operation may go longer than that without progress (every deadline
   /// lowered to it): for runs that matter only if they finish, such as a shrink's candidates
   /// of a crash or an error.
-  /// `attempt`: which try of a threaded sequence this is (sequences.md, Threads): the runner's
+  /// `attempt`: which try of a threaded sequence this is (docs/sequences.md, Threads): the runner's
   /// `--try`, which seeds the threads' schedule on sim.
   TrialResult run(const Sequence& seq, TrialMode mode,
                   std::optional<Millis> stuckAfter = std::nullopt, uint64_t attempt = 0);

@@ -41,8 +41,8 @@ const BackendDeadlines kBackendDeadlines[] = {
     // lavapipe shades ~25 M pixel-triangles/s on this 2-core VM: a 512 x 512 draw of 1024
     // triangles takes ~10 s; instance + device under the layer ~15-100 ms (platform.md).
     {"vulkan", 20, Millis{2'000}, Millis{0}, Millis{120'000}, Millis{20'000}, 4, Millis{30'000}},
-    // A target of target.md: unknown work, perhaps an interpreter's start-up (CPython with NumPy
-    // and an OpenCL or CUDA binding imports in 0.3-2 s) and a device opened in every child.
+    // A target of docs/target.md: unknown work, perhaps an interpreter's start-up (CPython with
+    // NumPy and an OpenCL or CUDA binding imports in 0.3-2 s) and a device opened in every child.
     {"target", 20, Millis{1'000}, Millis{0}, Millis{60'000}, Millis{30'000}, 4, Millis{10'000}},
 };
 

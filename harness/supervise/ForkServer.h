@@ -1,9 +1,9 @@
 // ForkServer.h: children forked from a runner that started once, instead of a fresh runner
 // started (exec, dynamic linking, initialisation) for every sequence.
 //
-// A fork server is a runner, or a target of target.md, started with GPUFUZZ_FORK_SERVER_FD=3 and
-// a socket at fd 3; it says hello once it is ready. It never touches the device before it forks (a
-// process that initialised CUDA cannot use it in a forked child): it waits for a request, forks,
+// A fork server is a runner, or a target of docs/target.md, started with GPUFUZZ_FORK_SERVER_FD=3
+// and a socket at fd 3; it says hello once it is ready. It never touches the device before it forks
+// (a process that initialised CUDA cannot use it in a forked child): it waits for a request, forks,
 // and the fork runs the request's runner arguments as a fresh runner would, with its stdout/stderr
 // and events going to the descriptors that came with the request (protocol: ForkServerProtocol.h).
 // The child is reaped only after the harness has let go of its process group (ChildProcess's

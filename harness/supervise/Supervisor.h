@@ -1,20 +1,20 @@
 // Supervisor.h: runs one child (normally gpufuzz-runner) under per-operation deadlines and says
-// how it ended, in the outcome classes of the sequence contract (sequences.md).
+// how it ended, in the outcome classes of the sequence contract (docs/sequences.md).
 //
 // Contract:
 // - The child reports progress on fd 3, named by GPUFUZZ_EVENTS_FD=3 in its environment (the
 //   project's runner also gets "--events-fd 3"): the events of harness/protocol/Events.h, in
-//   the order target.md gives. A line that is not an event, or an event out of order, is an
+//   the order docs/target.md gives. A line that is not an event, or an event out of order, is an
 //   `error` whose detail is "protocol: " and the line, at the operation the child is in; the
 //   child is killed there. It runs in its own process group; that group is killed before
 //   supervise() returns, whatever happened, and the child is reaped: no zombie, no grandchild
 //   and no file descriptor outlives the call.
 // - An operation (from its `begin`; each of several in flight on its own) or the interval
-//   between two events that lasts longer than its deadline (progressDeadline, or its kind's), or a child that sends no `start` within startDeadline, is stuck: its CPU
-//   share over the later half of that window tells hang (< 10%) from spin; every thread's stack
-//   is captured with gdb or cuda-gdb when asked for and available (StackCapture.h); then the
-//   group is killed. A stuck result
-//   is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
+//   between two events that lasts longer than its deadline (progressDeadline, or its kind's), or a
+//   child that sends no `start` within startDeadline, is stuck: its CPU share over the later half
+//   of that window tells hang (< 10%) from spin; every thread's stack is captured with gdb or
+//   cuda-gdb when asked for and available (StackCapture.h); then the group is killed. A stuck
+//   result is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
 //   finished: slow).
 // - A child killed by a signal is a crash at the last operation it began.
 // - Otherwise the outcome is the one the child reported. The project's runner's must agree with
@@ -71,7 +71,7 @@ struct SupervisionLimits {
   /// Fork the child from a fork server of the command (ForkServer.h); a command that does not
   /// serve forks is started afresh.
   bool forkServer = false;
-  /// The child is a target of target.md, not the project's runner: what it did wrong is an
+  /// The child is a target of docs/target.md, not the project's runner: what it did wrong is an
   /// outcome of the system under test (a protocol error, an exit without an outcome), not a
   /// harness error, and its outcome line stands whatever its exit status.
   bool target = false;
@@ -148,7 +148,7 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
 /// The runner's option that makes it persistent: `--persistent FIFO` (RunnerMain.cpp).
 inline constexpr const char* kPersistentFlag = "--persistent";
 
-/// A child that runs sequences one after another in one process (--persistent N, cli.md): the
+/// A child that runs sequences one after another in one process (--persistent N, docs/cli.md): the
 /// runner started with `--persistent FIFO` reads the path of each sequence file from the named
 /// pipe FIFO and reports its events as a child of one sequence does. run() hands it the next
 /// file and supervises that sequence alone, with the deadlines and classification of

@@ -9,7 +9,7 @@
 // backend whether the runtime still holds work enqueued before the wait, and throws DeviceError
 // ("clFinish returned while 1 command enqueued before it was CL_QUEUED") when it does.
 //
-// Threads (sequences.md, Threads): calls may come from several threads at once. The snapshot
+// Threads (docs/sequences.md, Threads): calls may come from several threads at once. The snapshot
 // and the counters are taken under one lock, in the order calls enter, with the calling thread
 // (`thread`) and how many other threads are inside a call at each point (`inside_POINT`). A call
 // is inside from its entry to its return, a blocking interceptor included. The backend is called

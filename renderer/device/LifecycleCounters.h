@@ -1,5 +1,5 @@
 // LifecycleCounters.h: the lifecycle counters kept at the device seam, with the meanings of the
-// fault-plan contract (shared spec fault-plans.md), and the tracker that maintains them.
+// fault-plan contract (docs/fault-plans.md), and the tracker that maintains them.
 //
 // Pending-ness is defined at the seam, not by the hardware: a command is pending from the call
 // that enqueues it (launch, copy_to_device) until a call that waits for its context's queue

@@ -1,4 +1,4 @@
-// Turns.h: which thread of a sequence (sequences.md, Threads) makes a device call, and how the
+// Turns.h: which thread of a sequence (docs/sequences.md, Threads) makes a device call, and how the
 // threads take turns at the device when a schedule orders them.
 //
 // A thread that runs operations of a threaded sequence says so with CallerThread; the seam

@@ -1,4 +1,4 @@
-// FaultPlan.h: fault plans (shared spec fault-plans.md): the rules, the parser of the plan
+// FaultPlan.h: fault plans (docs/fault-plans.md): the rules, the parser of the plan
 // language, and the lookup of built-in plans by name.
 //
 // A plan is data: one rule a line, tried in file order at every device call; the first rule whose

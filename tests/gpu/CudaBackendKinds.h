@@ -1,5 +1,5 @@
 // CudaBackendKinds.h: the two CUDA backends as the suites see them: how to make each, what its
-// driver calls are named, and where their contracts differ (sequences.md: a buffer freed after
+// driver calls are named, and where their contracts differ (docs/sequences.md: a buffer freed after
 // its context's destroy is an error on cuda, whose cuCtxDestroy took its memory, and valid on
 // cuda-async, whose pool outlives the destroy). CudaStreamBackendTest runs one backend of the
 // kind it is given; each suite binary instantiates it for its backend.

@@ -1,4 +1,4 @@
-// LifecycleModelTest.cpp: the `.model` format (models.md): every rejection rule with its exact
+// LifecycleModelTest.cpp: the `.model` format (docs/models.md): every rejection rule with its exact
 // FILE:LINE:COLUMN, and what a valid model holds (the built-ins, the contract's example, default
 // releases, list slots, word arguments).
 #include "model/LifecycleModel.h"
@@ -458,7 +458,7 @@ TEST(LifecycleModel, DefaultReleaseIsTheOnlyEndingOperationWithNoOtherSlot) {
   EXPECT_EQ(m.warnings[2].rfind("t.model:5:1: warning: a leftover event", 0), 0u) << m.warnings[2];
 }
 
-// The contract's example (models.md), as written there.
+// The contract's example (docs/models.md), as written there.
 constexpr std::string_view kStreams = R"(# gpufuzz model
 model streams                  # the model's name: [a-z][a-z0-9_-]*
 note CUDA streams, events and stream-ordered pools

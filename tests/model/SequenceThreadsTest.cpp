@@ -1,5 +1,5 @@
-// SequenceThreadsTest.cpp: `@T` lines and `# threads:` (sequences.md, Threads): reading them with
-// every error placed, printing them back, renumbering threads, what each operation waits for,
+// SequenceThreadsTest.cpp: `@T` lines and `# threads:` (docs/sequences.md, Threads): reading them
+// with every error placed, printing them back, renumbering threads, what each operation waits for,
 // the shrinker's thread edits, and the generator's spread over threads.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // ClientModelTest.cpp: the C++ client library (clients/cpp/gpufuzz/target.hpp) in a lifecycle
-// model's words (models.md): the model reader (what it takes, what it refuses and where),
+// model's words (docs/models.md): the model reader (what it takes, what it refuses and where),
 // sequences read in a model (names by slot, KIND* lists, new names, arguments and their defaults,
 // `@T`), which model a sequence is read in (GPUFUZZ_MODEL, `# model:`, the built-in), and runs in
 // process, their events read back from a pipe: dispatch by name to registered handlers, run()

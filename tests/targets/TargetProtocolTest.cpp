@@ -1,4 +1,4 @@
-// TargetProtocolTest.cpp: every row of target.md's table, with real processes: small shell
+// TargetProtocolTest.cpp: every row of docs/target.md's table, with real processes: small shell
 // targets that break the protocol one way each, run by supervise() as a target; the C++ client
 // library's toy target, started afresh and forked from itself as a fork server; and a target that
 // ignores the fork-server variable, started afresh every time.

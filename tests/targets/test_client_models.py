@@ -1,5 +1,5 @@
 """The Python client library (clients/python/gpufuzz_target.py) in a lifecycle model's words
-(models.md): the model reader (what it takes, what it refuses and where), sequences read in a
+(docs/models.md): the model reader (what it takes, what it refuses and where), sequences read in a
 model (names by slot, KIND* lists, arguments and their defaults, `@T`), which model a run uses
 (GPUFUZZ_MODEL, `# model:`, the built-in), and, with model_probe_target.py run as the harness runs
 a target: dispatch by name (a handler, a method, Target.run), `unsupported`, the release of

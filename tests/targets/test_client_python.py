@@ -1,5 +1,5 @@
 """The Python client library (clients/python/gpufuzz_target.py) against a driver of its own: the
-events of target.md for every outcome, errors as outcomes, unsupported operations, the order of
+events of docs/target.md for every outcome, errors as outcomes, unsupported operations, the order of
 leftovers, bad files, and the fork-server messages of TARGET side (hello, run, pid, exit, reap;
 malformed requests; end of file idle and while a child runs; the server's death).
 

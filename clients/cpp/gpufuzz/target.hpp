@@ -1,4 +1,4 @@
-// gpufuzz/target.hpp: the C++ client library of the target protocol (target.md), header-only,
+// gpufuzz/target.hpp: the C++ client library of the target protocol (docs/target.md), header-only,
 // standard library and POSIX only. A program that includes it, implements gpufuzz::target::Target
 // for its own renderer or runtime wrapper, and calls gpufuzz::target::main() from its main() can
 // be fuzzed with `gpufuzz fuzz --target "PROGRAM ARGS..."`:
@@ -17,18 +17,18 @@
 // (or override Target::run(op) and dispatch on op.op yourself, throwing Unsupported for what the
 // target lacks).
 //
-// What main() does: `PROGRAM FILE` reads the lifecycle model (models.md: the file GPUFUZZ_MODEL
-// names, else the sequence's `# model:`, else the built-in `all`, kBuiltinModel), reads FILE in
-// it (a normalized sequence: directives, then one operation a line), calls Target::start(),
-// Target::run() for each operation (on its thread, for `@T` lines), and Target::release() for
-// what is still alive at the end (kind by kind in the model's `release` order, each kind's names
-// in creation order: the built-in's renderers, then bare buffers, then bare contexts), then
-// Target::leaks(); it writes the events to GPUFUZZ_EVENTS_FD as it goes, and turns a Failure (or
-// any other exception, as `error`) into the outcome line. `PROGRAM --version` prints the version
-// string. With GPUFUZZ_FORK_SERVER_FD set and no FILE, the program is a fork server: it says
-// hello, and runs each sequence the harness asks for in a fork of itself, so start-up (static
-// initialisation, a JIT, a runtime's libraries) is paid once. The device must not be touched
-// before the fork: do that in Target::start(), which runs in the fork.
+// What main() does: `PROGRAM FILE` reads the lifecycle model (docs/models.md: the file
+// GPUFUZZ_MODEL names, else the sequence's `# model:`, else the built-in `all`, kBuiltinModel),
+// reads FILE in it (a normalized sequence: directives, then one operation a line), calls
+// Target::start(), Target::run() for each operation (on its thread, for `@T` lines), and
+// Target::release() for what is still alive at the end (kind by kind in the model's `release`
+// order, each kind's names in creation order: the built-in's renderers, then bare buffers, then
+// bare contexts), then Target::leaks(); it writes the events to GPUFUZZ_EVENTS_FD as it goes, and
+// turns a Failure (or any other exception, as `error`) into the outcome line. `PROGRAM --version`
+// prints the version string. With GPUFUZZ_FORK_SERVER_FD set and no FILE, the program is a fork
+// server: it says hello, and runs each sequence the harness asks for in a fork of itself, so
+// start-up (static initialisation, a JIT, a runtime's libraries) is paid once. The device must not
+// be touched before the fork: do that in Target::start(), which runs in the fork.
 //
 // The fork-server messages (one per SOCK_SEQPACKET packet):
 //   server -> harness   "hello 1"                 once start-up is done
@@ -91,7 +91,7 @@ inline constexpr int kForkServerMaxFds = 2;
 
 // --- events ------------------------------------------------------------------------------------
 
-/// Writes the events of target.md, one write(2) a line, unbuffered. A negative fd writes
+/// Writes the events of docs/target.md, one write(2) a line, unbuffered. A negative fd writes
 /// nothing (a target run by hand).
 class Events {
  public:
@@ -141,7 +141,7 @@ class Events {
 
 // --- lifecycle models ----------------------------------------------------------------------------
 
-/// The variable that names the model file of the run (models.md; the harness always sets it).
+/// The variable that names the model file of the run (docs/models.md; the harness always sets it).
 inline constexpr const char* kModelVariable = "GPUFUZZ_MODEL";
 /// How many threads a sequence may have (`@0` .. `@7`).
 inline constexpr unsigned kMaxThreads = 8;
@@ -377,8 +377,8 @@ inline std::string place(const std::string& file, int line, std::size_t column) 
 
 }  // namespace detail
 
-/// Parses a model's text (models.md). gpufuzz checks a model strictly; this reader takes what it
-/// can use and throws BadModel (`FILE:LINE:COLUMN: message`) only for what it cannot understand:
+/// Parses a model's text (docs/models.md). gpufuzz checks a model strictly; this reader takes what
+/// it can use and throws BadModel (`FILE:LINE:COLUMN: message`) only for what it cannot understand:
 /// an unknown declaration, a malformed slot, argument, weight or flag, a kind that is not
 /// declared, a name declared twice.
 inline Model parseModel(std::string_view text, const std::string& file = "model") {
@@ -835,7 +835,7 @@ inline std::shared_ptr<const Model> modelOf(const Sequence& seq, const std::stri
 
 }  // namespace detail
 
-/// Parses the normalized form of sequences.md in `model` (null: the one GPUFUZZ_MODEL or the
+/// Parses the normalized form of docs/sequences.md in `model` (null: the one GPUFUZZ_MODEL or the
 /// file's `# model:` names, else the built-in): blank lines and comments are skipped, `# key:
 /// value` before the first operation is a directive, every other line an operation of the
 /// model, checked as the harness wrote it (its names alive and of their slots' kinds, its
@@ -1146,7 +1146,7 @@ std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
   }
 }
 
-/// The threads of a threaded sequence (sequences.md, Threads): made, waiting, before `start`;
+/// The threads of a threaded sequence (docs/sequences.md, Threads): made, waiting, before `start`;
 /// released together by run(), which runs thread 0 on the calling thread. An operation begins
 /// once its thread's previous operation and, for each of its names, the file's previous
 /// operation on that name are done; after a failure nothing new begins.

@@ -1,4 +1,4 @@
-// toy-target: a target of the protocol (target.md) in a few dozen lines, on the C++ client
+// toy-target: a target of the protocol (docs/target.md) in a few dozen lines, on the C++ client
 // library (clients/cpp/gpufuzz/target.hpp). Its "renderer" keeps framebuffers in host memory and
 // its draws in a queue that `sync` drains. With --bug it frees a framebuffer whose draws are still
 // queued, and says so as a device error would: the lifecycle bug the harness must find, shrink

@@ -1,8 +1,8 @@
-// ThreadedRunTest.cpp: threaded sequences (sequences.md, Threads) through the runner on sim: the
-// event order the harness checks, one schedule the same every time and tries that differ, several
-// operations in flight each watched on its own (a hang blamed on the one that hangs, not on the
-// one waiting for its turn), the `thread` and `inside_POINT` counters, and shrinking a race down
-// to the operations and threads it needs.
+// ThreadedRunTest.cpp: threaded sequences (docs/sequences.md, Threads) through the runner on sim:
+// the event order the harness checks, one schedule the same every time and tries that differ,
+// several operations in flight each watched on its own (a hang blamed on the one that hangs, not on
+// the one waiting for its turn), the `thread` and `inside_POINT` counters, and shrinking a race
+// down to the operations and threads it needs.
 #include <gtest/gtest.h>
 
 #include <set>

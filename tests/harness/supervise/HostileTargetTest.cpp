@@ -1,5 +1,5 @@
 // HostileTargetTest.cpp: targets that misbehave (hostile-target, a Python script; the fake runner
-// for the fork-server path) get the outcome target.md gives them, the harness stays small and
+// for the fork-server path) get the outcome docs/target.md gives them, the harness stays small and
 // quick, and no process they start outlives the run or the harness, not even on kill -9.
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 //
 //   gpufuzz-supervise-once [--deadline-ms MS] CMD ARGS...
 //
-// CMD is a target (target.md). Prints `watchdog PID` before it starts CMD, then the outcome
+// CMD is a target (docs/target.md). Prints `watchdog PID` before it starts CMD, then the outcome
 // and any harness error.
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   using namespace gpufuzz;
   SupervisionLimits limits;
   limits.captureStacks = false;
-  limits.target = true;  // CMD speaks target.md
+  limits.target = true;  // CMD speaks docs/target.md
   int i = 1;
   for (; i < argc && std::string_view(argv[i]).starts_with("--"); ++i) {
     const std::string_view arg = argv[i];
