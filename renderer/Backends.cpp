@@ -10,6 +10,7 @@
 #include "renderer/cuda/CudaAsyncBackend.h"
 #include "renderer/cuda/CudaBackend.h"
 #include "renderer/cuda/CudaDriver.h"
+#include "renderer/cuda/CudaDriverExecutor.h"
 #endif
 #if GPUFUZZ_HAVE_OPENCL
 #include "renderer/opencl/OpenClBackend.h"
@@ -45,7 +46,25 @@ std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
 std::unique_ptr<Backend> makeCudaAsync(const BackendOptions&) {
   return makeCudaAsyncBackend();
 }
+/// --device for CUDA: an ordinal, 0 when empty.
+int cudaOrdinal(const BackendOptions& options) {
+  if (options.device.empty()) return 0;
+  if (options.device.find_first_not_of("0123456789") != std::string::npos ||
+      options.device.size() > 4) {
+    throw InputError("--device " + options.device + ": a CUDA device is an ordinal (0, 1, ...)");
+  }
+  return std::stoi(options.device);
+}
+std::unique_ptr<ModelExecutor> makeCudaModelExecutor(std::string_view, const BackendOptions& o) {
+  return makeCudaDriverExecutor("cuda", cudaOrdinal(o));
+}
+std::unique_ptr<ModelExecutor> makeCudaAsyncModelExecutor(std::string_view,
+                                                          const BackendOptions& o) {
+  return makeCudaDriverExecutor("cuda-async", cudaOrdinal(o));
+}
 #endif
+/// The runtime models both CUDA backends execute, with one executor (CudaDriverExecutor.h).
+constexpr std::array<std::string_view, 1> kCudaModels = {"cuda-driver"};
 
 /// The runtime model the vulkan backend executes (VulkanExecutor.h).
 constexpr std::array<std::string_view, 1> kVulkanModels = {"vulkan"};
@@ -71,11 +90,11 @@ constexpr BackendInfo withModels(BackendInfo info, std::span<const std::string_v
 const std::array kRegistry = {
     builtBackend("sim", makeSim),
 #if GPUFUZZ_HAVE_CUDA
-    builtBackend("cuda", makeCuda),
-    builtBackend("cuda-async", makeCudaAsync),
+    withModels(builtBackend("cuda", makeCuda), kCudaModels, makeCudaModelExecutor),
+    withModels(builtBackend("cuda-async", makeCudaAsync), kCudaModels, makeCudaAsyncModelExecutor),
 #else
-    missingBackend("cuda", kNoCudaToolkit),
-    missingBackend("cuda-async", kNoCudaToolkit),
+    withModels(missingBackend("cuda", kNoCudaToolkit), kCudaModels, nullptr),
+    withModels(missingBackend("cuda-async", kNoCudaToolkit), kCudaModels, nullptr),
 #endif
 #if GPUFUZZ_HAVE_OPENCL
     builtBackend("opencl", makeOpenCl, /*probeInChild=*/true),

@@ -4,7 +4,6 @@
 #include <cuda.h>
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,25 +15,6 @@
 namespace gpufuzz {
 
 namespace {
-
-/// The primary context of each device, retained on first use and kept for the life of the
-/// process: retaining it is most of a fresh process's start-up (~250-350 ms with cuInit), and
-/// releasing it would throw away every pool and module made in it.
-CUcontext primaryContext(const CudaDriver& driver, CUdevice device) {
-  static std::mutex mutex;
-  static std::map<CUdevice, CUcontext> retained;
-  const std::lock_guard lock(mutex);
-  auto it = retained.find(device);
-  if (it != retained.end()) return it->second;
-  CUcontext context = nullptr;
-  const CUresult result = driver.primaryCtxRetain(&context, device);
-  if (result != CUDA_SUCCESS) {
-    throw DeviceUnavailable("CUDA device " + std::to_string(device) +
-                            " unusable: cuDevicePrimaryCtxRetain: " + driver.errorName(result));
-  }
-  retained.emplace(device, context);
-  return context;
-}
 
 /// A stream and a memory pool of its own on the primary context.
 struct PoolContext : cuda::StreamContext {
@@ -79,7 +59,7 @@ CudaAsyncBackend::CudaAsyncBackend(int ordinal) : CudaStreamBackend("cuMemPoolDe
   }
   openDevice(ordinal);
   const std::string device = "CUDA device " + std::to_string(ordinal);
-  primary_ = primaryContext(driver_, device_);
+  primary_ = cuda::retainedPrimaryContext(driver_, device_);
   try {
     makeCurrent(CallPoint::CtxCreate);
     check(driver_.streamCreate(&releaseStream_, CU_STREAM_NON_BLOCKING), CallPoint::CtxCreate,

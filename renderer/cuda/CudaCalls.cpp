@@ -1,6 +1,8 @@
 // CudaCalls.cpp: the stream-level calls both CUDA backends share.
 #include "renderer/cuda/CudaCalls.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "renderer/Raster.h"
@@ -8,6 +10,22 @@
 #include "renderer/device/DeviceError.h"
 
 namespace gpufuzz::cuda {
+
+CUcontext retainedPrimaryContext(const CudaDriver& driver, CUdevice device) {
+  static std::mutex mutex;
+  static std::map<CUdevice, CUcontext> retained;
+  const std::lock_guard lock(mutex);
+  auto it = retained.find(device);
+  if (it != retained.end()) return it->second;
+  CUcontext context = nullptr;
+  const CUresult result = driver.primaryCtxRetain(&context, device);
+  if (result != CUDA_SUCCESS) {
+    throw DeviceUnavailable("CUDA device " + std::to_string(device) +
+                            " unusable: cuDevicePrimaryCtxRetain: " + driver.errorName(result));
+  }
+  retained.emplace(device, context);
+  return context;
+}
 
 void check(const CudaDriver& driver, CUresult result, CallPoint point, const char* call) {
   if (result != CUDA_SUCCESS) {

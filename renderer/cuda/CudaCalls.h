@@ -16,6 +16,12 @@
 
 namespace gpufuzz::cuda {
 
+/// The primary context of `device`, retained on first use and kept for the life of the process:
+/// retaining it is most of a fresh process's start-up (~250-350 ms with cuInit), and releasing it
+/// would throw away every pool and module made in it. Throws DeviceUnavailable when the retain
+/// fails. Thread-safe.
+CUcontext retainedPrimaryContext(const CudaDriver& driver, CUdevice device);
+
 /// DeviceError at `point`, "<call>: <CUresult name>", unless `result` is CUDA_SUCCESS.
 void check(const CudaDriver& driver, CUresult result, CallPoint point, const char* call);
 

@@ -11,6 +11,44 @@ constexpr const char* kLibrary = "libcuda.so.1";
 
 using LoadResult = RuntimeLoad<CudaDriver>;
 
+/// The cuda-driver model's entry points, by the versioned names cuda.h 13.0 maps them to.
+void resolveModelSymbols(void* library, CudaDriver& d) {
+  std::string& m = d.modelMissing;
+  resolveSymbol(library, "cuDevicePrimaryCtxRelease_v2", d.primaryCtxRelease, m);
+  resolveSymbol(library, "cuCtxSynchronize", d.ctxSynchronize, m);
+  resolveSymbol(library, "cuCtxGetStreamPriorityRange", d.ctxGetStreamPriorityRange, m);
+  resolveSymbol(library, "cuStreamCreateWithPriority", d.streamCreateWithPriority, m);
+  resolveSymbol(library, "cuStreamWaitEvent", d.streamWaitEvent, m);
+  resolveSymbol(library, "cuEventCreate", d.eventCreate, m);
+  resolveSymbol(library, "cuEventRecord", d.eventRecord, m);
+  resolveSymbol(library, "cuEventQuery", d.eventQuery, m);
+  resolveSymbol(library, "cuEventSynchronize", d.eventSynchronize, m);
+  resolveSymbol(library, "cuEventDestroy_v2", d.eventDestroy, m);
+  resolveSymbol(library, "cuMemPoolTrimTo", d.memPoolTrimTo, m);
+  resolveSymbol(library, "cuMemPoolSetAttribute", d.memPoolSetAttribute, m);
+  resolveSymbol(library, "cuMemPoolGetAttribute", d.memPoolGetAttribute, m);
+  resolveSymbol(library, "cuMemAllocAsync", d.memAllocAsync, m);
+  resolveSymbol(library, "cuMemHostAlloc", d.memHostAlloc, m);
+  resolveSymbol(library, "cuMemFreeHost", d.memFreeHost, m);
+  resolveSymbol(library, "cuMemsetD8Async", d.memsetD8Async, m);
+  resolveSymbol(library, "cuMemcpyDtoDAsync_v2", d.memcpyDtoDAsync, m);
+  resolveSymbol(library, "cuLaunchHostFunc", d.launchHostFunc, m);
+  resolveSymbol(library, "cuStreamBeginCapture_v2", d.streamBeginCapture, m);
+  resolveSymbol(library, "cuStreamEndCapture", d.streamEndCapture, m);
+  resolveSymbol(library, "cuGraphInstantiateWithFlags", d.graphInstantiate, m);
+  resolveSymbol(library, "cuGraphLaunch", d.graphLaunch, m);
+  resolveSymbol(library, "cuGraphExecDestroy", d.graphExecDestroy, m);
+  resolveSymbol(library, "cuGraphDestroy", d.graphDestroy, m);
+  resolveSymbol(library, "cuMemAddressReserve", d.memAddressReserve, m);
+  resolveSymbol(library, "cuMemAddressFree", d.memAddressFree, m);
+  resolveSymbol(library, "cuMemCreate", d.memCreate, m);
+  resolveSymbol(library, "cuMemRelease", d.memRelease, m);
+  resolveSymbol(library, "cuMemMap", d.memMap, m);
+  resolveSymbol(library, "cuMemUnmap", d.memUnmap, m);
+  resolveSymbol(library, "cuMemSetAccess", d.memSetAccess, m);
+  resolveSymbol(library, "cuMemGetAllocationGranularity", d.memGetAllocationGranularity, m);
+}
+
 LoadResult load() {
   LoadResult result;
   // Never closed: the driver stays loaded for the life of the process, as contexts may outlive
@@ -56,6 +94,7 @@ LoadResult load() {
   resolveSymbol(library, "cuMemFreeAsync", d.memFreeAsync, d.asyncMissing);
   resolveSymbol(library, "cuDeviceGetName", d.deviceGetName, d.asyncMissing);
   resolveSymbol(library, "cuDriverGetVersion", d.driverGetVersion, d.asyncMissing);
+  resolveModelSymbols(library, d);
   if (!missing.empty()) {
     result.failure = std::string("CUDA driver too old: ") + kLibrary + " lacks " + missing;
     return result;

@@ -67,6 +67,55 @@ struct CudaDriver {
   /// are there.
   std::string asyncMissing;
 
+  /// What the cuda-driver model's executor calls besides the above (docs/models.md); null on a
+  /// driver that lacks one, named by modelMissing.
+  CUresult (*primaryCtxRelease)(CUdevice device) = nullptr;
+  CUresult (*ctxSynchronize)() = nullptr;
+  CUresult (*ctxGetStreamPriorityRange)(int* least, int* greatest) = nullptr;
+  CUresult (*streamCreateWithPriority)(CUstream* stream, unsigned int flags,
+                                       int priority) = nullptr;
+  CUresult (*streamWaitEvent)(CUstream stream, CUevent event, unsigned int flags) = nullptr;
+  CUresult (*eventCreate)(CUevent* event, unsigned int flags) = nullptr;
+  CUresult (*eventRecord)(CUevent event, CUstream stream) = nullptr;
+  CUresult (*eventQuery)(CUevent event) = nullptr;
+  CUresult (*eventSynchronize)(CUevent event) = nullptr;
+  CUresult (*eventDestroy)(CUevent event) = nullptr;
+  CUresult (*memPoolTrimTo)(CUmemoryPool pool, size_t keep) = nullptr;
+  CUresult (*memPoolSetAttribute)(CUmemoryPool pool, CUmemPool_attribute attr,
+                                  void* value) = nullptr;
+  CUresult (*memPoolGetAttribute)(CUmemoryPool pool, CUmemPool_attribute attr,
+                                  void* value) = nullptr;
+  CUresult (*memAllocAsync)(CUdeviceptr* ptr, size_t bytes, CUstream stream) = nullptr;
+  CUresult (*memHostAlloc)(void** ptr, size_t bytes, unsigned int flags) = nullptr;
+  CUresult (*memFreeHost)(void* ptr) = nullptr;
+  CUresult (*memsetD8Async)(CUdeviceptr dst, unsigned char value, size_t count,
+                            CUstream stream) = nullptr;
+  CUresult (*memcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                              CUstream stream) = nullptr;
+  CUresult (*launchHostFunc)(CUstream stream, CUhostFn fn, void* data) = nullptr;
+  CUresult (*streamBeginCapture)(CUstream stream, CUstreamCaptureMode mode) = nullptr;
+  CUresult (*streamEndCapture)(CUstream stream, CUgraph* graph) = nullptr;
+  CUresult (*graphInstantiate)(CUgraphExec* exec, CUgraph graph,
+                               unsigned long long flags) = nullptr;
+  CUresult (*graphLaunch)(CUgraphExec exec, CUstream stream) = nullptr;
+  CUresult (*graphExecDestroy)(CUgraphExec exec) = nullptr;
+  CUresult (*graphDestroy)(CUgraph graph) = nullptr;
+  CUresult (*memAddressReserve)(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                unsigned long long flags) = nullptr;
+  CUresult (*memAddressFree)(CUdeviceptr ptr, size_t size) = nullptr;
+  CUresult (*memCreate)(CUmemGenericAllocationHandle* handle, size_t size,
+                        const CUmemAllocationProp* prop, unsigned long long flags) = nullptr;
+  CUresult (*memRelease)(CUmemGenericAllocationHandle handle) = nullptr;
+  CUresult (*memMap)(CUdeviceptr ptr, size_t size, size_t offset,
+                     CUmemGenericAllocationHandle handle, unsigned long long flags) = nullptr;
+  CUresult (*memUnmap)(CUdeviceptr ptr, size_t size) = nullptr;
+  CUresult (*memSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
+                           size_t count) = nullptr;
+  CUresult (*memGetAllocationGranularity)(size_t* granularity, const CUmemAllocationProp* prop,
+                                          CUmemAllocationGranularity_flags option) = nullptr;
+  /// The model's entry points this driver lacks; empty when all are there.
+  std::string modelMissing;
+
   /// Devices present once cuInit succeeded; at least 1.
   int deviceCount = 0;
 

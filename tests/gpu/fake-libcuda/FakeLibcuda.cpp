@@ -19,10 +19,22 @@
 // gets that code. After the process's exit handlers begin, every call returns
 // CUDA_ERROR_DEINITIALIZED, as the real driver does once it has torn itself down.
 //
+// The cuda-driver model's entry points (renderer/cuda/CudaDriverExecutor.h) follow the same rules:
+// events capture a point of their stream's queue, cuStreamWaitEvent runs the waited-for work first,
+// host functions run in stream order, a capture records a stream's work as a graph whose launches
+// replay it, and virtual memory maps host blocks at addresses of a range of its own. An address is
+// resolved when the work runs: a freed allocation, an unmapped range or pinned host memory freed
+// before then aborts.
+//
 // FAKE_LIBCUDA_TRACE=1 traces every call's name on stderr. Thread-safe: one lock around every call.
+// FAKE_LIBCUDA_PLANT plants a fault, so that tests see the executor catch it:
+//   early-return  cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize return without
+//                 running the work; cuStreamQuery and cuEventQuery then say CUDA_ERROR_NOT_READY
+//   memset-plus-one  cuMemsetD8Async writes each byte one higher than asked
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +43,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,11 +84,65 @@ struct Stream {
   uint64_t context = 0;
   bool live = true;
   std::deque<std::function<void()>> work;
+  int priority = 0;
+  /// Between cuStreamBeginCapture and cuStreamEndCapture: work goes to `captured`.
+  bool capturing = false;
+  std::vector<std::function<void()>> captured;
+  bool capturedAllocations = false;
+  std::vector<CUdeviceptr> graphAllocations;
+  /// Reset with the primary context by its last cuDevicePrimaryCtxRelease.
+  bool reset = false;
+};
+
+struct Event {
+  uint64_t context = 0;
+  bool live = true;
+  uint64_t stream = 0;     // of the last record; 0 before the first
+  uint64_t recorded = 0;   // records so far
+  uint64_t completed = 0;  // the last record whose point of the queue has run
+};
+
+struct Graph {
+  bool live = true;
+  bool allocationNodes = false;
+  int liveExecs = 0;
+  int launchesInFlight = 0;
+  std::shared_ptr<std::vector<std::function<void()>>> nodes;
+  std::vector<CUdeviceptr> allocations;  // made by its allocation nodes, kept for its life
+};
+
+struct GraphExec {
+  uint64_t graph = 0;
+  bool live = true;
+};
+
+struct Pinned {
+  size_t bytes = 0;
+  uint64_t id = 0;
+  uint64_t context = 0;
+};
+
+struct Reservation {
+  size_t bytes = 0;
+};
+
+struct Block {
+  std::unique_ptr<std::byte[]> memory;
+  size_t bytes = 0;
+  bool handleLive = true;  // until cuMemRelease
+  int mappings = 0;
+};
+
+struct Mapping {
+  size_t bytes = 0;
+  uint64_t block = 0;
+  bool accessible = false;  // cuMemSetAccess
 };
 
 struct Pool {
   bool destroyed = false;  // by cuMemPoolDestroy; gone once `outstanding` is 0
   uint64_t outstanding = 0;
+  cuuint64_t releaseThreshold = 0;
 };
 
 struct Allocation {
@@ -97,6 +164,11 @@ struct Function {
 
 constexpr size_t kTotalBytes = size_t{8} << 30;
 constexpr uint64_t kPrimary = 1;
+constexpr size_t kGranularity = size_t{2} << 20;
+/// Where reserved address ranges begin: far from any host pointer (the allocations' addresses).
+constexpr CUdeviceptr kVirtualBase = 0x200000000000ULL;
+constexpr int kLeastPriority = 0;
+constexpr int kGreatestPriority = -5;
 
 /// The whole driver's state. Handles are the ids of these maps, cast to the handle types; ids
 /// count up and are never reused.
@@ -112,6 +184,20 @@ struct Driver {
   std::map<uint64_t, Function> functions;
   std::map<CUdeviceptr, Allocation> allocations;
   size_t bytesInUse = 0;
+  int primaryRetains = 0;
+  std::map<uint64_t, Event> events;
+  std::map<uint64_t, Graph> graphs;
+  std::map<uint64_t, GraphExec> execs;
+  std::map<const std::byte*, Pinned> pinned;  // by base address, live ones only
+  std::set<uint64_t> livePinned;              // ids of the live pinned allocations
+  /// Copies to the host that ran into each pinned allocation, by id: an upload's source may
+  /// change after its enqueue when such a copy ordered before it ran.
+  std::map<uint64_t, uint64_t> pinnedDeviceWrites;
+  uint64_t defaultPool = 0;  // cuMemAllocAsync's, made by cuInit
+  CUdeviceptr nextVirtual = kVirtualBase;
+  std::map<CUdeviceptr, Reservation> reservations;
+  std::map<uint64_t, Block> blocks;
+  std::map<CUdeviceptr, Mapping> mappings;
 };
 
 Driver& driver() {
@@ -149,6 +235,10 @@ Stream& liveStream(Driver& d, CUstream handle, const char* call) {
   if (handle == nullptr) undefined(call, "the legacy default stream, which no backend may use");
   auto it = d.streams.find(idOf(handle));
   if (it == d.streams.end()) undefined(call, "unknown stream " + hex(idOf(handle)));
+  if (it->second.reset) {
+    undefined(call, "stream " + hex(idOf(handle)) +
+                        " of a primary context reset by its last cuDevicePrimaryCtxRelease");
+  }
   if (!it->second.live) {
     undefined(call, "stream " + hex(idOf(handle)) + " used after its cuStreamDestroy");
   }
@@ -213,6 +303,80 @@ void drain(Stream& stream) {
   }
 }
 
+/// Enqueues `work` on `stream`, or records it into the stream's capture.
+void enqueue(Stream& stream, std::function<void()> work) {
+  if (stream.capturing) {
+    stream.captured.push_back(std::move(work));
+  } else {
+    stream.work.push_back(std::move(work));
+  }
+}
+
+/// FAKE_LIBCUDA_PLANT's value, or empty.
+const std::string& plant() {
+  static const std::string value = [] {
+    const char* v = std::getenv("FAKE_LIBCUDA_PLANT");
+    return std::string(v != nullptr ? v : "");
+  }();
+  return value;
+}
+bool earlyReturn() {
+  return plant() == "early-return";
+}
+
+/// The host memory behind [address, address + bytes): an allocation's own (its address is a host
+/// pointer) or a mapped block's. Aborts where nothing accessible is there, or, while `enqueueing`,
+/// where a free is already queued.
+std::byte* resolve(Driver& d, CUdeviceptr address, size_t bytes, const char* call, const char* role,
+                   bool enqueueing) {
+  if (address < kVirtualBase || address >= d.nextVirtual) {
+    Allocation& a = liveRange(d, address, bytes, call, role);
+    if (enqueueing && a.freeQueued) {
+      undefined(call, std::string(role) + " " + hex(address) + " named after its cuMemFreeAsync");
+    }
+    return reinterpret_cast<std::byte*>(static_cast<uintptr_t>(address));
+  }
+  auto it = d.mappings.upper_bound(address);
+  if (it == d.mappings.begin() || address - std::prev(it)->first >= std::prev(it)->second.bytes) {
+    undefined(call, std::string(role) + " " + hex(address) + " is not mapped");
+  }
+  --it;
+  const uint64_t offset = address - it->first;
+  if (bytes > it->second.bytes - offset) {
+    undefined(call, std::string(role) + " " + hex(address) + " runs past its mapping");
+  }
+  if (!it->second.accessible) {
+    undefined(call, std::string(role) + " " + hex(address) + " is mapped without cuMemSetAccess");
+  }
+  return d.blocks.at(it->second.block).memory.get() + offset;
+}
+
+/// The id of the live pinned allocation holding [host, host + bytes), or 0 for pageable memory.
+uint64_t pinnedId(const Driver& d, const void* host, size_t bytes) {
+  const auto* at = static_cast<const std::byte*>(host);
+  auto it = d.pinned.upper_bound(at);
+  if (it == d.pinned.begin()) return 0;
+  --it;
+  if (at >= it->first + it->second.bytes) return 0;
+  if (at + bytes > it->first + it->second.bytes) return 0;
+  return it->second.id;
+}
+
+void checkPinned(const Driver& d, uint64_t id, const char* call) {
+  if (id != 0 && !d.livePinned.contains(id)) {
+    undefined(call, "its pinned host memory was freed before the copy ran");
+  }
+}
+
+/// Runs `stream`'s work until record `record` of event `event` has run, or its queue is empty.
+void drainUntil(Driver& d, Stream& stream, uint64_t event, uint64_t record) {
+  while (!stream.work.empty() && d.events.at(event).completed < record) {
+    const std::function<void()> next = std::move(stream.work.front());
+    stream.work.pop_front();
+    next();
+  }
+}
+
 void deinitialise() {
   Driver& d = driver();
   const std::lock_guard guard(d.lock);
@@ -226,7 +390,11 @@ extern "C" {
 CUresult cuInit(unsigned int flags) {
   FAKE_ENTER("cuInit", false);
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (!d.initialised) std::atexit(deinitialise);
+  if (!d.initialised) {
+    std::atexit(deinitialise);
+    d.defaultPool = d.nextId++;
+    d.pools.emplace(d.defaultPool, Pool{});
+  }
   d.initialised = true;
   return CUDA_SUCCESS;
 }
@@ -246,6 +414,10 @@ CUresult cuGetErrorName(CUresult error, const char** name) {
       {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
       {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY"},
       {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
+      {CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED"},
+      {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
+      {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+      {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
   };
   auto it = names.find(error);
   if (it == names.end() || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -283,7 +455,27 @@ CUresult cuDeviceGetName(char* name, int length, CUdevice device) {
 CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain", true);
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  ++d.primaryRetains;
   *context = handleOf<CUcontext>(kPrimary);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
+  FAKE_ENTER("cuDevicePrimaryCtxRelease_v2", true);
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (d.primaryRetains == 0) undefined("cuDevicePrimaryCtxRelease", "released more than retained");
+  if (--d.primaryRetains > 0) return CUDA_SUCCESS;
+  // The last release resets the context: what it held is gone.
+  for (auto& [id, stream] : d.streams) {
+    if (stream.context == kPrimary && stream.live) {
+      stream.work.clear();
+      stream.live = false;
+      stream.reset = true;
+    }
+  }
+  for (auto& [id, event] : d.events) {
+    if (event.context == kPrimary) event.live = false;
+  }
   return CUDA_SUCCESS;
 }
 
@@ -291,7 +483,10 @@ CUresult cuCtxCreate_v4(CUcontext* context, CUctxCreateParams* /*params*/, unsig
                         CUdevice device) {
   FAKE_ENTER("cuCtxCreate_v4", true);
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_CTX_SCHED_AUTO && flags != CU_CTX_SCHED_SPIN && flags != CU_CTX_SCHED_YIELD &&
+      flags != CU_CTX_SCHED_BLOCKING_SYNC) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   const uint64_t id = d.nextId++;
   d.contexts.emplace(id, Context{});
   contextStack.push_back(id);
@@ -318,6 +513,15 @@ CUresult cuCtxDestroy_v2(CUcontext handle) {
     if (a->second.pool == 0 && a->second.context == id) release(d, a->first);
     a = next;
   }
+  for (auto& [eid, event] : d.events) {
+    if (event.context == id) event.live = false;
+  }
+  // Pinned host memory goes with its context (cuCtxDestroy).
+  std::erase_if(d.pinned, [&d, id](const auto& entry) {
+    if (entry.second.context != id) return false;
+    d.livePinned.erase(entry.second.id);
+    return true;
+  });
   std::erase(contextStack, id);
   return CUDA_SUCCESS;
 }
@@ -342,15 +546,42 @@ CUresult cuCtxPopCurrent_v2(CUcontext* popped) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
-  FAKE_ENTER("cuStreamCreate", true);
+}  // extern "C"
+
+namespace {
+
+CUresult createStream(Driver& d, CUstream* stream, unsigned int flags, int priority) {
   if (flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
   const uint64_t id = d.nextId++;
   d.streams[id].context = contextStack.back();
+  // "Priorities outside the range ... are clamped".
+  d.streams[id].priority = std::clamp(priority, kGreatestPriority, kLeastPriority);
   *stream = handleOf<CUstream>(id);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
+  FAKE_ENTER("cuStreamCreate", true);
+  return createStream(d, stream, flags, kLeastPriority);
+}
+
+CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority) {
+  FAKE_ENTER("cuStreamCreateWithPriority", true);
+  return createStream(d, stream, flags, priority);
+}
+
+CUresult cuCtxGetStreamPriorityRange(int* least, int* greatest) {
+  FAKE_ENTER("cuCtxGetStreamPriorityRange", true);
+  if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (least != nullptr) *least = kLeastPriority;
+  if (greatest != nullptr) *greatest = kGreatestPriority;
   return CUDA_SUCCESS;
 }
 
@@ -366,14 +597,20 @@ CUresult cuStreamDestroy_v2(CUstream handle) {
 
 CUresult cuStreamSynchronize(CUstream handle) {
   FAKE_ENTER("cuStreamSynchronize", true);
-  drain(liveStream(d, handle, "cuStreamSynchronize"));
+  Stream& stream = liveStream(d, handle, "cuStreamSynchronize");
+  if (stream.capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (earlyReturn()) return CUDA_SUCCESS;
+  drain(stream);
   return CUDA_SUCCESS;
 }
 
 CUresult cuStreamQuery(CUstream handle) {
   FAKE_ENTER("cuStreamQuery", true);
+  Stream& stream = liveStream(d, handle, "cuStreamQuery");
+  if (stream.capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (earlyReturn()) return stream.work.empty() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   // The device is infinitely fast once asked: what is enqueued is done.
-  drain(liveStream(d, handle, "cuStreamQuery"));
+  drain(stream);
   return CUDA_SUCCESS;
 }
 
@@ -450,7 +687,9 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* address, size_t bytes, CUmemoryPool handle,
                                  CUstream stream) {
   FAKE_ENTER("cuMemAllocFromPoolAsync", true);
-  liveStream(d, stream, "cuMemAllocFromPoolAsync");
+  if (liveStream(d, stream, "cuMemAllocFromPoolAsync").capturing) {
+    undefined("cuMemAllocFromPoolAsync", "captured (the fake captures cuMemAllocAsync only)");
+  }
   auto it = d.pools.find(idOf(handle));
   if (it == d.pools.end()) {
     undefined("cuMemAllocFromPoolAsync", "unknown pool " + hex(idOf(handle)));
@@ -472,6 +711,15 @@ CUresult cuMemFreeAsync(CUdeviceptr address, CUstream handle) {
   }
   if (it->second.pool == 0) undefined("cuMemFreeAsync", hex(address) + " is no pool's");
   if (it->second.freeQueued) undefined("cuMemFreeAsync", hex(address) + " freed twice");
+  if (stream.capturing) {
+    // A free node: the allocation is the graph's, kept for the graph's life.
+    if (std::find(stream.graphAllocations.begin(), stream.graphAllocations.end(), address) ==
+        stream.graphAllocations.end()) {
+      undefined("cuMemFreeAsync", hex(address) + " captured, but not allocated in the capture");
+    }
+    stream.captured.push_back([] {});
+    return CUDA_SUCCESS;
+  }
   it->second.freeQueued = true;
   stream.work.push_back([&d, address] { release(d, address); });
   return CUDA_SUCCESS;
@@ -480,16 +728,20 @@ CUresult cuMemFreeAsync(CUdeviceptr address, CUstream handle) {
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream handle) {
   FAKE_ENTER("cuMemcpyHtoDAsync_v2", true);
   Stream& stream = liveStream(d, handle, "cuMemcpyHtoDAsync");
-  enqueuedRange(d, dst, bytes, "cuMemcpyHtoDAsync", "destination");
+  resolve(d, dst, bytes, "cuMemcpyHtoDAsync", "destination", true);
   const auto* from = static_cast<const std::byte*>(src);
   const uint64_t sum = checksum(from, bytes);
-  stream.work.push_back([&d, dst, from, bytes, sum] {
-    liveRange(d, dst, bytes, "cuMemcpyHtoDAsync (when it ran)", "destination");
-    if (checksum(from, bytes) != sum) {
+  const uint64_t pinned = pinnedId(d, src, bytes);
+  const uint64_t written = pinned != 0 ? d.pinnedDeviceWrites[pinned] : 0;
+  enqueue(stream, [&d, dst, from, bytes, sum, pinned, written] {
+    std::byte* to = resolve(d, dst, bytes, "cuMemcpyHtoDAsync (when it ran)", "destination", false);
+    checkPinned(d, pinned, "cuMemcpyHtoDAsync (when it ran)");
+    const bool deviceWrote = pinned != 0 && d.pinnedDeviceWrites[pinned] != written;
+    if (!deviceWrote && checksum(from, bytes) != sum) {
       undefined("cuMemcpyHtoDAsync (when it ran)",
                 "its host source was changed or freed before the copy ran");
     }
-    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), from, bytes);
+    std::memcpy(to, from, bytes);
   });
   return CUDA_SUCCESS;
 }
@@ -497,10 +749,17 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CU
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream handle) {
   FAKE_ENTER("cuMemcpyDtoHAsync_v2", true);
   Stream& stream = liveStream(d, handle, "cuMemcpyDtoHAsync");
-  enqueuedRange(d, src, bytes, "cuMemcpyDtoHAsync", "source");
-  stream.work.push_back([&d, dst, src, bytes] {
-    liveRange(d, src, bytes, "cuMemcpyDtoHAsync (when it ran)", "source");
-    std::memcpy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(src)), bytes);
+  resolve(d, src, bytes, "cuMemcpyDtoHAsync", "source", true);
+  const uint64_t pinned = pinnedId(d, dst, bytes);
+  if (stream.capturing && pinned == 0) {
+    undefined("cuMemcpyDtoHAsync", "captured into pageable host memory");
+  }
+  enqueue(stream, [&d, dst, src, bytes, pinned] {
+    const std::byte* from =
+        resolve(d, src, bytes, "cuMemcpyDtoHAsync (when it ran)", "source", false);
+    checkPinned(d, pinned, "cuMemcpyDtoHAsync (when it ran)");
+    std::memcpy(dst, from, bytes);
+    if (pinned != 0) ++d.pinnedDeviceWrites[pinned];
   });
   return CUDA_SUCCESS;
 }
@@ -570,7 +829,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gridX, unsigned int gr
       range(d, p.textures[i], texelBytes, call, "texture");
   };
   check("cuLaunchKernel", true);
-  stream.work.push_back([p, check] {
+  enqueue(stream, [p, check] {
     check("cuLaunchKernel (when it ran)", false);
     const auto at = [](uint64_t address) {
       return reinterpret_cast<std::byte*>(static_cast<uintptr_t>(address));
@@ -591,6 +850,475 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gridX, unsigned int gr
       pixel ^= p.corruptXor;
     std::memcpy(at(p.framebuffer), image.data(), image.size() * 4);
   });
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
+
+// ---- What the cuda-driver model's executor calls besides ----------------------------------------
+
+namespace {
+
+Event& liveEvent(Driver& d, CUevent handle, const char* call) {
+  auto it = d.events.find(idOf(handle));
+  if (it == d.events.end()) undefined(call, "unknown event " + hex(idOf(handle)));
+  if (!it->second.live) {
+    undefined(call, "event " + hex(idOf(handle)) + " used after its destroy or its context's");
+  }
+  return it->second;
+}
+
+/// Runs the work up to the last record of `event`: the device is infinitely fast once asked.
+void completeEvent(Driver& d, uint64_t id) {
+  Event& event = d.events.at(id);
+  if (event.completed >= event.recorded) return;
+  auto stream = d.streams.find(event.stream);
+  if (stream != d.streams.end()) drainUntil(d, stream->second, id, event.recorded);
+}
+
+Graph& liveGraph(Driver& d, CUgraph handle, const char* call) {
+  auto it = d.graphs.find(idOf(handle));
+  if (it == d.graphs.end()) undefined(call, "unknown graph " + hex(idOf(handle)));
+  if (!it->second.live) undefined(call, "graph " + hex(idOf(handle)) + " used after its destroy");
+  return it->second;
+}
+
+/// A graph's allocations go once it, its executable graphs and their launches are all gone.
+void releaseGraphIfUnused(Driver& d, uint64_t id) {
+  Graph& g = d.graphs.at(id);
+  if (g.live || g.liveExecs > 0 || g.launchesInFlight > 0) return;
+  for (const CUdeviceptr address : g.allocations) {
+    Allocation& a = d.allocations.at(address);
+    a.freeQueued = true;
+    release(d, address);
+  }
+  g.allocations.clear();
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuCtxSynchronize() {
+  FAKE_ENTER("cuCtxSynchronize", true);
+  if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (earlyReturn()) return CUDA_SUCCESS;
+  const uint64_t context = contextStack.back();
+  for (auto& [id, stream] : d.streams) {
+    if (stream.context == context && stream.live) {
+      if (stream.capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+      drain(stream);
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent* event, unsigned int flags) {
+  FAKE_ENTER("cuEventCreate", true);
+  if ((flags & ~static_cast<unsigned>(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
+                                      CU_EVENT_INTERPROCESS)) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
+  const uint64_t id = d.nextId++;
+  d.events[id].context = contextStack.back();
+  *event = handleOf<CUevent>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent handle, CUstream streamHandle) {
+  FAKE_ENTER("cuEventRecord", true);
+  Event& event = liveEvent(d, handle, "cuEventRecord");
+  Stream& stream = liveStream(d, streamHandle, "cuEventRecord");
+  if (stream.capturing) undefined("cuEventRecord", "captured (the fake does not capture events)");
+  // "hEvent and hStream must be from the same context otherwise CUDA_ERROR_INVALID_HANDLE".
+  if (event.context != stream.context) return CUDA_ERROR_INVALID_HANDLE;
+  const uint64_t id = idOf(handle);
+  const uint64_t record = ++event.recorded;
+  event.stream = idOf(streamHandle);
+  stream.work.push_back([&d, id, record] {
+    Event& e = d.events.at(id);
+    e.completed = std::max(e.completed, record);
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(CUevent handle) {
+  FAKE_ENTER("cuEventQuery", true);
+  Event& event = liveEvent(d, handle, "cuEventQuery");
+  if (earlyReturn()) {
+    return event.completed >= event.recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  }
+  completeEvent(d, idOf(handle));
+  return event.completed >= event.recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventSynchronize(CUevent handle) {
+  FAKE_ENTER("cuEventSynchronize", true);
+  Event& event = liveEvent(d, handle, "cuEventSynchronize");
+  if (earlyReturn()) return CUDA_SUCCESS;
+  completeEvent(d, idOf(handle));
+  if (event.completed < event.recorded) {
+    undefined("cuEventSynchronize",
+              "its record can never complete (its stream's work was dropped)");
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent handle) {
+  FAKE_ENTER("cuEventDestroy_v2", true);
+  Event& event = liveEvent(d, handle, "cuEventDestroy");
+  // Destroying an event whose record is pending is allowed; the record still completes.
+  event.live = false;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamWaitEvent(CUstream streamHandle, CUevent handle, unsigned int flags) {
+  FAKE_ENTER("cuStreamWaitEvent", true);
+  Stream& stream = liveStream(d, streamHandle, "cuStreamWaitEvent");
+  Event& event = liveEvent(d, handle, "cuStreamWaitEvent");
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (stream.capturing) undefined("cuStreamWaitEvent", "captured (the fake does not capture it)");
+  // The event may be of another context. The wait is for its record as of now.
+  const uint64_t id = idOf(handle);
+  const uint64_t record = event.recorded;
+  stream.work.push_back([&d, id, record] {
+    Event& e = d.events.at(id);
+    if (e.completed >= record) return;
+    auto other = d.streams.find(e.stream);
+    if (other != d.streams.end()) drainUntil(d, other->second, id, record);
+    if (d.events.at(id).completed < record) {
+      undefined("cuStreamWaitEvent (when it ran)", "the event's record can never complete");
+    }
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchHostFunc(CUstream handle, CUhostFn fn, void* data) {
+  FAKE_ENTER("cuLaunchHostFunc", true);
+  Stream& stream = liveStream(d, handle, "cuLaunchHostFunc");
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  enqueue(stream, [fn, data] { fn(data); });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool handle, size_t /*keep*/) {
+  FAKE_ENTER("cuMemPoolTrimTo", true);
+  auto it = d.pools.find(idOf(handle));
+  if (it == d.pools.end() || it->second.destroyed) {
+    undefined("cuMemPoolTrimTo", "pool " + hex(idOf(handle)) + " unknown or destroyed");
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool handle, CUmemPool_attribute attr, void* value) {
+  FAKE_ENTER("cuMemPoolSetAttribute", true);
+  auto it = d.pools.find(idOf(handle));
+  if (it == d.pools.end() || it->second.destroyed) {
+    undefined("cuMemPoolSetAttribute", "pool " + hex(idOf(handle)) + " unknown or destroyed");
+  }
+  if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || value == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::memcpy(&it->second.releaseThreshold, value, sizeof(cuuint64_t));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool handle, CUmemPool_attribute attr, void* value) {
+  FAKE_ENTER("cuMemPoolGetAttribute", true);
+  auto it = d.pools.find(idOf(handle));
+  if (it == d.pools.end() || it->second.destroyed) {
+    undefined("cuMemPoolGetAttribute", "pool " + hex(idOf(handle)) + " unknown or destroyed");
+  }
+  if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || value == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::memcpy(value, &it->second.releaseThreshold, sizeof(cuuint64_t));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr* address, size_t bytes, CUstream handle) {
+  FAKE_ENTER("cuMemAllocAsync", true);
+  Stream& stream = liveStream(d, handle, "cuMemAllocAsync");
+  const CUresult result = allocate(d, address, bytes, d.defaultPool, 0);
+  if (result != CUDA_SUCCESS) return result;
+  ++d.pools.at(d.defaultPool).outstanding;
+  if (stream.capturing) {
+    // An allocation node: the memory is the graph's, at a fixed address for every launch.
+    stream.capturedAllocations = true;
+    stream.graphAllocations.push_back(*address);
+    stream.captured.push_back([] {});
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostAlloc(void** host, size_t bytes, unsigned int flags) {
+  FAKE_ENTER("cuMemHostAlloc", true);
+  if (host == nullptr || bytes == 0 || (flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
+  auto* memory = new std::byte[bytes];
+  const uint64_t id = d.nextId++;
+  d.pinned.emplace(memory, Pinned{bytes, id, contextStack.back()});
+  d.livePinned.insert(id);
+  *host = memory;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void* host) {
+  FAKE_ENTER("cuMemFreeHost", true);
+  auto it = d.pinned.find(static_cast<const std::byte*>(host));
+  if (it == d.pinned.end()) {
+    undefined("cuMemFreeHost",
+              "no live pinned allocation at this address (freed twice, or with "
+              "its context?)");
+  }
+  d.livePinned.erase(it->second.id);
+  // A copy still pending on it checks its pinned id before it touches the memory.
+  delete[] it->first;
+  d.pinned.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream handle) {
+  FAKE_ENTER("cuMemsetD8Async", true);
+  Stream& stream = liveStream(d, handle, "cuMemsetD8Async");
+  resolve(d, dst, count, "cuMemsetD8Async", "destination", true);
+  const unsigned char written =
+      plant() == "memset-plus-one" ? static_cast<unsigned char>(value + 1) : value;
+  enqueue(stream, [&d, dst, written, count] {
+    std::memset(resolve(d, dst, count, "cuMemsetD8Async (when it ran)", "destination", false),
+                written, count);
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream handle) {
+  FAKE_ENTER("cuMemcpyDtoDAsync_v2", true);
+  Stream& stream = liveStream(d, handle, "cuMemcpyDtoDAsync");
+  resolve(d, dst, bytes, "cuMemcpyDtoDAsync", "destination", true);
+  resolve(d, src, bytes, "cuMemcpyDtoDAsync", "source", true);
+  enqueue(stream, [&d, dst, src, bytes] {
+    constexpr const char* kCall = "cuMemcpyDtoDAsync (when it ran)";
+    std::memmove(resolve(d, dst, bytes, kCall, "destination", false),
+                 resolve(d, src, bytes, kCall, "source", false), bytes);
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream handle, CUstreamCaptureMode mode) {
+  FAKE_ENTER("cuStreamBeginCapture_v2", true);
+  Stream& stream = liveStream(d, handle, "cuStreamBeginCapture");
+  if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+      mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (stream.capturing) return CUDA_ERROR_ILLEGAL_STATE;
+  stream.capturing = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamEndCapture(CUstream handle, CUgraph* graph) {
+  FAKE_ENTER("cuStreamEndCapture", true);
+  Stream& stream = liveStream(d, handle, "cuStreamEndCapture");
+  if (!stream.capturing) return CUDA_ERROR_ILLEGAL_STATE;
+  const uint64_t id = d.nextId++;
+  Graph& g = d.graphs[id];
+  g.nodes = std::make_shared<std::vector<std::function<void()>>>(std::move(stream.captured));
+  g.allocationNodes = stream.capturedAllocations;
+  g.allocations = std::move(stream.graphAllocations);
+  stream.captured.clear();
+  stream.graphAllocations.clear();
+  stream.capturedAllocations = false;
+  stream.capturing = false;
+  *graph = handleOf<CUgraph>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph handle, unsigned long long flags) {
+  FAKE_ENTER("cuGraphInstantiateWithFlags", true);
+  Graph& g = liveGraph(d, handle, "cuGraphInstantiate");
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  // "there can be at most one executable graph in existence for that graph at a time".
+  if (g.allocationNodes && g.liveExecs > 0) return CUDA_ERROR_INVALID_VALUE;
+  ++g.liveExecs;
+  const uint64_t id = d.nextId++;
+  d.execs[id] = GraphExec{idOf(handle), true};
+  *exec = handleOf<CUgraphExec>(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec handle, CUstream streamHandle) {
+  FAKE_ENTER("cuGraphLaunch", true);
+  Stream& stream = liveStream(d, streamHandle, "cuGraphLaunch");
+  auto it = d.execs.find(idOf(handle));
+  if (it == d.execs.end() || !it->second.live) {
+    undefined("cuGraphLaunch", "executable graph unknown or destroyed");
+  }
+  if (stream.capturing) undefined("cuGraphLaunch", "captured (the fake does not capture it)");
+  const uint64_t graph = it->second.graph;
+  Graph& g = d.graphs.at(graph);
+  ++g.launchesInFlight;
+  for (const std::function<void()>& node : *g.nodes)
+    stream.work.push_back(node);
+  stream.work.push_back([&d, graph] {
+    --d.graphs.at(graph).launchesInFlight;
+    releaseGraphIfUnused(d, graph);
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec handle) {
+  FAKE_ENTER("cuGraphExecDestroy", true);
+  auto it = d.execs.find(idOf(handle));
+  if (it == d.execs.end() || !it->second.live) {
+    undefined("cuGraphExecDestroy", "executable graph unknown or destroyed twice");
+  }
+  // A launch in flight still completes; the exec is freed after it.
+  it->second.live = false;
+  --d.graphs.at(it->second.graph).liveExecs;
+  releaseGraphIfUnused(d, it->second.graph);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph handle) {
+  FAKE_ENTER("cuGraphDestroy", true);
+  liveGraph(d, handle, "cuGraphDestroy").live = false;
+  releaseGraphIfUnused(d, idOf(handle));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
+                                       CUmemAllocationGranularity_flags /*option*/) {
+  FAKE_ENTER("cuMemGetAllocationGranularity", true);
+  if (granularity == nullptr || prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *granularity = kGranularity;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags) {
+  FAKE_ENTER("cuMemAddressReserve", true);
+  if (ptr == nullptr || size == 0 || size % kGranularity != 0 || flags != 0 ||
+      alignment % kGranularity != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  (void)addr;  // a hint only
+  *ptr = d.nextVirtual;
+  d.reservations.emplace(d.nextVirtual, Reservation{size});
+  d.nextVirtual += size + kGranularity;  // ranges never touch, and are never reused
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  FAKE_ENTER("cuMemAddressFree", true);
+  auto it = d.reservations.find(ptr);
+  if (it == d.reservations.end() || it->second.bytes != size) {
+    undefined("cuMemAddressFree", hex(ptr) + " is no reserved range of that size");
+  }
+  auto mapped = d.mappings.lower_bound(ptr);
+  if (mapped != d.mappings.end() && mapped->first < ptr + size) {
+    undefined("cuMemAddressFree", "range " + hex(ptr) + " still has mappings");
+  }
+  d.reservations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                     const CUmemAllocationProp* prop, unsigned long long flags) {
+  FAKE_ENTER("cuMemCreate", true);
+  if (handle == nullptr || prop == nullptr || size == 0 || size % kGranularity != 0 || flags != 0 ||
+      prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop->location.id != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (size > kTotalBytes - d.bytesInUse) return CUDA_ERROR_OUT_OF_MEMORY;
+  const uint64_t id = d.nextId++;
+  Block& b = d.blocks[id];
+  b.memory.reset(new std::byte[size]);
+  b.bytes = size;
+  d.bytesInUse += size;
+  *handle = id;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
+
+namespace {
+
+void releaseBlockIfUnused(Driver& d, uint64_t id) {
+  auto it = d.blocks.find(id);
+  if (it->second.handleLive || it->second.mappings > 0) return;
+  d.bytesInUse -= it->second.bytes;
+  d.blocks.erase(it);
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  FAKE_ENTER("cuMemRelease", true);
+  auto it = d.blocks.find(handle);
+  if (it == d.blocks.end() || !it->second.handleLive) {
+    undefined("cuMemRelease", "handle " + hex(handle) + " unknown or released twice");
+  }
+  // The memory stays while it is mapped.
+  it->second.handleLive = false;
+  releaseBlockIfUnused(d, handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags) {
+  FAKE_ENTER("cuMemMap", true);
+  auto block = d.blocks.find(handle);
+  if (block == d.blocks.end() || !block->second.handleLive) {
+    undefined("cuMemMap", "handle " + hex(handle) + " unknown or released");
+  }
+  if (offset != 0 || flags != 0 || size != block->second.bytes) return CUDA_ERROR_INVALID_VALUE;
+  auto range = d.reservations.upper_bound(ptr);
+  if (range == d.reservations.begin() ||
+      ptr + size > std::prev(range)->first + std::prev(range)->second.bytes) {
+    undefined("cuMemMap", hex(ptr) + " is not inside a reserved range");
+  }
+  if ((ptr - std::prev(range)->first) % kGranularity != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto next = d.mappings.lower_bound(ptr);
+  const bool overlapsNext = next != d.mappings.end() && next->first < ptr + size;
+  const bool overlapsPrev =
+      next != d.mappings.begin() && std::prev(next)->first + std::prev(next)->second.bytes > ptr;
+  if (overlapsNext || overlapsPrev) {
+    // "cuMemMap can only create mappings on VA range reservations that are not currently mapped."
+    undefined("cuMemMap", hex(ptr) + " is already mapped");
+  }
+  d.mappings.emplace(ptr, Mapping{size, handle, false});
+  ++block->second.mappings;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  FAKE_ENTER("cuMemSetAccess", true);
+  auto it = d.mappings.find(ptr);
+  if (it == d.mappings.end() || it->second.bytes != size) {
+    undefined("cuMemSetAccess", hex(ptr) + " is not the start of a mapping of that size");
+  }
+  if (desc == nullptr || count != 1 || desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+      desc->location.id != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  it->second.accessible = desc->flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  FAKE_ENTER("cuMemUnmap", true);
+  auto it = d.mappings.find(ptr);
+  if (it == d.mappings.end() || it->second.bytes != size) {
+    undefined("cuMemUnmap", hex(ptr) + " is not a whole mapping");
+  }
+  const uint64_t block = it->second.block;
+  d.mappings.erase(it);
+  --d.blocks.at(block).mappings;
+  releaseBlockIfUnused(d, block);
   return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,1260 @@
+// CudaDriverExecutor.cpp: each operation of the cuda-driver model as driver calls.
+#include "renderer/cuda/CudaDriverExecutor.h"
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "renderer/cuda/CudaCalls.h"
+#include "renderer/cuda/CudaDriver.h"
+#include "renderer/device/DeviceError.h"
+
+namespace gpufuzz {
+
+namespace {
+
+/// Bytes of each allocation the host shadow follows; the model's sizes stay within it.
+constexpr size_t kShadowBytes = 65536;
+/// An unknown byte of a shadow (never written by the model's operations).
+constexpr int16_t kUnknown = -1;
+
+std::string hex(unsigned value) {
+  constexpr const char* kDigits = "0123456789abcdef";
+  return std::string("0x") + kDigits[(value >> 4) & 15] + kDigits[value & 15];
+}
+
+/// One host function enqueued by host_func: whether the driver has run it yet.
+struct Ticket {
+  std::atomic<bool> ran{false};
+  std::string what;  // "host function of host_func at 7 on s0"
+};
+
+void CUDA_CB markRan(void* ticket) {
+  static_cast<Ticket*>(ticket)->ran.store(true);
+}
+
+struct Ctx {
+  std::string name;
+  CUcontext handle = nullptr;
+  bool primary = false;
+  bool destroyed = false;
+};
+
+struct Event;
+
+struct Stream {
+  std::string name;
+  std::shared_ptr<Ctx> ctx;
+  CUstream handle = nullptr;
+  /// The executor's own event, recorded on this stream to order other streams and the host
+  /// after the work enqueued so far (cuStreamWaitEvent, cuEventSynchronize).
+  CUevent fence = nullptr;
+  /// cuStreamDestroy was called; `fence` holds its last work.
+  bool destroyed = false;
+  /// Host functions enqueued since the stream was last waited for.
+  std::vector<std::shared_ptr<Ticket>> tickets;
+  /// Events this stream waited for (cuStreamWaitEvent) since it was last waited for, each with
+  /// the host functions its record followed.
+  struct Waited {
+    std::weak_ptr<Event> event;
+    std::string name;
+    std::vector<std::shared_ptr<Ticket>> tickets;
+  };
+  std::vector<Waited> waited;
+  /// Its context was destroyed: the documentation makes every later use of the handle undefined.
+  bool orphan() const { return ctx->destroyed; }
+};
+
+struct Event {
+  std::string name;
+  std::shared_ptr<Ctx> ctx;
+  CUevent handle = nullptr;
+  /// The host functions enqueued on the stream before the event's last record.
+  std::vector<std::shared_ptr<Ticket>> tickets;
+  bool destroyed = false;
+  bool orphan() const { return ctx->destroyed; }
+};
+
+/// The stream the work on some memory was last enqueued on, so the next user on another stream,
+/// or the host, waits for it first.
+struct LastUse {
+  std::shared_ptr<Stream> stream;
+};
+
+/// What a device range holds by the model's operations: a byte, or kUnknown.
+using Shadow = std::vector<int16_t>;
+
+struct Pool {
+  std::string name;
+  CUmemoryPool handle = nullptr;
+};
+
+struct Buf {
+  std::string name;
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  LastUse use;
+  Shadow shadow;
+};
+
+struct HostBuf {
+  std::string name;
+  std::byte* host = nullptr;
+  size_t bytes = 0;
+  LastUse use;
+  Shadow shadow;
+};
+
+/// Pinned host memory that a captured graph copies its allocation's bytes into.
+struct GraphSlot {
+  std::byte* host = nullptr;
+  size_t bytes = 0;
+  LastUse use;
+  bool launched = false;
+};
+
+struct Graph {
+  std::string name;
+  std::shared_ptr<Ctx> ctx;  // the context it was captured in
+  CUgraph handle = nullptr;
+  std::shared_ptr<GraphSlot> slot;
+  uint8_t value = 0;
+  bool destroyed = false;
+  /// Executable graphs of it not yet destroyed: the documentation allows one at a time.
+  int liveExecs = 0;
+  bool orphan() const { return ctx->destroyed; }
+};
+
+struct GraphExec {
+  std::string name;
+  std::shared_ptr<Graph> graph;
+  /// Null when the instantiation was refused, as documented, or its graph's context is gone.
+  CUgraphExec handle = nullptr;
+};
+
+struct Phys {
+  std::string name;
+  CUmemGenericAllocationHandle handle = 0;
+  LastUse use;
+  Shadow shadow;
+};
+
+struct Mapping;
+
+struct Va {
+  std::string name;
+  CUdeviceptr base = 0;
+  size_t granules = 0;
+  std::vector<std::shared_ptr<Mapping>> slots;  // null where nothing is mapped
+};
+
+struct Mapping {
+  std::string name;
+  std::shared_ptr<Phys> phys;
+  CUdeviceptr address = 0;
+  /// A range reserved for this mapping alone, when its va had no free granule.
+  bool ownRange = false;
+  /// Unmapped by cuMemUnmap, possibly through its va's free.
+  bool unmapped = false;
+};
+
+class CudaDriverExecutor final : public ModelExecutor {
+ public:
+  CudaDriverExecutor(std::string_view backend, int ordinal);
+  ~CudaDriverExecutor() override;
+
+  std::string description() const override;
+  void run(const ModelCall& call) override;
+  void release(std::string_view kind, const std::string& name) override;
+  std::string leaked() override;
+
+ private:
+  using Handler = void (CudaDriverExecutor::*)(const ModelCall&);
+  static const std::map<std::string_view, Handler>& handlers();
+
+  // Calls.
+  void ok(CUresult result, CallPoint point, const std::string& call) const {
+    if (result != CUDA_SUCCESS) {
+      throw DeviceError(point, call + ": " + driver_.errorName(result));
+    }
+  }
+  void current(const Ctx& ctx, CallPoint point) const {
+    ok(driver_.ctxSetCurrent(ctx.handle), point, "cuCtxSetCurrent(" + ctx.name + ")");
+  }
+  void currentPrimary(CallPoint point) const { current(*primary_, point); }
+
+  // Names.
+  template <typename T>
+  static T& named(std::map<std::string, std::shared_ptr<T>>& records, const std::string& name) {
+    auto it = records.find(name);
+    if (it == records.end()) throw std::logic_error("cuda-driver: no record of " + name);
+    return *it->second;
+  }
+  template <typename T>
+  static std::shared_ptr<T> take(std::map<std::string, std::shared_ptr<T>>& records,
+                                 const std::string& name) {
+    auto it = records.find(name);
+    if (it == records.end()) throw std::logic_error("cuda-driver: no record of " + name);
+    std::shared_ptr<T> record = std::move(it->second);
+    records.erase(it);
+    return record;
+  }
+  /// The stream an operation naming stream `name` runs on: its own, or, when its context was
+  /// destroyed, the executor's stream of the primary context. cuCtxDestroy makes any later use of
+  /// its streams undefined, so the work goes where it is defined and is still done.
+  std::shared_ptr<Stream> target(const std::string& name, CallPoint point);
+
+  // Ordering and waits made by the executor to keep the model's orders defined.
+  /// Orders `stream` after the last work on `use` when that was on another stream: work on
+  /// memory enqueued on two streams without an order between them is a data race.
+  void order(LastUse& use, const std::shared_ptr<Stream>& stream, CallPoint point);
+  /// Waits on the host for the last work on `use`.
+  void hostWait(LastUse& use, CallPoint point);
+  void recordFence(Stream& stream, CallPoint point);
+
+  // The wait-completion oracle.
+  void checkStreamDone(Stream& stream, const std::string& wait);
+  static void checkTickets(const std::vector<std::shared_ptr<Ticket>>& tickets,
+                           const std::string& wait);
+  void pruneTickets();
+  void pruneRetired();
+
+  // Shadows.
+  static void compare(const Shadow& shadow, const std::byte* got, size_t bytes,
+                      const std::string& what);
+
+  // Operations.
+  void primaryRetain(const ModelCall& c);
+  void ctxCreate(const ModelCall& c);
+  void ctxSync(const ModelCall& c);
+  void ctxDestroy(const ModelCall& c);
+  void streamCreate(const ModelCall& c);
+  void streamSync(const ModelCall& c);
+  void streamQuery(const ModelCall& c);
+  void streamDestroy(const ModelCall& c);
+  void hostFunc(const ModelCall& c);
+  void eventCreate(const ModelCall& c);
+  void eventRecord(const ModelCall& c);
+  void streamWaitEvent(const ModelCall& c);
+  void eventQuery(const ModelCall& c);
+  void eventSync(const ModelCall& c);
+  void eventDestroy(const ModelCall& c);
+  void poolCreate(const ModelCall& c);
+  void poolSetThreshold(const ModelCall& c);
+  void poolTrim(const ModelCall& c);
+  void poolDestroy(const ModelCall& c);
+  void alloc(const ModelCall& c);
+  void free(const ModelCall& c);
+  void memset(const ModelCall& c);
+  void memcpyDtoD(const ModelCall& c);
+  void read(const ModelCall& c);
+  void hostAlloc(const ModelCall& c);
+  void hostFill(const ModelCall& c);
+  void memcpyHtoD(const ModelCall& c);
+  void memcpyDtoH(const ModelCall& c);
+  void hostCheck(const ModelCall& c);
+  void hostFree(const ModelCall& c);
+  void graphCapture(const ModelCall& c);
+  void graphInstantiate(const ModelCall& c);
+  void graphLaunch(const ModelCall& c);
+  void graphExecDestroy(const ModelCall& c);
+  void graphDestroy(const ModelCall& c);
+  void vaReserve(const ModelCall& c);
+  void memCreate(const ModelCall& c);
+  void memMap(const ModelCall& c);
+  void mapMemset(const ModelCall& c);
+  void mapRead(const ModelCall& c);
+  void memUnmap(const ModelCall& c);
+  void memRelease(const ModelCall& c);
+  void vaFree(const ModelCall& c);
+
+  // What ending operations and release() share.
+  void destroyCtx(const std::string& name);
+  void destroyStream(const std::string& name);
+  void destroyEvent(const std::string& name);
+  void destroyPool(const std::string& name);
+  void freeBuf(const std::string& name, std::shared_ptr<Stream> stream);
+  void freeHost(const std::string& name);
+  void destroyExec(const std::string& name);
+  void destroyGraph(const std::string& name);
+  void unmap(Mapping& mapping, Va* va);
+  void freeVa(const std::string& name);
+  void releasePhys(const std::string& name);
+  void freeSlotIfUnused(Graph& graph);
+  /// Copies `bytes` from `src` on `stream` to the host, waits for the stream (a wait of the
+  /// model, checked), and compares with `shadow`.
+  void readBack(const std::shared_ptr<Stream>& stream, CUdeviceptr src, size_t bytes,
+                const Shadow& shadow, const std::string& call, const std::string& what);
+  std::shared_ptr<Stream> makeStream(const std::string& name, const std::shared_ptr<Ctx>& ctx,
+                                     unsigned flags, int priority);
+
+  const CudaDriver& driver_;
+  std::string backend_;
+  CUdevice device_ = 0;
+  size_t granularity_ = 0;
+  std::shared_ptr<Ctx> primary_;
+  /// The executor's own stream of the primary context (see target()).
+  std::shared_ptr<Stream> own_;
+
+  std::map<std::string, std::shared_ptr<Ctx>> ctxs_;
+  std::map<std::string, std::shared_ptr<Stream>> streams_;
+  std::map<std::string, std::shared_ptr<Event>> events_;
+  std::map<std::string, std::shared_ptr<Pool>> pools_;
+  std::map<std::string, std::shared_ptr<Buf>> bufs_;
+  std::map<std::string, std::shared_ptr<HostBuf>> hostBufs_;
+  std::map<std::string, std::shared_ptr<Graph>> graphs_;
+  std::map<std::string, std::shared_ptr<GraphExec>> execs_;
+  std::map<std::string, std::shared_ptr<Va>> vas_;
+  std::map<std::string, std::shared_ptr<Phys>> physs_;
+  std::map<std::string, std::shared_ptr<Mapping>> mappings_;
+  /// Destroyed streams whose fence memory may still order: kept until nothing refers to them.
+  std::vector<std::shared_ptr<Stream>> retired_;
+  /// Host functions enqueued and not yet seen to have run.
+  std::vector<std::shared_ptr<Ticket>> inFlight_;
+  uint64_t ticketCount_ = 0;
+};
+
+std::string streamLabel(const Stream& s) {
+  return s.name;
+}
+
+CudaDriverExecutor::CudaDriverExecutor(std::string_view backend, int ordinal)
+    : driver_(cudaDriver()), backend_(backend) {
+  if (!driver_.asyncMissing.empty() || !driver_.modelMissing.empty()) {
+    std::string missing = driver_.asyncMissing;
+    if (!missing.empty() && !driver_.modelMissing.empty()) missing += ", ";
+    missing += driver_.modelMissing;
+    throw DeviceUnavailable("CUDA driver too old for the cuda-driver model: libcuda.so.1 lacks " +
+                            missing);
+  }
+  if (ordinal < 0 || ordinal >= driver_.deviceCount) {
+    throw DeviceUnavailable("no CUDA device " + std::to_string(ordinal) + " (" +
+                            std::to_string(driver_.deviceCount) + " found)");
+  }
+  const CUresult got = driver_.deviceGet(&device_, ordinal);
+  if (got != CUDA_SUCCESS) {
+    throw DeviceUnavailable("CUDA device " + std::to_string(ordinal) +
+                            " unusable: cuDeviceGet: " + driver_.errorName(got));
+  }
+  primary_ = std::make_shared<Ctx>(
+      Ctx{"the primary context", cuda::retainedPrimaryContext(driver_, device_), true, false});
+  try {
+    own_ = makeStream("the executor's stream", primary_, CU_STREAM_NON_BLOCKING, 0);
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device_;
+    ok(driver_.memGetAllocationGranularity(&granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+       CallPoint::CtxCreate, "cuMemGetAllocationGranularity");
+  } catch (const DeviceError& e) {
+    throw DeviceUnavailable("CUDA device " + std::to_string(ordinal) +
+                            " unusable for the cuda-driver model: " + e.what());
+  }
+}
+
+CudaDriverExecutor::~CudaDriverExecutor() {
+  // Nothing here may block on the driver (ModelExecutor.h): what a failed sequence left is the
+  // process's exit's to release. Host functions still pending keep their tickets.
+  for (const std::shared_ptr<Ticket>& t : inFlight_) {
+    if (!t->ran.load()) new std::shared_ptr<Ticket>(t);  // never freed: the driver may still run it
+  }
+}
+
+std::string CudaDriverExecutor::description() const {
+  return driver_.describeDevice(device_) + " (" + backend_ + ", driver API)";
+}
+
+const std::map<std::string_view, CudaDriverExecutor::Handler>& CudaDriverExecutor::handlers() {
+  using E = CudaDriverExecutor;
+  static const std::map<std::string_view, Handler> table = {
+      {"primary_retain", &E::primaryRetain},
+      {"ctx_create", &E::ctxCreate},
+      {"ctx_sync", &E::ctxSync},
+      {"ctx_destroy", &E::ctxDestroy},
+      {"stream_create", &E::streamCreate},
+      {"stream_sync", &E::streamSync},
+      {"stream_query", &E::streamQuery},
+      {"stream_destroy", &E::streamDestroy},
+      {"host_func", &E::hostFunc},
+      {"event_create", &E::eventCreate},
+      {"event_record", &E::eventRecord},
+      {"stream_wait_event", &E::streamWaitEvent},
+      {"event_query", &E::eventQuery},
+      {"event_sync", &E::eventSync},
+      {"event_destroy", &E::eventDestroy},
+      {"pool_create", &E::poolCreate},
+      {"pool_set_threshold", &E::poolSetThreshold},
+      {"pool_trim", &E::poolTrim},
+      {"pool_destroy", &E::poolDestroy},
+      {"alloc", &E::alloc},
+      {"free", &E::free},
+      {"memset", &E::memset},
+      {"memcpy_dtod", &E::memcpyDtoD},
+      {"read", &E::read},
+      {"host_alloc", &E::hostAlloc},
+      {"host_fill", &E::hostFill},
+      {"memcpy_htod", &E::memcpyHtoD},
+      {"memcpy_dtoh", &E::memcpyDtoH},
+      {"host_check", &E::hostCheck},
+      {"host_free", &E::hostFree},
+      {"graph_capture", &E::graphCapture},
+      {"graph_instantiate", &E::graphInstantiate},
+      {"graph_launch", &E::graphLaunch},
+      {"graph_exec_destroy", &E::graphExecDestroy},
+      {"graph_destroy", &E::graphDestroy},
+      {"va_reserve", &E::vaReserve},
+      {"mem_create", &E::memCreate},
+      {"mem_map", &E::memMap},
+      {"map_memset", &E::mapMemset},
+      {"map_read", &E::mapRead},
+      {"mem_unmap", &E::memUnmap},
+      {"mem_release", &E::memRelease},
+      {"va_free", &E::vaFree},
+  };
+  return table;
+}
+
+void CudaDriverExecutor::run(const ModelCall& call) {
+  auto it = handlers().find(call.op);
+  if (it == handlers().end()) {
+    throw std::logic_error("cuda-driver: no operation " + std::string(call.op));
+  }
+  pruneTickets();
+  (this->*(it->second))(call);
+}
+
+void CudaDriverExecutor::release(std::string_view kind, const std::string& name) {
+  if (kind == "gexec") return destroyExec(name);
+  if (kind == "graph") return destroyGraph(name);
+  if (kind == "buf") {
+    // Freed on the stream of its last work, where that needs no order of the executor's.
+    const Buf& buf = named(bufs_, name);
+    const bool usable = buf.use.stream && !buf.use.stream->destroyed && !buf.use.stream->orphan();
+    return freeBuf(name, usable ? buf.use.stream : own_);
+  }
+  if (kind == "hostbuf") return freeHost(name);
+  if (kind == "mapping") {
+    const std::shared_ptr<Mapping> m = take(mappings_, name);
+    return unmap(*m, nullptr);
+  }
+  if (kind == "va") return freeVa(name);
+  if (kind == "phys") return releasePhys(name);
+  if (kind == "event") return destroyEvent(name);
+  if (kind == "stream") return destroyStream(name);
+  if (kind == "pool") return destroyPool(name);
+  if (kind == "ctx") return destroyCtx(name);
+  throw std::logic_error("cuda-driver: no kind " + std::string(kind));
+}
+
+std::string CudaDriverExecutor::leaked() {
+  // Everything is released; wait for what the primary context still runs (frees, destroyed
+  // streams' work), so that host functions and graph slots can be accounted for.
+  currentPrimary(CallPoint::Sync);
+  ok(driver_.ctxSynchronize(), CallPoint::Sync, "cuCtxSynchronize(the primary context)");
+  pruneRetired();
+  std::string held;
+  for (const std::shared_ptr<Ticket>& t : inFlight_) {
+    if (!t->ran.load()) held += (held.empty() ? "" : "; ") + t->what + " never ran";
+  }
+  pruneTickets();
+  return held;
+}
+
+// ---- Ordering and waits ----------------------------------------------------------------------
+
+std::shared_ptr<Stream> CudaDriverExecutor::target(const std::string& name, CallPoint point) {
+  const std::shared_ptr<Stream>& s = streams_.at(name);
+  const std::shared_ptr<Stream>& on = s->orphan() ? own_ : s;
+  current(*on->ctx, point);
+  return on;
+}
+
+void CudaDriverExecutor::recordFence(Stream& stream, CallPoint point) {
+  ok(driver_.eventRecord(stream.fence, stream.handle), point,
+     "cuEventRecord(the executor's event, " + streamLabel(stream) + ")");
+}
+
+void CudaDriverExecutor::order(LastUse& use, const std::shared_ptr<Stream>& stream,
+                               CallPoint point) {
+  const std::shared_ptr<Stream> last = use.stream;
+  use.stream = stream;
+  // A destroyed context was synchronized before its cuCtxDestroy: its work is done.
+  if (!last || last == stream || last->orphan()) return;
+  if (!last->destroyed) recordFence(*last, point);
+  ok(driver_.streamWaitEvent(stream->handle, last->fence, 0), point,
+     "cuStreamWaitEvent(" + streamLabel(*stream) + ", the executor's event of " +
+         streamLabel(*last) + ")");
+}
+
+void CudaDriverExecutor::hostWait(LastUse& use, CallPoint point) {
+  const std::shared_ptr<Stream> last = std::exchange(use.stream, nullptr);
+  if (!last || last->orphan()) return;
+  if (!last->destroyed) recordFence(*last, point);
+  ok(driver_.eventSynchronize(last->fence), point,
+     "cuEventSynchronize(the executor's event of " + streamLabel(*last) + ")");
+}
+
+// ---- The wait-completion oracle --------------------------------------------------------------
+
+void CudaDriverExecutor::checkTickets(const std::vector<std::shared_ptr<Ticket>>& tickets,
+                                      const std::string& wait) {
+  for (const std::shared_ptr<Ticket>& t : tickets) {
+    if (!t->ran.load()) {
+      throw DeviceError(CallPoint::Sync,
+                        wait + " returned before the " + t->what + " it waited for had run");
+    }
+  }
+}
+
+void CudaDriverExecutor::checkStreamDone(Stream& stream, const std::string& wait) {
+  const CUresult state = driver_.streamQuery(stream.handle);
+  if (state != CUDA_SUCCESS) {
+    throw DeviceError(CallPoint::Sync,
+                      wait + " returned while work it waited for was pending: " + "cuStreamQuery(" +
+                          streamLabel(stream) + "): " + driver_.errorName(state));
+  }
+  checkTickets(stream.tickets, wait);
+  for (const Stream::Waited& w : stream.waited) {
+    const std::shared_ptr<Event> event = w.event.lock();
+    if (event && !event->destroyed && !event->orphan()) {
+      const CUresult done = driver_.eventQuery(event->handle);
+      if (done != CUDA_SUCCESS) {
+        throw DeviceError(CallPoint::Sync, wait + " returned while event " + w.name + ", which " +
+                                               streamLabel(stream) +
+                                               " waited for, was pending: cuEventQuery(" + w.name +
+                                               "): " + driver_.errorName(done));
+      }
+    }
+    checkTickets(w.tickets, wait + " (through event " + w.name + ")");
+  }
+  stream.tickets.clear();
+  stream.waited.clear();
+}
+
+void CudaDriverExecutor::pruneTickets() {
+  std::erase_if(inFlight_, [](const std::shared_ptr<Ticket>& t) { return t->ran.load(); });
+}
+
+void CudaDriverExecutor::pruneRetired() {
+  std::erase_if(retired_, [this](const std::shared_ptr<Stream>& s) {
+    if (s.use_count() > 1) return false;
+    // An event may be destroyed while its record is pending (cuEventDestroy); a destroyed
+    // context took its events with it.
+    if (!s->orphan()) driver_.eventDestroy(s->fence);
+    return true;
+  });
+}
+
+void CudaDriverExecutor::compare(const Shadow& shadow, const std::byte* got, size_t bytes,
+                                 const std::string& what) {
+  for (size_t i = 0; i < bytes && i < shadow.size(); ++i) {
+    if (shadow[i] == kUnknown) continue;
+    const auto is = std::to_integer<unsigned>(got[i]);
+    if (is != static_cast<unsigned>(shadow[i])) {
+      throw DataMismatch(what + " byte " + std::to_string(i) + " is " + hex(is) +
+                         ", the operations wrote " + hex(static_cast<unsigned>(shadow[i])));
+    }
+  }
+}
+
+// ---- Contexts ----------------------------------------------------------------------------------
+
+void CudaDriverExecutor::primaryRetain(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  CUcontext handle = nullptr;
+  ok(driver_.primaryCtxRetain(&handle, device_), CallPoint::CtxCreate,
+     "cuDevicePrimaryCtxRetain(" + name + ")");
+  if (handle != primary_->handle) {
+    throw DeviceError(CallPoint::CtxCreate,
+                      "cuDevicePrimaryCtxRetain(" + name +
+                          ") returned a context other than the device's primary context");
+  }
+  ctxs_[name] = std::make_shared<Ctx>(Ctx{name, handle, true, false});
+}
+
+void CudaDriverExecutor::ctxCreate(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  static constexpr unsigned kSched[] = {CU_CTX_SCHED_AUTO, CU_CTX_SCHED_SPIN, CU_CTX_SCHED_YIELD,
+                                        CU_CTX_SCHED_BLOCKING_SYNC};
+  CUcontext handle = nullptr;
+  ok(driver_.ctxCreate(&handle, kSched[c.arg("sched")], device_), CallPoint::CtxCreate,
+     "cuCtxCreate(" + name + ")");
+  ctxs_[name] = std::make_shared<Ctx>(Ctx{name, handle, false, false});
+}
+
+void CudaDriverExecutor::ctxSync(const ModelCall& c) {
+  const Ctx& ctx = named(ctxs_, c.names[0]);
+  current(ctx, CallPoint::Sync);
+  const std::string wait = "cuCtxSynchronize(" + ctx.name + ")";
+  ok(driver_.ctxSynchronize(), CallPoint::Sync, wait);
+  // Every stream of the context, the executor's own among them for the primary context.
+  std::vector<std::shared_ptr<Stream>> mine;
+  for (const auto& [name, s] : streams_) {
+    if (!s->orphan() && s->ctx->handle == ctx.handle) mine.push_back(s);
+  }
+  if (ctx.handle == primary_->handle) mine.push_back(own_);
+  for (const std::shared_ptr<Stream>& s : mine)
+    checkStreamDone(*s, wait);
+  for (const std::shared_ptr<Stream>& s : retired_) {
+    if (!s->orphan() && s->ctx->handle == ctx.handle) checkTickets(s->tickets, wait);
+  }
+}
+
+void CudaDriverExecutor::ctxDestroy(const ModelCall& c) {
+  destroyCtx(c.names[0]);
+}
+
+void CudaDriverExecutor::destroyCtx(const std::string& name) {
+  const std::shared_ptr<Ctx> ctx = take(ctxs_, name);
+  if (ctx->primary) {
+    // The executor's own retain keeps the primary context from being reset here, so its streams
+    // and events stay valid.
+    ok(driver_.primaryCtxRelease(device_), CallPoint::CtxDestroy,
+       "cuDevicePrimaryCtxRelease(" + name + ")");
+    return;
+  }
+  // The documentation does not say what becomes of work still pending on the context's streams
+  // (stream-ordered frees among it) at cuCtxDestroy, so the executor waits for it first.
+  current(*ctx, CallPoint::CtxDestroy);
+  ok(driver_.ctxSynchronize(), CallPoint::CtxDestroy,
+     "cuCtxSynchronize(" + name + ", before its cuCtxDestroy)");
+  ok(driver_.ctxDestroy(ctx->handle), CallPoint::CtxDestroy, "cuCtxDestroy(" + name + ")");
+  // Its streams, events and graphs are orphans from now on (Stream::orphan).
+  ctx->destroyed = true;
+  pruneRetired();
+}
+
+// ---- Streams -----------------------------------------------------------------------------------
+
+std::shared_ptr<Stream> CudaDriverExecutor::makeStream(const std::string& name,
+                                                       const std::shared_ptr<Ctx>& ctx,
+                                                       unsigned flags, int priority) {
+  auto s = std::make_shared<Stream>();
+  s->name = name;
+  s->ctx = ctx;
+  current(*ctx, CallPoint::CtxCreate);
+  ok(driver_.streamCreateWithPriority(&s->handle, flags, priority), CallPoint::CtxCreate,
+     "cuStreamCreateWithPriority(" + name + ")");
+  const CUresult fence = driver_.eventCreate(&s->fence, CU_EVENT_DISABLE_TIMING);
+  if (fence != CUDA_SUCCESS) {
+    driver_.streamDestroy(s->handle);
+    ok(fence, CallPoint::CtxCreate, "cuEventCreate(the executor's event of " + name + ")");
+  }
+  return s;
+}
+
+void CudaDriverExecutor::streamCreate(const ModelCall& c) {
+  const std::shared_ptr<Ctx>& ctx = ctxs_.at(c.names[0]);
+  const std::string& name = c.names[1];
+  current(*ctx, CallPoint::CtxCreate);
+  int least = 0;
+  int greatest = 0;
+  ok(driver_.ctxGetStreamPriorityRange(&least, &greatest), CallPoint::CtxCreate,
+     "cuCtxGetStreamPriorityRange(" + ctx->name + ")");
+  const unsigned flags = c.word("flags") == "default" ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING;
+  const int priority = c.word("priority") == "greatest" ? greatest : least;
+  streams_[name] = makeStream(name, ctx, flags, priority);
+}
+
+void CudaDriverExecutor::streamSync(const ModelCall& c) {
+  const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Sync);
+  const std::string wait = "cuStreamSynchronize(" + c.names[0] + ")";
+  ok(driver_.streamSynchronize(s->handle), CallPoint::Sync, wait);
+  checkStreamDone(*s, wait);
+}
+
+void CudaDriverExecutor::streamQuery(const ModelCall& c) {
+  const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Sync);
+  const CUresult state = driver_.streamQuery(s->handle);
+  if (state != CUDA_ERROR_NOT_READY)
+    ok(state, CallPoint::Sync, "cuStreamQuery(" + c.names[0] + ")");
+}
+
+void CudaDriverExecutor::streamDestroy(const ModelCall& c) {
+  destroyStream(c.names[0]);
+}
+
+void CudaDriverExecutor::destroyStream(const std::string& name) {
+  const std::shared_ptr<Stream> s = take(streams_, name);
+  if (s->orphan()) return;  // gone with its context; the handle may not be passed again
+  current(*s->ctx, CallPoint::CtxDestroy);
+  // Its last work, for what memory it used next (order, hostWait). cuStreamDestroy with work
+  // pending returns at once and the work still completes.
+  recordFence(*s, CallPoint::CtxDestroy);
+  ok(driver_.streamDestroy(s->handle), CallPoint::CtxDestroy, "cuStreamDestroy(" + name + ")");
+  s->destroyed = true;
+  retired_.push_back(s);
+  pruneRetired();
+}
+
+void CudaDriverExecutor::hostFunc(const ModelCall& c) {
+  const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Launch);
+  auto ticket = std::make_shared<Ticket>();
+  ticket->what = "host function of host_func at " + std::to_string(c.ordinal) + " on " +
+                 c.names[0] + " (#" + std::to_string(++ticketCount_) + ")";
+  ok(driver_.launchHostFunc(s->handle, markRan, ticket.get()), CallPoint::Launch,
+     "cuLaunchHostFunc(" + c.names[0] + ")");
+  s->tickets.push_back(ticket);
+  inFlight_.push_back(std::move(ticket));
+}
+
+// ---- Events ------------------------------------------------------------------------------------
+
+void CudaDriverExecutor::eventCreate(const ModelCall& c) {
+  const std::shared_ptr<Ctx>& ctx = ctxs_.at(c.names[0]);
+  const std::string& name = c.names[1];
+  const std::string_view flags = c.word("flags");
+  const unsigned bits = flags == "default"         ? CU_EVENT_DEFAULT
+                        : flags == "blocking_sync" ? CU_EVENT_BLOCKING_SYNC
+                                                   : CU_EVENT_DISABLE_TIMING;
+  current(*ctx, CallPoint::CtxCreate);
+  auto e = std::make_shared<Event>();
+  e->name = name;
+  e->ctx = ctx;
+  ok(driver_.eventCreate(&e->handle, bits), CallPoint::CtxCreate, "cuEventCreate(" + name + ")");
+  events_[name] = std::move(e);
+}
+
+void CudaDriverExecutor::eventRecord(const ModelCall& c) {
+  Event& e = named(events_, c.names[0]);
+  if (e.orphan()) return;  // gone with its context; the handle may not be passed again
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::Sync);
+  const std::string call = "cuEventRecord(" + e.name + ", " + c.names[1] + ")";
+  const CUresult result = driver_.eventRecord(e.handle, s->handle);
+  if (e.ctx->handle != s->ctx->handle) {
+    // "hEvent and hStream must be from the same context otherwise CUDA_ERROR_INVALID_HANDLE is
+    // returned": that code is the operation's result.
+    if (result == CUDA_ERROR_INVALID_HANDLE) return;
+    throw DeviceError(CallPoint::Sync, call + " of an event and a stream of different contexts: " +
+                                           driver_.errorName(result) +
+                                           ", the documentation says CUDA_ERROR_INVALID_HANDLE");
+  }
+  ok(result, CallPoint::Sync, call);
+  e.tickets = s->tickets;
+}
+
+void CudaDriverExecutor::streamWaitEvent(const ModelCall& c) {
+  const std::shared_ptr<Event>& e = events_.at(c.names[1]);
+  if (e->orphan()) return;  // gone with its context; the handle may not be passed again
+  const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Sync);
+  // The event may be of another context (cuStreamWaitEvent allows it).
+  ok(driver_.streamWaitEvent(s->handle, e->handle, 0), CallPoint::Sync,
+     "cuStreamWaitEvent(" + c.names[0] + ", " + e->name + ")");
+  s->waited.push_back(Stream::Waited{e, e->name, e->tickets});
+}
+
+void CudaDriverExecutor::eventQuery(const ModelCall& c) {
+  const Event& e = named(events_, c.names[0]);
+  if (e.orphan()) return;
+  const CUresult state = driver_.eventQuery(e.handle);
+  if (state != CUDA_ERROR_NOT_READY) ok(state, CallPoint::Sync, "cuEventQuery(" + e.name + ")");
+}
+
+void CudaDriverExecutor::eventSync(const ModelCall& c) {
+  const Event& e = named(events_, c.names[0]);
+  if (e.orphan()) return;
+  const std::string wait = "cuEventSynchronize(" + e.name + ")";
+  ok(driver_.eventSynchronize(e.handle), CallPoint::Sync, wait);
+  const CUresult state = driver_.eventQuery(e.handle);
+  if (state != CUDA_SUCCESS) {
+    throw DeviceError(CallPoint::Sync, wait +
+                                           " returned while the work it waited for was pending: "
+                                           "cuEventQuery(" +
+                                           e.name + "): " + driver_.errorName(state));
+  }
+  checkTickets(e.tickets, wait);
+}
+
+void CudaDriverExecutor::eventDestroy(const ModelCall& c) {
+  destroyEvent(c.names[0]);
+}
+
+void CudaDriverExecutor::destroyEvent(const std::string& name) {
+  const std::shared_ptr<Event> e = take(events_, name);
+  e->destroyed = true;
+  if (e->orphan()) return;
+  // Destroying an event whose record is pending is defined: the call does not wait for it.
+  ok(driver_.eventDestroy(e->handle), CallPoint::CtxDestroy, "cuEventDestroy(" + name + ")");
+}
+
+// ---- Pools and their allocations ---------------------------------------------------------------
+
+void CudaDriverExecutor::poolCreate(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  currentPrimary(CallPoint::CtxCreate);
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device_;
+  auto p = std::make_shared<Pool>();
+  p->name = name;
+  ok(driver_.memPoolCreate(&p->handle, &props), CallPoint::CtxCreate,
+     "cuMemPoolCreate(" + name + ")");
+  pools_[name] = std::move(p);
+}
+
+void CudaDriverExecutor::poolSetThreshold(const ModelCall& c) {
+  const Pool& p = named(pools_, c.names[0]);
+  currentPrimary(CallPoint::BufAlloc);
+  cuuint64_t set = c.arg("bytes");
+  ok(driver_.memPoolSetAttribute(p.handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &set),
+     CallPoint::BufAlloc, "cuMemPoolSetAttribute(" + p.name + ", RELEASE_THRESHOLD)");
+  cuuint64_t got = 0;
+  ok(driver_.memPoolGetAttribute(p.handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &got),
+     CallPoint::BufAlloc, "cuMemPoolGetAttribute(" + p.name + ", RELEASE_THRESHOLD)");
+  if (got != set) {
+    throw DeviceError(CallPoint::BufAlloc,
+                      "cuMemPoolGetAttribute(" + p.name + ", RELEASE_THRESHOLD) returned " +
+                          std::to_string(got) + " after cuMemPoolSetAttribute set " +
+                          std::to_string(set));
+  }
+}
+
+void CudaDriverExecutor::poolTrim(const ModelCall& c) {
+  const Pool& p = named(pools_, c.names[0]);
+  currentPrimary(CallPoint::BufFree);
+  ok(driver_.memPoolTrimTo(p.handle, c.arg("keep")), CallPoint::BufFree,
+     "cuMemPoolTrimTo(" + p.name + ")");
+}
+
+void CudaDriverExecutor::poolDestroy(const ModelCall& c) {
+  destroyPool(c.names[0]);
+}
+
+void CudaDriverExecutor::destroyPool(const std::string& name) {
+  const std::shared_ptr<Pool> p = take(pools_, name);
+  currentPrimary(CallPoint::CtxDestroy);
+  // With allocations outstanding it returns at once, and the pool goes with the last of them
+  // (documented): the allocations stay usable, and their frees on any stream are valid.
+  ok(driver_.memPoolDestroy(p->handle), CallPoint::CtxDestroy, "cuMemPoolDestroy(" + name + ")");
+}
+
+void CudaDriverExecutor::alloc(const ModelCall& c) {
+  const Pool& p = named(pools_, c.names[0]);
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::BufAlloc);
+  const std::string& name = c.names[2];
+  auto b = std::make_shared<Buf>();
+  b->name = name;
+  b->bytes = c.arg("bytes");
+  ok(driver_.memAllocFromPoolAsync(&b->address, b->bytes, p.handle, s->handle), CallPoint::BufAlloc,
+     "cuMemAllocFromPoolAsync(" + name + ", " + p.name + ", " + c.names[1] + ")");
+  // Work on another stream must be ordered after the allocation (documented).
+  b->use.stream = s;
+  b->shadow.assign(std::min(b->bytes, kShadowBytes), kUnknown);
+  bufs_[name] = std::move(b);
+}
+
+void CudaDriverExecutor::free(const ModelCall& c) {
+  freeBuf(c.names[0], target(c.names[1], CallPoint::BufFree));
+}
+
+void CudaDriverExecutor::freeBuf(const std::string& name, std::shared_ptr<Stream> stream) {
+  const std::shared_ptr<Buf> b = take(bufs_, name);
+  current(*stream->ctx, CallPoint::BufFree);
+  order(b->use, stream, CallPoint::BufFree);
+  ok(driver_.memFreeAsync(b->address, stream->handle), CallPoint::BufFree,
+     "cuMemFreeAsync(" + name + ", " + streamLabel(*stream) + ")");
+}
+
+void CudaDriverExecutor::memset(const ModelCall& c) {
+  Buf& b = named(bufs_, c.names[0]);
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
+  const auto value = static_cast<uint8_t>(c.arg("value"));
+  order(b.use, s, CallPoint::CopyToDevice);
+  ok(driver_.memsetD8Async(b.address, value, b.bytes, s->handle), CallPoint::CopyToDevice,
+     "cuMemsetD8Async(" + b.name + ", " + c.names[1] + ")");
+  std::fill(b.shadow.begin(), b.shadow.end(), static_cast<int16_t>(value));
+}
+
+void CudaDriverExecutor::memcpyDtoD(const ModelCall& c) {
+  Buf& dst = named(bufs_, c.names[0]);
+  Buf& src = named(bufs_, c.names[1]);
+  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
+  const size_t bytes = std::min(dst.bytes, src.bytes);
+  order(dst.use, s, CallPoint::CopyToDevice);
+  order(src.use, s, CallPoint::CopyToDevice);
+  ok(driver_.memcpyDtoDAsync(dst.address, src.address, bytes, s->handle), CallPoint::CopyToDevice,
+     "cuMemcpyDtoDAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
+}
+
+void CudaDriverExecutor::readBack(const std::shared_ptr<Stream>& stream, CUdeviceptr src,
+                                  size_t bytes, const Shadow& shadow, const std::string& call,
+                                  const std::string& what) {
+  std::vector<std::byte> got(bytes);
+  ok(driver_.memcpyDtoHAsync(got.data(), src, bytes, stream->handle), CallPoint::CopyToHost, call);
+  const std::string wait = "cuStreamSynchronize(" + streamLabel(*stream) + ")";
+  ok(driver_.streamSynchronize(stream->handle), CallPoint::CopyToHost, wait);
+  checkStreamDone(*stream, wait);
+  compare(shadow, got.data(), bytes, what);
+}
+
+void CudaDriverExecutor::read(const ModelCall& c) {
+  Buf& b = named(bufs_, c.names[0]);
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
+  order(b.use, s, CallPoint::CopyToHost);
+  const size_t bytes = std::min(b.bytes, kShadowBytes);
+  readBack(s, b.address, bytes, b.shadow, "cuMemcpyDtoHAsync(" + b.name + ", " + c.names[1] + ")",
+           "buf " + b.name);
+}
+
+// ---- Pinned host memory ------------------------------------------------------------------------
+
+void CudaDriverExecutor::hostAlloc(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  // Portable, in the primary context that the executor keeps: no context destroy frees it.
+  currentPrimary(CallPoint::BufAlloc);
+  auto h = std::make_shared<HostBuf>();
+  h->name = name;
+  h->bytes = c.arg("bytes");
+  void* host = nullptr;
+  ok(driver_.memHostAlloc(&host, h->bytes, CU_MEMHOSTALLOC_PORTABLE), CallPoint::BufAlloc,
+     "cuMemHostAlloc(" + name + ")");
+  h->host = static_cast<std::byte*>(host);
+  std::memset(h->host, 0, h->bytes);
+  h->shadow.assign(h->bytes, 0);
+  hostBufs_[name] = std::move(h);
+}
+
+void CudaDriverExecutor::hostFill(const ModelCall& c) {
+  HostBuf& h = named(hostBufs_, c.names[0]);
+  // A host write while a copy of it is pending is a data race: the executor waits first.
+  currentPrimary(CallPoint::Sync);
+  hostWait(h.use, CallPoint::Sync);
+  const auto value = static_cast<uint8_t>(c.arg("value"));
+  std::memset(h.host, value, h.bytes);
+  std::fill(h.shadow.begin(), h.shadow.end(), static_cast<int16_t>(value));
+}
+
+void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
+  Buf& dst = named(bufs_, c.names[0]);
+  HostBuf& src = named(hostBufs_, c.names[1]);
+  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
+  const size_t bytes = std::min(dst.bytes, src.bytes);
+  order(dst.use, s, CallPoint::CopyToDevice);
+  order(src.use, s, CallPoint::CopyToDevice);
+  ok(driver_.memcpyHtoDAsync(dst.address, src.host, bytes, s->handle), CallPoint::CopyToDevice,
+     "cuMemcpyHtoDAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
+}
+
+void CudaDriverExecutor::memcpyDtoH(const ModelCall& c) {
+  HostBuf& dst = named(hostBufs_, c.names[0]);
+  Buf& src = named(bufs_, c.names[1]);
+  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToHost);
+  const size_t bytes = std::min(dst.bytes, src.bytes);
+  order(dst.use, s, CallPoint::CopyToHost);
+  order(src.use, s, CallPoint::CopyToHost);
+  ok(driver_.memcpyDtoHAsync(dst.host, src.address, bytes, s->handle), CallPoint::CopyToHost,
+     "cuMemcpyDtoHAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
+}
+
+void CudaDriverExecutor::hostCheck(const ModelCall& c) {
+  HostBuf& h = named(hostBufs_, c.names[0]);
+  // Reading host memory a copy still writes is a data race: the executor waits first.
+  currentPrimary(CallPoint::CopyToHost);
+  hostWait(h.use, CallPoint::CopyToHost);
+  compare(h.shadow, h.host, h.bytes, "hostbuf " + h.name);
+}
+
+void CudaDriverExecutor::hostFree(const ModelCall& c) {
+  freeHost(c.names[0]);
+}
+
+void CudaDriverExecutor::freeHost(const std::string& name) {
+  const std::shared_ptr<HostBuf> h = take(hostBufs_, name);
+  // Freeing pinned memory a pending copy still uses is undefined: the executor waits first.
+  currentPrimary(CallPoint::BufFree);
+  hostWait(h->use, CallPoint::BufFree);
+  ok(driver_.memFreeHost(h->host), CallPoint::BufFree, "cuMemFreeHost(" + name + ")");
+}
+
+// ---- Graphs ------------------------------------------------------------------------------------
+
+void CudaDriverExecutor::graphCapture(const ModelCall& c) {
+  const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Launch);
+  const std::string& name = c.names[1];
+  auto g = std::make_shared<Graph>();
+  g->name = name;
+  g->ctx = s->ctx;
+  g->value = static_cast<uint8_t>(c.arg("value"));
+  const size_t bytes = c.arg("bytes");
+  // The slot the graph's copy node writes: portable pinned memory of the primary context, so that
+  // no context destroy frees it under a launch.
+  currentPrimary(CallPoint::Launch);
+  void* host = nullptr;
+  ok(driver_.memHostAlloc(&host, bytes, CU_MEMHOSTALLOC_PORTABLE), CallPoint::Launch,
+     "cuMemHostAlloc(the slot of " + name + ")");
+  g->slot = std::make_shared<GraphSlot>(GraphSlot{static_cast<std::byte*>(host), bytes, {}, false});
+  current(*s->ctx, CallPoint::Launch);
+  ok(driver_.streamBeginCapture(s->handle, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CallPoint::Launch,
+     "cuStreamBeginCapture(" + streamLabel(*s) + ")");
+  // An allocation node, a memset node, a copy to the slot and a free node.
+  const auto captured = [&]() -> std::pair<CUresult, std::string> {
+    CUdeviceptr address = 0;
+    CUresult r = driver_.memAllocAsync(&address, bytes, s->handle);
+    if (r != CUDA_SUCCESS) return {r, "cuMemAllocAsync"};
+    r = driver_.memsetD8Async(address, g->value, bytes, s->handle);
+    if (r != CUDA_SUCCESS) return {r, "cuMemsetD8Async"};
+    r = driver_.memcpyDtoHAsync(host, address, bytes, s->handle);
+    if (r != CUDA_SUCCESS) return {r, "cuMemcpyDtoHAsync"};
+    return {driver_.memFreeAsync(address, s->handle), "cuMemFreeAsync"};
+  }();
+  const CUresult ended = driver_.streamEndCapture(s->handle, &g->handle);
+  if ((captured.first != CUDA_SUCCESS || ended != CUDA_SUCCESS) && g->handle != nullptr) {
+    driver_.graphDestroy(g->handle);
+  }
+  if (captured.first != CUDA_SUCCESS) {
+    driver_.memFreeHost(host);
+    ok(captured.first, CallPoint::Launch,
+       captured.second + " (captured on " + streamLabel(*s) + " for " + name + ")");
+  }
+  if (ended != CUDA_SUCCESS) driver_.memFreeHost(host);
+  ok(ended, CallPoint::Launch, "cuStreamEndCapture(" + streamLabel(*s) + ", " + name + ")");
+  graphs_[name] = std::move(g);
+}
+
+void CudaDriverExecutor::graphInstantiate(const ModelCall& c) {
+  const std::shared_ptr<Graph>& g = graphs_.at(c.names[0]);
+  const std::string& name = c.names[1];
+  auto x = std::make_shared<GraphExec>();
+  x->name = name;
+  x->graph = g;
+  execs_[name] = x;
+  if (g->orphan()) return;  // its context is gone; nothing of it may be used
+  current(*g->ctx, CallPoint::Launch);
+  const std::string call = "cuGraphInstantiate(" + name + ", " + g->name + ")";
+  CUgraphExec handle = nullptr;
+  const CUresult result = driver_.graphInstantiate(&handle, g->handle, 0);
+  if (g->liveExecs > 0) {
+    // "If hGraph contains any allocation or free nodes, there can be at most one executable graph
+    // in existence for that graph at a time. An attempt to instantiate a second executable graph
+    // before destroying the first ... will result in an error." No code is given: any error is
+    // the operation's result, and success is the finding.
+    if (result != CUDA_SUCCESS) return;
+    driver_.graphExecDestroy(handle);
+    throw DeviceError(CallPoint::Launch,
+                      call +
+                          ": CUDA_SUCCESS for a second executable graph of a graph with "
+                          "allocation nodes, which the documentation says is an error");
+  }
+  ok(result, CallPoint::Launch, call);
+  x->handle = handle;
+  ++g->liveExecs;
+}
+
+void CudaDriverExecutor::graphLaunch(const ModelCall& c) {
+  const GraphExec& x = named(execs_, c.names[0]);
+  if (x.handle == nullptr || x.graph->orphan()) return;
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::Launch);
+  GraphSlot& slot = *x.graph->slot;
+  order(slot.use, s, CallPoint::Launch);
+  ok(driver_.graphLaunch(x.handle, s->handle), CallPoint::Launch,
+     "cuGraphLaunch(" + x.name + ", " + c.names[1] + ")");
+  slot.launched = true;
+}
+
+void CudaDriverExecutor::graphExecDestroy(const ModelCall& c) {
+  destroyExec(c.names[0]);
+}
+
+void CudaDriverExecutor::destroyExec(const std::string& name) {
+  const std::shared_ptr<GraphExec> x = take(execs_, name);
+  if (x->handle == nullptr || x->graph->orphan()) return;
+  Graph& g = *x->graph;
+  current(*g.ctx, CallPoint::CtxDestroy);
+  // An executable graph destroyed while a launch is in flight is freed once it completes.
+  ok(driver_.graphExecDestroy(x->handle), CallPoint::CtxDestroy,
+     "cuGraphExecDestroy(" + name + ")");
+  --g.liveExecs;
+  // Every launch wrote the graph's value through its copy node.
+  GraphSlot& slot = *g.slot;
+  currentPrimary(CallPoint::CopyToHost);
+  hostWait(slot.use, CallPoint::CopyToHost);
+  if (slot.launched) {
+    compare(Shadow(slot.bytes, g.value), slot.host, slot.bytes,
+            "the slot of graph " + g.name + " (launched by " + name + ")");
+  }
+  freeSlotIfUnused(g);
+}
+
+void CudaDriverExecutor::graphDestroy(const ModelCall& c) {
+  destroyGraph(c.names[0]);
+}
+
+void CudaDriverExecutor::destroyGraph(const std::string& name) {
+  const std::shared_ptr<Graph> g = take(graphs_, name);
+  g->destroyed = true;
+  if (g->orphan()) return;
+  // Its executable graphs are independent of it and stay usable.
+  current(*g->ctx, CallPoint::CtxDestroy);
+  ok(driver_.graphDestroy(g->handle), CallPoint::CtxDestroy, "cuGraphDestroy(" + name + ")");
+  freeSlotIfUnused(*g);
+}
+
+void CudaDriverExecutor::freeSlotIfUnused(Graph& g) {
+  if (!g.destroyed || g.liveExecs > 0 || !g.slot) return;
+  currentPrimary(CallPoint::BufFree);
+  hostWait(g.slot->use, CallPoint::BufFree);
+  ok(driver_.memFreeHost(g.slot->host), CallPoint::BufFree,
+     "cuMemFreeHost(the slot of " + g.name + ")");
+  g.slot.reset();
+}
+
+// ---- Virtual memory ----------------------------------------------------------------------------
+
+void CudaDriverExecutor::vaReserve(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  currentPrimary(CallPoint::BufAlloc);
+  auto v = std::make_shared<Va>();
+  v->name = name;
+  v->granules = c.arg("granules");
+  ok(driver_.memAddressReserve(&v->base, v->granules * granularity_, 0, 0, 0), CallPoint::BufAlloc,
+     "cuMemAddressReserve(" + name + ")");
+  v->slots.resize(v->granules);
+  vas_[name] = std::move(v);
+}
+
+void CudaDriverExecutor::memCreate(const ModelCall& c) {
+  const std::string& name = c.names[0];
+  currentPrimary(CallPoint::BufAlloc);
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device_;
+  auto m = std::make_shared<Phys>();
+  m->name = name;
+  ok(driver_.memCreate(&m->handle, granularity_, &prop, 0), CallPoint::BufAlloc,
+     "cuMemCreate(" + name + ")");
+  m->shadow.assign(std::min(granularity_, kShadowBytes), kUnknown);
+  physs_[name] = std::move(m);
+}
+
+void CudaDriverExecutor::memMap(const ModelCall& c) {
+  Va& v = named(vas_, c.names[0]);
+  const std::shared_ptr<Phys>& m = physs_.at(c.names[1]);
+  const std::string& name = c.names[2];
+  currentPrimary(CallPoint::BufAlloc);
+  auto a = std::make_shared<Mapping>();
+  a->name = name;
+  a->phys = m;
+  // cuMemMap maps only where nothing is mapped: the first free granule of the va, or, when it
+  // has none, a range reserved for this mapping alone.
+  auto slot = std::find(v.slots.begin(), v.slots.end(), nullptr);
+  if (slot != v.slots.end()) {
+    a->address = v.base + static_cast<size_t>(slot - v.slots.begin()) * granularity_;
+  } else {
+    a->ownRange = true;
+    ok(driver_.memAddressReserve(&a->address, granularity_, 0, 0, 0), CallPoint::BufAlloc,
+       "cuMemAddressReserve(a range of its own for " + name + ")");
+  }
+  const std::string call = "(" + name + ", " + v.name + ", " + m->name + ")";
+  const CUresult mapped = driver_.memMap(a->address, granularity_, 0, m->handle, 0);
+  if (mapped != CUDA_SUCCESS && a->ownRange) driver_.memAddressFree(a->address, granularity_);
+  ok(mapped, CallPoint::BufAlloc, "cuMemMap" + call);
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device_;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  const CUresult set = driver_.memSetAccess(a->address, granularity_, &access, 1);
+  if (set != CUDA_SUCCESS) {
+    driver_.memUnmap(a->address, granularity_);
+    if (a->ownRange) driver_.memAddressFree(a->address, granularity_);
+    ok(set, CallPoint::BufAlloc, "cuMemSetAccess" + call);
+  }
+  if (!a->ownRange) *slot = a;
+  mappings_[name] = std::move(a);
+}
+
+void CudaDriverExecutor::mapMemset(const ModelCall& c) {
+  Mapping& a = named(mappings_, c.names[0]);
+  // A mapping unmapped with its va's free has no memory behind it any more.
+  if (a.unmapped) return;
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
+  Phys& m = *a.phys;
+  const size_t bytes = std::min<size_t>(c.arg("bytes"), granularity_);
+  const auto value = static_cast<uint8_t>(c.arg("value"));
+  order(m.use, s, CallPoint::CopyToDevice);
+  ok(driver_.memsetD8Async(a.address, value, bytes, s->handle), CallPoint::CopyToDevice,
+     "cuMemsetD8Async(" + a.name + ", " + c.names[1] + ")");
+  std::fill_n(m.shadow.begin(), std::min(bytes, m.shadow.size()), static_cast<int16_t>(value));
+}
+
+void CudaDriverExecutor::mapRead(const ModelCall& c) {
+  Mapping& a = named(mappings_, c.names[0]);
+  if (a.unmapped) return;
+  const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
+  Phys& m = *a.phys;
+  const size_t bytes = std::min({static_cast<size_t>(c.arg("bytes")), granularity_, kShadowBytes});
+  order(m.use, s, CallPoint::CopyToHost);
+  readBack(s, a.address, bytes, m.shadow, "cuMemcpyDtoHAsync(" + a.name + ", " + c.names[1] + ")",
+           "mapping " + a.name + " of " + m.name);
+}
+
+void CudaDriverExecutor::memUnmap(const ModelCall& c) {
+  const std::shared_ptr<Mapping> a = take(mappings_, c.names[0]);
+  unmap(*a, nullptr);
+}
+
+void CudaDriverExecutor::unmap(Mapping& a, Va* va) {
+  if (a.unmapped) return;
+  currentPrimary(CallPoint::BufFree);
+  // Unmapping memory that pending work still reaches is undefined: the executor waits first.
+  hostWait(a.phys->use, CallPoint::BufFree);
+  ok(driver_.memUnmap(a.address, granularity_), CallPoint::BufFree, "cuMemUnmap(" + a.name + ")");
+  a.unmapped = true;
+  if (a.ownRange) {
+    ok(driver_.memAddressFree(a.address, granularity_), CallPoint::BufFree,
+       "cuMemAddressFree(the range of " + a.name + ")");
+    return;
+  }
+  for (auto& [name, v] : vas_) {
+    if (va != nullptr && v.get() != va) continue;
+    std::replace_if(
+        v->slots.begin(), v->slots.end(),
+        [&a](const std::shared_ptr<Mapping>& slot) { return slot.get() == &a; }, nullptr);
+  }
+}
+
+void CudaDriverExecutor::vaFree(const ModelCall& c) {
+  freeVa(c.names[0]);
+}
+
+void CudaDriverExecutor::freeVa(const std::string& name) {
+  const std::shared_ptr<Va> v = take(vas_, name);
+  // The documentation does not say what cuMemAddressFree does to mappings in the range: the
+  // executor unmaps them first, and their names map nothing from then on.
+  for (const std::shared_ptr<Mapping>& a : std::vector(v->slots)) {
+    if (a) unmap(*a, v.get());
+  }
+  currentPrimary(CallPoint::BufFree);
+  ok(driver_.memAddressFree(v->base, v->granules * granularity_), CallPoint::BufFree,
+     "cuMemAddressFree(" + name + ")");
+}
+
+void CudaDriverExecutor::memRelease(const ModelCall& c) {
+  releasePhys(c.names[0]);
+}
+
+void CudaDriverExecutor::releasePhys(const std::string& name) {
+  const std::shared_ptr<Phys> m = take(physs_, name);
+  currentPrimary(CallPoint::BufFree);
+  // Mappings of it keep the memory until they are unmapped (documented).
+  ok(driver_.memRelease(m->handle), CallPoint::BufFree, "cuMemRelease(" + name + ")");
+}
+
+}  // namespace
+
+std::unique_ptr<ModelExecutor> makeCudaDriverExecutor(std::string_view backend, int ordinal) {
+  return std::make_unique<CudaDriverExecutor>(backend, ordinal);
+}
+
+}  // namespace gpufuzz
