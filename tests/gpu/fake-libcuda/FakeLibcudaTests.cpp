@@ -69,7 +69,90 @@ TEST_F(FakeLibcuda, APoolDestroyedWithAnAllocationOutstandingKeepsItUntilItsFree
   EXPECT_EQ(d_.streamSynchronize(other), CUDA_SUCCESS);
 }
 
+TEST_F(FakeLibcuda, AnEventRecordedOnAStreamOfAnotherContextIsAnInvalidHandle) {
+  CUcontext other = nullptr;
+  ASSERT_EQ(d_.ctxCreate(&other, 0, 0), CUDA_SUCCESS);
+  CUevent event = nullptr;
+  ASSERT_EQ(d_.eventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  EXPECT_EQ(d_.eventRecord(event, stream_), CUDA_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(d_.ctxDestroy(other), CUDA_SUCCESS);
+}
+
+TEST_F(FakeLibcuda, AStreamWaitingForAnEventRunsTheWorkBeforeTheRecordFirst) {
+  CUstream other = nullptr;
+  ASSERT_EQ(d_.streamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUevent event = nullptr;
+  ASSERT_EQ(d_.eventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  const CUdeviceptr buf = allocate(8);
+  ASSERT_EQ(d_.memsetD8Async(buf, 0x3c, 8, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.eventRecord(event, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.streamWaitEvent(other, event, 0), CUDA_SUCCESS);
+  std::vector<std::byte> got(8);
+  ASSERT_EQ(d_.memcpyDtoHAsync(got.data(), buf, 8, other), CUDA_SUCCESS);
+  ASSERT_EQ(d_.streamSynchronize(other), CUDA_SUCCESS);
+  EXPECT_EQ(got, std::vector<std::byte>(8, std::byte{0x3c}));
+  EXPECT_EQ(d_.eventQuery(event), CUDA_SUCCESS);
+}
+
+TEST_F(FakeLibcuda, AGraphWithAllocationNodesHasOneExecutableGraphAtATime) {
+  void* slot = nullptr;
+  ASSERT_EQ(d_.memHostAlloc(&slot, 16, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
+  ASSERT_EQ(d_.streamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  CUdeviceptr buf = 0;
+  ASSERT_EQ(d_.memAllocAsync(&buf, 16, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memsetD8Async(buf, 9, 16, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memcpyDtoHAsync(slot, buf, 16, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memFreeAsync(buf, stream_), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(d_.streamEndCapture(stream_, &graph), CUDA_SUCCESS);
+  CUgraphExec first = nullptr;
+  CUgraphExec second = nullptr;
+  ASSERT_EQ(d_.graphInstantiate(&first, graph, 0), CUDA_SUCCESS);
+  EXPECT_NE(d_.graphInstantiate(&second, graph, 0), CUDA_SUCCESS);
+  ASSERT_EQ(d_.graphLaunch(first, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.streamSynchronize(stream_), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(slot, std::vector<std::byte>(16, std::byte{9}).data(), 16), 0);
+  ASSERT_EQ(d_.graphExecDestroy(first), CUDA_SUCCESS);
+  EXPECT_EQ(d_.graphInstantiate(&second, graph, 0), CUDA_SUCCESS);
+}
+
 using FakeLibcudaDeathTest = FakeLibcuda;
+
+TEST_F(FakeLibcudaDeathTest, AnEventUsedAfterItsDestroyAborts) {
+  CUevent event = nullptr;
+  ASSERT_EQ(d_.eventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  ASSERT_EQ(d_.eventDestroy(event), CUDA_SUCCESS);
+  EXPECT_DEATH(d_.eventQuery(event), "cuEventQuery: event .* used after its destroy");
+}
+
+TEST_F(FakeLibcudaDeathTest, PinnedMemoryFreedBeforeItsCopyRanAborts) {
+  void* host = nullptr;
+  ASSERT_EQ(d_.memHostAlloc(&host, 64, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memcpyDtoHAsync(host, allocate(64), 64, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memFreeHost(host), CUDA_SUCCESS);
+  EXPECT_DEATH(d_.streamSynchronize(stream_), "pinned host memory was freed before the copy ran");
+}
+
+TEST_F(FakeLibcudaDeathTest, AMemsetReachingAnUnmappedRangeAborts) {
+  size_t granularity = 0;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  ASSERT_EQ(d_.memGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            CUDA_SUCCESS);
+  CUdeviceptr range = 0;
+  CUmemGenericAllocationHandle block = 0;
+  ASSERT_EQ(d_.memAddressReserve(&range, granularity, 0, 0, 0), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memCreate(&block, granularity, &prop, 0), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memMap(range, granularity, 0, block, 0), CUDA_SUCCESS);
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  ASSERT_EQ(d_.memSetAccess(range, granularity, &access, 1), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memsetD8Async(range, 1, 64, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(d_.memUnmap(range, granularity), CUDA_SUCCESS);
+  EXPECT_DEATH(d_.streamSynchronize(stream_), "cuMemsetD8Async \\(when it ran\\): .* not mapped");
+}
 
 TEST_F(FakeLibcudaDeathTest, AStreamUsedAfterItsDestroyAborts) {
   ASSERT_EQ(d_.streamDestroy(stream_), CUDA_SUCCESS);
