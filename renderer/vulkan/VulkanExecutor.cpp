@@ -33,6 +33,11 @@ constexpr uint32_t kGroup = 64;
 /// allocation never runs out (that would be VK_ERROR_OUT_OF_POOL_MEMORY, the pool's size).
 constexpr uint32_t kSetsPerPool = 64;
 
+/// Why the executor, not the layer, reports a rule that only copies break.
+constexpr const char* kCopyMiss =
+    "the validation layer before 1.3.292 does not track what vkCmdCopyBuffer uses "
+    "(corpus/runtimes/README.md)";
+
 /// Where a call's failure is said to happen (fault plans do not act on runtime models).
 constexpr CallPoint kMake = CallPoint::BufAlloc;
 constexpr CallPoint kEnd = CallPoint::BufFree;
@@ -142,6 +147,11 @@ class VulkanExecutor final : public ModelExecutor {
   void pipelineDestroy(const ModelCall& c);
 
   void bind(const std::string& buffer, const std::string& memory, const char* call);
+  /// Whether the layer misses what only copies use (before 1.3.292, Vulkan-ValidationLayers
+  /// pull request 8309).
+  bool copiesUnseen() const;
+  /// Marks `breach` (an in-use rule of `name`) as one the layer misses when only copies use it.
+  void blindToCopies(Breach& breach, const std::string& name) const;
   /// Frees the sets of descriptor pool `dpool` (a reset or destroy did).
   void dropSets(vulkan::DpoolState& dpool);
   /// The highest submission that signals a value of `timeline` up to `value`.
@@ -383,6 +393,11 @@ void VulkanExecutor::fail(CallPoint point, const std::string& message) {
 
 void VulkanExecutor::guard(const char* call, const std::optional<Breach>& breach, CallPoint point) {
   if (!breach) return;
+  if (!breach->layerMisses.empty() && instance_.validation) {
+    failed_ = true;
+    throw InvalidUse(point, std::string(call) + ": " + breach->vuid + ": " + breach->why +
+                                " (seen by the executor, not called: " + breach->layerMisses + ")");
+  }
   if (breach->deadHandle || !instance_.validation) {
     failed_ = true;
     throw InvalidUse(
@@ -411,6 +426,14 @@ void VulkanExecutor::check(const char* call, VkResult result, const std::optiona
                     breach->why + " (the call went through)");
   }
   if (result != VK_SUCCESS) fail(point, std::string(call) + ": " + vk::resultName(result));
+}
+
+bool VulkanExecutor::copiesUnseen() const {
+  return instance_.layerVersion < VK_MAKE_API_VERSION(0, 1, 3, 292);
+}
+
+void VulkanExecutor::blindToCopies(Breach& breach, const std::string& name) const {
+  if (copiesUnseen() && !shadow_.layerSeesPendingUse(name)) breach.layerMisses = kCopyMiss;
 }
 
 // ---- Locks ----
@@ -484,6 +507,8 @@ void VulkanExecutor::poolReset(const ModelCall& c) {
     cb.phase = Phase::Initial;
     cb.commands.clear();
     cb.uses.clear();
+    cb.layerUses.clear();
+    cb.layerSeesInvalid = false;
     cb.submittedSinceBegin = false;
   }
 }
@@ -572,6 +597,8 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
   cb.phase = Phase::Recording;
   cb.commands.clear();
   cb.uses.clear();
+  cb.layerUses.clear();
+  cb.layerSeesInvalid = false;
   cb.oneTime = oneTime;
   cb.submittedSinceBegin = false;
 }
@@ -600,6 +627,8 @@ void VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
   cb.phase = Phase::Recording;
   cb.commands.clear();
   cb.uses.clear();
+  cb.layerUses.clear();
+  cb.layerSeesInvalid = false;
   cb.oneTime = false;
   cb.submittedSinceBegin = false;
 }
@@ -642,6 +671,8 @@ void VulkanExecutor::cmdReset(const ModelCall& c) {
   cb.phase = Phase::Initial;
   cb.commands.clear();
   cb.uses.clear();
+  cb.layerUses.clear();
+  cb.layerSeesInvalid = false;
   cb.submittedSinceBegin = false;
 }
 
@@ -800,7 +831,8 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   const std::lock_guard lock(state_);
   CmdState& cb = cmd(name);
   const vulkan::PipelineState& p = shadow_.pipelines.at(pipelineName);
-  cb.uses.insert({pipelineName, p.layout, setName, shadow_.sets.at(setName).dpool});
+  for (const std::string& used : {pipelineName, p.layout, setName, shadow_.sets.at(setName).dpool})
+    vulkan::Shadow::use(cb, used);
   shadow_.record(cb, Recorded{Recorded::Kind::Dispatch, buffer, "", value, xorOp});
 }
 
@@ -821,7 +853,11 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
   if (!breach && cb.phase == Phase::Invalid) {
     breach = Breach{"VUID-vkQueueSubmit-pCommandBuffers-00070",
                     "command buffer " + name + " is invalid: " + cb.invalidBecause};
+    if (!cb.layerSeesInvalid && copiesUnseen()) breach->layerMisses = kCopyMiss;
   }
+  // What the command buffer breaks decides whether it is recorded first; the sync objects' rules
+  // are checked on a buffer that is otherwise fine.
+  const bool cmdFine = !breach;
   if (!breach && !fence.empty() && shadow_.pending(shadow_.fences.at(fence).submission)) {
     breach = Breach{"VUID-vkQueueSubmit-fence-00064",
                     "fence " + fence + " is still pending from submission " +
@@ -838,7 +874,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
   guard("vkQueueSubmit", breach, kRecord);
   // A submit of a command buffer that is not executable records it first: an initial one
   // begins (and so is empty), a recording one ends.
-  if (!breach && cb.phase != Phase::Executable) {
+  if (cmdFine && cb.phase != Phase::Executable) {
     if (cb.phase == Phase::Initial) {
       VkCommandBufferBeginInfo begin{};
       begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
@@ -1197,6 +1233,7 @@ void VulkanExecutor::bufferDestroy(const ModelCall& c) {
     breach =
         Breach{"VUID-vkDestroyBuffer-buffer-00922",
                "buffer " + name + " is used by pending submission " + std::to_string(s->number)};
+    blindToCopies(*breach, name);
   }
   guard("vkDestroyBuffer", breach, kEnd);
   vk_.vkDestroyBuffer(device_, b.handle, nullptr);
@@ -1260,6 +1297,7 @@ void VulkanExecutor::memoryFree(const ModelCall& c) {
     breach =
         Breach{"VUID-vkFreeMemory-memory-00677",
                "memory " + name + " is used by pending submission " + std::to_string(s->number)};
+    blindToCopies(*breach, name);
   }
   guard("vkFreeMemory", breach, kEnd);
   vk_.vkFreeMemory(device_, m.handle, nullptr);
@@ -1461,6 +1499,10 @@ void VulkanExecutor::layoutDestroy(const ModelCall& c) {
     breach =
         Breach{"VUID-vkDestroyPipelineLayout-pipelineLayout-02004",
                "command buffer " + cmdName + " that is recording used pipeline layout " + name};
+    // The layer has no check of this rule: 1.3.239 does not report it, nor does its source of
+    // 2026-08 (corpus/runtimes/README.md).
+    breach->layerMisses =
+        "the validation layer has no check of this rule (corpus/runtimes/README.md)";
     break;
   }
   guard("vkDestroyPipelineLayout", breach, kEnd);

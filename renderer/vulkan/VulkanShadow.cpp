@@ -37,6 +37,16 @@ const Submission* Shadow::pendingUse(const std::string& name) const {
   return nullptr;
 }
 
+bool Shadow::layerSeesPendingUse(const std::string& name) const {
+  return std::any_of(submissions_.begin(), submissions_.end(),
+                     [&](const Submission& s) { return s.layerUses.count(name) != 0; });
+}
+
+void Shadow::use(CmdState& cmd, const std::string& name) {
+  cmd.uses.insert(name);
+  cmd.layerUses.insert(name);
+}
+
 void Shadow::complete(uint64_t number) {
   completed_ = std::max(completed_, number);
   std::erase_if(submissions_, [&](const Submission& s) { return s.number <= completed_; });
@@ -54,6 +64,7 @@ void Shadow::complete(uint64_t number) {
         cmd.phase == CmdState::Phase::Executable) {
       cmd.phase = CmdState::Phase::Invalid;
       cmd.invalidBecause = "it was recorded for one submission, which completed";
+      cmd.layerSeesInvalid = true;
     }
   }
 }
@@ -61,10 +72,15 @@ void Shadow::complete(uint64_t number) {
 void Shadow::invalidateUsers(const std::string& name, const std::string& why) {
   for (auto& [cmdName, cmd] : cmds) {
     if (cmd.freed || cmd.uses.count(name) == 0) continue;
-    if (cmd.phase != CmdState::Phase::Recording && cmd.phase != CmdState::Phase::Executable)
+    if (cmd.phase == CmdState::Phase::Initial) continue;
+    const bool seen = cmd.layerUses.count(name) != 0;
+    if (cmd.phase == CmdState::Phase::Invalid) {
+      cmd.layerSeesInvalid = cmd.layerSeesInvalid || seen;
       continue;
+    }
     cmd.phase = CmdState::Phase::Invalid;
     cmd.invalidBecause = why;
+    cmd.layerSeesInvalid = seen;
   }
 }
 
@@ -76,11 +92,16 @@ MemoryState* Shadow::memoryOf(const std::string& buffer) {
 }
 
 void Shadow::record(CmdState& cmd, Recorded command) {
+  // The layer 1.3.239 tracks what fills and dispatches use, not what copies use.
+  const bool tracked = command.kind != Recorded::Kind::Copy;
   const auto useBuffer = [&](const std::string& buffer) {
     if (buffer.empty()) return;
-    cmd.uses.insert(buffer);
     const auto b = buffers.find(buffer);
-    if (b != buffers.end() && !b->second.memory.empty()) cmd.uses.insert(b->second.memory);
+    for (const std::string& name : {buffer, b != buffers.end() ? b->second.memory : ""}) {
+      if (name.empty()) continue;
+      cmd.uses.insert(name);
+      if (tracked) cmd.layerUses.insert(name);
+    }
   };
   useBuffer(command.dst);
   useBuffer(command.src);
@@ -127,6 +148,8 @@ uint64_t Shadow::submit(CmdState& cmd, const std::set<std::string>& extra) {
   s.number = ++last_;
   s.uses = cmd.uses;
   s.uses.insert(extra.begin(), extra.end());
+  s.layerUses = cmd.layerUses;
+  s.layerUses.insert(extra.begin(), extra.end());
   for (const Recorded& command : cmd.commands)
     apply(command, s);
   cmd.lastSubmission = s.number;

@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #define VK_NO_PROTOTYPES
@@ -30,11 +31,16 @@ namespace gpufuzz::vulkan {
 
 /// A rule of the Vulkan specification that a call would break: the VUID and why.
 struct Breach {
+  Breach(std::string rule, std::string because, bool dead = false)
+      : vuid(std::move(rule)), why(std::move(because)), deadHandle(dead) {}
   std::string vuid;
   std::string why;
   /// The call would hand Vulkan a handle that is already freed (its pool went): the layer cannot
   /// be asked without undefined behaviour, so only the executor refuses it.
   bool deadHandle = false;
+  /// Why the layer cannot see this breach (it does not check the rule, or misses the use that
+  /// makes it one); empty when it can. The executor then refuses the call itself.
+  std::string layerMisses;
 };
 
 /// One command recorded into a command buffer (each followed by a full barrier).
@@ -59,8 +65,12 @@ struct CmdState {
   /// Every object the recorded commands use, by name (buffers, their memory, pipelines, layouts,
   /// sets, descriptor pools).
   std::set<std::string> uses;
-  /// Why it is invalid, when it is.
+  /// Those the validation layer tracks too: the 1.3.239 layer does not track buffers (and their
+  /// memory) that only vkCmdCopyBuffer uses (corpus/runtimes/README.md).
+  std::set<std::string> layerUses;
+  /// Why it is invalid, when it is; and whether the layer knows (a use it tracks was ended).
   std::string invalidBecause;
+  bool layerSeesInvalid = false;
   uint64_t lastSubmission = 0;
 };
 
@@ -143,6 +153,7 @@ struct PipelineState {
 struct Submission {
   uint64_t number = 0;
   std::set<std::string> uses;
+  std::set<std::string> layerUses;
   /// Memory name → bytes from offset 0 that its commands write.
   std::map<std::string, uint64_t> writes;
 };
@@ -163,6 +174,8 @@ class Shadow {
 
   /// The pending submission that uses `name`, if any (the oldest).
   const Submission* pendingUse(const std::string& name) const;
+  /// Whether a pending submission uses `name` in a way the layer tracks.
+  bool layerSeesPendingUse(const std::string& name) const;
   bool pending(uint64_t submission) const { return submission > completed_; }
   /// Submissions up to `number` are complete.
   void complete(uint64_t number);
@@ -176,6 +189,8 @@ class Shadow {
 
   /// Appends `command` to `cmd` and records what it uses.
   void record(CmdState& cmd, Recorded command);
+  /// Records that `cmd` uses `name` (not through a copy).
+  static void use(CmdState& cmd, const std::string& name);
 
   /// Queues `cmd`'s commands as submission number lastSubmission()+1, applying their effects to
   /// the memory shadows; `extra` are the sync objects it uses. Returns its number.

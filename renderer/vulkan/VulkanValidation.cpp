@@ -158,6 +158,7 @@ Instance makeInstance(const Loader& loader, std::optional<bool> validation,
     made.destroy();
     throw;
   }
+  made.layerVersion = made.validation ? layer->specVersion : 0;
   made.validationText = made.validation ? ", validation layer " + versionText(layer->specVersion) +
                                               " (synchronization validation on)"
                                         : ", validation off";

@@ -61,6 +61,8 @@ struct Instance {
   InstanceApi api;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   bool validation = false;
+  /// The layer's spec version (VK_MAKE_API_VERSION); 0 without the layer.
+  uint32_t layerVersion = 0;
   /// ", validation layer 1.3.239 (synchronization validation on)" or ", validation off".
   std::string validationText;
 
