@@ -45,7 +45,8 @@ build: deps configure
 fuzz: build
 	$(BUILD)/bin/gpufuzz fuzz --time $(FUZZ_TIME) --backend $(FUZZ_BACKEND) \
 	  --policy $(FUZZ_POLICY) $(if $(FUZZ_FAULTS),--faults $(FUZZ_FAULTS)) \
-	  --jobs $(FUZZ_JOBS) --ops $(FUZZ_OPS) --persistent $(FUZZ_PERSISTENT) --out $(FUZZ_OUT)
+	  --jobs $(FUZZ_JOBS) --ops $(FUZZ_OPS) --persistent $(FUZZ_PERSISTENT) --out $(FUZZ_OUT) \
+	  --html $(FUZZ_OUT)/report.html
 
 test: build
 	ctest --test-dir $(BUILD) -LE "gpu|rusticl|runtime-root" --output-on-failure -j $(JOBS) --timeout 600
@@ -74,6 +75,7 @@ bench: deps configure
 	tools/bench-summary bench/results/teardown-*.json
 	cmake --build $(BUILD) -j $(JOBS) --target gpufuzz gpufuzz-runner
 	bench/campaign-flat $(BUILD)/bin/gpufuzz bench/results/campaign-flat-$(BENCH_TAG).json
+	bench/report-scale $(BUILD)/bin/gpufuzz bench/results/report-scale-$(BENCH_TAG).json
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -71,10 +72,17 @@ class Campaign {
       workers.emplace_back([this] { work(); });
     writeStatsFile(false);
     std::jthread status([this](std::stop_token stop) { statusLoop(stop); });
+    std::jthread periodic;
+    if (plan_.periodic)
+      periodic = std::jthread([this](std::stop_token stop) { periodicLoop(stop); });
     for (auto& w : workers)
       w.join();
     status.request_stop();
     status.join();
+    if (periodic.joinable()) {
+      periodic.request_stop();
+      periodic.join();
+    }
     writeStatsFile(true);
     appendPlotLine(true);
   }
@@ -463,6 +471,22 @@ class Campaign {
     } catch (const std::exception& error) {
       if (!statsFailed_.exchange(true))
         say(stderr, "gpufuzz: cannot write the plot data: %s\n", error.what());
+    }
+  }
+
+  /// plan_.periodic every plan_.periodicEvery until the campaign ends.
+  void periodicLoop(std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    for (;;) {
+      wake.wait_for(lock, stop, plan_.periodicEvery, [] { return false; });
+      if (stop.stop_requested()) return;
+      try {
+        plan_.periodic();
+      } catch (...) {
+        // The hook's failure is the hook's to report: the campaign goes on.
+      }
     }
   }
 

@@ -43,6 +43,10 @@ struct CampaignPlan {
   /// there is re-run in a fresh process, alone and then after the sequences before it.
   unsigned persistent = 1;
   bool quiet = false;  // no status, no per-finding messages
+  /// Called every `periodicEvery` while the campaign runs, on a thread of its own, so that a
+  /// slow call (the HTML report) delays nothing else; an exception it throws is dropped.
+  std::function<void()> periodic;
+  std::chrono::seconds periodicEvery{300};
   std::function<bool()> stopRequested;
   /// What stats.json says of this campaign, and the folder's earlier stats (a campaign in a
   /// folder where campaigns ran before continues their counts, and a time-bounded one of the

@@ -89,6 +89,8 @@ std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir)
   f.reproduced = static_cast<uint32_t>(numberField(o, "reproduced", 0));
   f.confirmations = static_cast<uint32_t>(numberField(o, "confirmations", 0));
   f.foundAt = stringField(o, "found_at");
+  f.lastHit = stringField(o, "last_hit");
+  if (f.lastHit.empty()) f.lastHit = f.foundAt;
   if (const auto* merged = o.if_contains("merged_hits"); merged && merged->is_object()) {
     for (const auto& [source, hits] : merged->get_object())
       f.mergedHits[std::string(source)] = numberField(merged->get_object(), source, 0);
@@ -109,11 +111,12 @@ std::filesystem::path variantFile(const std::string& signature) {
 
 void rewriteFindingCounts(const std::filesystem::path& dir, uint64_t hits,
                           const std::optional<std::map<std::string, uint64_t>>& mergedHits,
-                          const std::filesystem::path& from) {
+                          const std::filesystem::path& from, const std::string& lastHit) {
   boost::json::object o = findingJson(from.empty() ? dir : from);
   o["id"] = dir.filename().string();
   o["file"] = (dir / "minimal.seq").string();
   o["hits"] = hits;
+  if (!lastHit.empty()) o["last_hit"] = lastHit;
   if (mergedHits) {
     boost::json::object merged;
     for (const auto& [source, n] : *mergedHits)
@@ -198,13 +201,14 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   if (it != known_.end()) {
     Known& k = it->second;
     k.hits += finding.hits;
+    k.lastHit = utcTimeText(unixNow());
     const auto dir = root_ / k.id;
     if (knownSignatures_.insert(sig).second) recordVariant(k, finding);
     if (k.loaded) {
       // Found by an earlier campaign: bump the counter in its own record.
-      rewriteFindingCounts(dir, k.hits);
+      rewriteFindingCounts(dir, k.hits, {}, {}, k.lastHit);
     } else {
-      writeFinding(dir, k.finding, k.hits, dir);
+      writeFinding(dir, k.finding, k.hits, k.lastHit, dir);
     }
     return {false, dir};
   }
@@ -218,6 +222,7 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   k.finding = finding;
   k.minimalOps = finding.minimal.ops.size();
   if (k.finding.foundAt.empty()) k.finding.foundAt = utcTimeText(unixNow());
+  k.lastHit = k.finding.foundAt;
   // The whole folder appears at once: written under a hidden name, then renamed, so a campaign
   // killed at any moment leaves either a complete finding or none.
   const auto staging =
@@ -225,7 +230,7 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   std::filesystem::remove_all(staging);
   std::filesystem::create_directories(staging);
   const auto dir = root_ / k.id;
-  writeFinding(staging, k.finding, k.hits, dir);
+  writeFinding(staging, k.finding, k.hits, k.lastHit, dir);
   writeFileAtomically(staging / "cause", cause);
   writeFileAtomically(staging / "signature", sig);
   std::filesystem::rename(staging, dir);
@@ -269,6 +274,7 @@ void FindingStore::recordVariant(Known& k, const Finding& finding) {
 }
 
 void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits,
+                                const std::string& lastHit,
                                 const std::filesystem::path& finalDir) const {
   // The minimal sequence first: the one file a finding cannot be without.
   writeFileAtomically(dir / "minimal.seq", printSequence(withPortableModel(f.minimal, dir)));
@@ -291,6 +297,7 @@ void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding&
   j.key("variants").value(static_cast<uint64_t>(variants));
   j.key("seed").value(f.seed);
   j.key("found_at").value(f.foundAt);
+  j.key("last_hit").value(lastHit);
   j.key("shrink_steps").beginArray();
   for (const std::string& s : f.shrinkSteps)
     j.value(s);

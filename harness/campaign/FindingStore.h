@@ -1,12 +1,13 @@
 // FindingStore.h: the findings folder of a campaign. Each cause (search/Cause.h: the class, the
 // kind of operation, what the failure needs, the stuck thread's top frames) gets one folder with
 // its minimal `.seq` (replayable with no options), the original sequence, the evidence (stacks
-// of a stuck child, output tail) and finding.json (with `found_at`, the UTC time it was first
-// recorded); later hits bump its counter, and a later hit whose minimal sequence reads otherwise
-// is kept as a variant (variants/SIGNATURE-HASH.seq), the smallest of them all being minimal.seq.
-// A finding without a cause (recorded before causes were) is its own signature's. Every file is
-// written atomically, `signature` last: a folder counts as a finding once it has one. Opening an
-// existing folder knows its earlier findings (resume, merge). Thread-safe.
+// of a stuck child, output tail) and finding.json (with `found_at` and `last_hit`, the UTC times
+// it was first and last recorded); later hits bump its counter, and a later hit whose minimal
+// sequence reads otherwise is kept as a variant (variants/SIGNATURE-HASH.seq), the smallest of them
+// all being minimal.seq. A finding without a cause (recorded before causes were) is its own
+// signature's. Every file is written atomically, `signature` last: a folder counts as a finding
+// once it has one. Opening an existing folder knows its earlier findings (resume, merge).
+// Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -43,14 +44,15 @@ class FindingStore {
   /// Writes the finding's files into `dir`; finding.json's `file` names `finalDir`'s minimal.seq
   /// (the folder `dir` becomes once renamed).
   void writeFinding(const std::filesystem::path& dir, const Finding& f, uint64_t hits,
-                    const std::filesystem::path& finalDir) const;
+                    const std::string& lastHit, const std::filesystem::path& finalDir) const;
 
   std::filesystem::path root_;
   mutable std::mutex mutex_;
   struct Known {
     std::string id;
     uint64_t hits = 0;
-    Finding finding;  // as recorded in this process (empty fields when loaded from disk)
+    std::string lastHit;  // UTC time of the last hit recorded in this process
+    Finding finding;      // as recorded in this process (empty fields when loaded from disk)
     bool loaded = false;
     std::size_t minimalOps = 0;  // the operations of minimal.seq
   };
@@ -75,6 +77,7 @@ struct StoredFinding {
   uint32_t reproduced = 0;
   uint32_t confirmations = 0;
   std::string foundAt;  // "" when the record predates found_at
+  std::string lastHit;  // finding.json's `last_hit`; foundAt when the record predates it
   /// The hits `gpufuzz merge` brought in, by source findings folder (finding.json's
   /// `merged_hits`); the rest of `hits` were counted by campaigns in this folder.
   std::map<std::string, uint64_t> mergedHits;
@@ -93,10 +96,10 @@ std::filesystem::path variantFile(const std::string& signature);
 std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir);
 
 /// Writes dir/finding.json atomically: the record of `from` (default: dir's own) with these
-/// counts (`merged_hits` kept when not given), and `id` and `file` naming dir; every other field
-/// stays.
+/// counts (`merged_hits` kept when not given), `last_hit` when given, and `id` and `file` naming
+/// dir; every other field stays.
 void rewriteFindingCounts(const std::filesystem::path& dir, uint64_t hits,
                           const std::optional<std::map<std::string, uint64_t>>& mergedHits = {},
-                          const std::filesystem::path& from = {});
+                          const std::filesystem::path& from = {}, const std::string& lastHit = {});
 
 }  // namespace gpufuzz

@@ -49,6 +49,8 @@ constexpr CommandRow kCommands[] = {
      "gpufuzz merge   DIR... [--out OUT]   merge findings folders and their stats into OUT"},
     {"plot", 'l', 1, 1, "one findings folder",
      "gpufuzz plot    DIR                  draw DIR/plot_data into DIR/plot.png and plot.svg"},
+    {"report", 'R', 1, 1, "one findings folder",
+     "gpufuzz report  DIR [-o FILE.html]   one self-contained HTML page of DIR's campaign"},
     {"model", 'o', 2, 2, "'check FILE' or 'show NAME'",
      "gpufuzz model   check FILE | show NAME   validate a lifecycle model; print a built-in one"},
 };

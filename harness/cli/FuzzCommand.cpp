@@ -1,5 +1,6 @@
 // FuzzCommand.cpp: `gpufuzz fuzz`: the command line read into a campaign plan
-// (campaign/Campaign.h), the campaign run, and its summary printed.
+// (campaign/Campaign.h), the campaign run, and its summary printed; with --html, the folder's
+// HTML report rewritten every 5 minutes and once at the end.
 #include <unistd.h>
 
 #include <chrono>
@@ -121,6 +122,10 @@ int runFuzz(Session& session) {
   plan.persistent = persistent;
   plan.quiet = session.quiet();
   plan.stopRequested = &Session::stopRequested;
+  const std::optional<std::filesystem::path> page = htmlReportOption(cl, std::nullopt);
+  if (page) {
+    plan.periodic = [dir = store.root(), file = *page] { writeHtmlReportOrWarn(dir, file); };
+  }
   CampaignStats& identity = plan.identity;
   identity.folder = std::filesystem::weakly_canonical(store.root()).string();
   identity.commandLine = cl.asTyped;
@@ -145,6 +150,9 @@ int runFuzz(Session& session) {
   std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
               Session::stopRequested() ? "stopped: " : "done: ", result.statusLine.c_str(),
               result.uniqueFindings, static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
+  if (page && writeHtmlReportOrWarn(store.root(), *page))
+    std::printf("report: %s\n", page->c_str());
   if (!result.unsupported.empty()) {
     throw InputError("the target cannot run model " + gen.model->name + ": " + result.unsupported +
                      "; give it a handler for that, or fuzz a model it implements");

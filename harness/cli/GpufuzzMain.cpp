@@ -1,5 +1,5 @@
 // GpufuzzMain.cpp: the gpufuzz executable: fuzz, replay, shrink, explain (cli.md), promote,
-// merge and plot.
+// merge, plot and report.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     if (cl.command == "promote") return runPromote(session);
     if (cl.command == "merge") return runMerge(session);
     if (cl.command == "plot") return runPlot(session);
+    if (cl.command == "report") return runReport(session);
     return runExplain(session);
   } catch (const InputError& e) {
     std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());

@@ -6,7 +6,8 @@
 // count it changed (finding.json's `merged_hits`, by source folder), and each source's stats are
 // kept under OUT/merged/, so merging the same folders again changes nothing and merging a folder
 // that went on fuzzing adds only what is new. Every file is written atomically, a new finding's
-// `signature` last. OUT is not to be written by a campaign while it is merged into.
+// `signature` last. OUT is not to be written by a campaign while it is merged into. Then the
+// merged folder's HTML report is written (OUT/report.html, or --html FILE; --html none skips it).
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,7 +134,8 @@ bool mergeInto(const std::filesystem::path& dir, const StoredFinding& source,
     copyEvidence(source.dir, dir);
     writeFileAtomically(dir / "signature", source.signature);
   }
-  rewriteFindingCounts(dir, own + total(merged), merged, earlier ? source.dir : dir);
+  rewriteFindingCounts(dir, own + total(merged), merged, earlier ? source.dir : dir,
+                       std::max(source.lastHit, target->lastHit));
   return true;
 }
 
@@ -146,7 +148,7 @@ void copyFinding(const std::filesystem::path& out, const StoredFinding& source,
   const auto dir = out / id;
   copyEvidence(source.dir, dir);
   rewriteFindingCounts(dir, source.hits, std::map<std::string, uint64_t>{{sourceKey, source.hits}},
-                       source.dir);
+                       source.dir, source.lastHit);
   keepVariants(dir, source, source);
   writeFileAtomically(dir / "signature", source.signature);
   known[source.cause] = id;
@@ -216,6 +218,10 @@ int runMerge(Session& session) {
       "merged %zu folder(s) into %s: %zu new finding(s), %zu with hits added, %zu unchanged; "
       "%zu unique finding(s) there\n",
       sources.size(), out.c_str(), added, counted, unchanged, known.size());
+  std::fflush(stdout);
+  if (const auto page = htmlReportOption(cl, defaultHtmlReport(out))) {
+    if (writeHtmlReportOrWarn(out, *page)) std::printf("report: %s\n", page->c_str());
+  }
   return 0;
 }
 

@@ -2,8 +2,8 @@
 // findings folder byte for byte, apart from what is volatile by nature, normalised before the
 // comparison:
 // - the folder's own path (finding.json's `file`, stats.json's `folder` and `command_line`);
-// - clock times: finding.json's `found_at`, stats.json's start, update and last-find times, run
-//   time and rate, plot_data's time, run time and rate;
+// - clock times: finding.json's `found_at` and `last_hit`, stats.json's start, update and
+//   last-find times, run time and rate, plot_data's time, run time and rate;
 // - the harness's pid (stats.json), and in stacks.txt the child's addresses, thread and process
 //   ids (ASLR and the kernel pick those) and its sequence file's temporary folder and pid;
 // - how long a stuck child was quiet ("no progress for 301 ms"): the deadline timer's latency,
@@ -43,8 +43,8 @@ std::string normalised(const fs::path& relative, std::string text, const fs::pat
     text = replaceAll(text, clocks, "$1(volatile), (volatile), $2, (volatile),");
   }
   if (relative.filename() == "finding.json") {
-    static const std::regex foundAt(R"re("found_at": "[^"]*")re");
-    text = replaceAll(text, foundAt, "\"found_at\": (volatile)");
+    static const std::regex foundAt(R"re("(found_at|last_hit)": "[^"]*")re");
+    text = replaceAll(text, foundAt, "\"$1\": (volatile)");
     // The timeline's measured latencies (its deadlines are fixed by --deadline).
     static const std::regex latency(R"re("(elapsed_ms|watched_ms)": [0-9.e+-]+)re");
     text = replaceAll(text, latency, "\"$1\": (volatile)");
