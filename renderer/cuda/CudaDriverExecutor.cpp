@@ -213,6 +213,8 @@ class CudaDriverExecutor final : public ModelExecutor {
   // Ordering and waits made by the executor to keep the model's orders defined.
   /// Orders `stream` after the last work on `use` when that was on another stream: work on
   /// memory enqueued on two streams without an order between them is a data race.
+  /// The executor's own stream in `ctx`, made on first use and gone with the context.
+  std::shared_ptr<Stream> helperOf(const std::shared_ptr<Ctx>& ctx);
   void order(LastUse& use, const std::shared_ptr<Stream>& stream, CallPoint point);
   /// Waits on the host for the last work on `use`.
   void hostWait(LastUse& use, CallPoint point);
@@ -301,6 +303,8 @@ class CudaDriverExecutor final : public ModelExecutor {
   std::shared_ptr<Ctx> primary_;
   /// The executor's own stream of the primary context (see target()).
   std::shared_ptr<Stream> own_;
+  /// helperOf's streams, by context; a destroyed context's are orphans.
+  std::map<const Ctx*, std::shared_ptr<Stream>> helpers_;
 
   std::map<std::string, std::shared_ptr<Ctx>> ctxs_;
   std::map<std::string, std::shared_ptr<Stream>> streams_;
@@ -468,6 +472,15 @@ std::string CudaDriverExecutor::leaked() {
 
 // ---- Ordering and waits ----------------------------------------------------------------------
 
+std::shared_ptr<Stream> CudaDriverExecutor::helperOf(const std::shared_ptr<Ctx>& ctx) {
+  if (ctx->handle == primary_->handle) return own_;
+  std::shared_ptr<Stream>& helper = helpers_[ctx.get()];
+  if (!helper) {
+    helper = makeStream("the executor's stream of " + ctx->name, ctx, CU_STREAM_NON_BLOCKING, 0);
+  }
+  return helper;
+}
+
 std::shared_ptr<Stream> CudaDriverExecutor::target(const std::string& name, CallPoint point) {
   const std::shared_ptr<Stream>& s = streams_.at(name);
   const std::shared_ptr<Stream>& on = s->orphan() ? own_ : s;
@@ -627,6 +640,7 @@ void CudaDriverExecutor::destroyCtx(const std::string& name) {
   ok(driver_.ctxDestroy(ctx->handle), CallPoint::CtxDestroy, "cuCtxDestroy(" + name + ")");
   // Its streams, events and graphs are orphans from now on (Stream::orphan).
   ctx->destroyed = true;
+  helpers_.erase(ctx.get());
   pruneRetired();
 }
 
@@ -1055,11 +1069,29 @@ void CudaDriverExecutor::graphLaunch(const ModelCall& c) {
   const GraphExec& x = named(execs_, c.names[0]);
   if (x.handle == nullptr || x.graph->orphan()) return;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::Launch);
-  GraphSlot& slot = *x.graph->slot;
-  order(slot.use, s, CallPoint::Launch);
-  ok(driver_.graphLaunch(x.handle, s->handle), CallPoint::Launch,
-     "cuGraphLaunch(" + x.name + ", " + c.names[1] + ")");
-  slot.launched = true;
+  Graph& g = *x.graph;
+  const std::string call = "cuGraphLaunch(" + x.name + ", " + c.names[1] + ")";
+  if (s->ctx->handle == g.ctx->handle) {
+    order(g.slot->use, s, CallPoint::Launch);
+    ok(driver_.graphLaunch(x.handle, s->handle), CallPoint::Launch, call);
+  } else {
+    // The documentation does not say that a stream of another context than the graph's may
+    // launch it, and drivers refuse that ("CUDA Stream does not belong to the expected context").
+    // The executor launches on a stream of its own in the graph's context instead, ordered
+    // after the stream's work, and the stream waits for the launch: the same order, defined.
+    const std::shared_ptr<Stream> helper = helperOf(g.ctx);
+    recordFence(*s, CallPoint::Launch);
+    ok(driver_.streamWaitEvent(helper->handle, s->fence, 0), CallPoint::Launch,
+       "cuStreamWaitEvent(" + streamLabel(*helper) + ", the executor's event of " + s->name + ")");
+    current(*g.ctx, CallPoint::Launch);
+    order(g.slot->use, helper, CallPoint::Launch);
+    ok(driver_.graphLaunch(x.handle, helper->handle), CallPoint::Launch,
+       call + " (on " + streamLabel(*helper) + ")");
+    recordFence(*helper, CallPoint::Launch);
+    ok(driver_.streamWaitEvent(s->handle, helper->fence, 0), CallPoint::Launch,
+       "cuStreamWaitEvent(" + s->name + ", the executor's event of " + streamLabel(*helper) + ")");
+  }
+  g.slot->launched = true;
 }
 
 void CudaDriverExecutor::graphExecDestroy(const ModelCall& c) {
@@ -1117,8 +1149,8 @@ void CudaDriverExecutor::vaReserve(const ModelCall& c) {
   auto v = std::make_shared<Va>();
   v->name = name;
   v->granules = c.arg("granules");
-  ok(driver_.memAddressReserve(&v->base, v->granules * granularity_, 0, 0, 0), CallPoint::BufAlloc,
-     "cuMemAddressReserve(" + name + ")");
+  ok(driver_.memAddressReserve(&v->base, v->granules * granularity_, granularity_, 0, 0),
+     CallPoint::BufAlloc, "cuMemAddressReserve(" + name + ")");
   v->slots.resize(v->granules);
   vas_[name] = std::move(v);
 }
@@ -1153,8 +1185,8 @@ void CudaDriverExecutor::memMap(const ModelCall& c) {
     a->address = v.base + static_cast<size_t>(slot - v.slots.begin()) * granularity_;
   } else {
     a->ownRange = true;
-    ok(driver_.memAddressReserve(&a->address, granularity_, 0, 0, 0), CallPoint::BufAlloc,
-       "cuMemAddressReserve(a range of its own for " + name + ")");
+    ok(driver_.memAddressReserve(&a->address, granularity_, granularity_, 0, 0),
+       CallPoint::BufAlloc, "cuMemAddressReserve(a range of its own for " + name + ")");
   }
   const std::string call = "(" + name + ", " + v.name + ", " + m->name + ")";
   const CUresult mapped = driver_.memMap(a->address, granularity_, 0, m->handle, 0);
