@@ -1,4 +1,4 @@
-# gpufuzz: the make targets of the contract (cli.md). Everything builds in build/.
+# gpufuzz: the make targets of the contract (docs/cli.md). Everything builds in build/.
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=

@@ -1,4 +1,4 @@
-// Subcommands.h: the gpufuzz subcommands (cli.md). Each returns the process exit status.
+// Subcommands.h: the gpufuzz subcommands (docs/cli.md). Each returns the process exit status.
 #pragma once
 
 #include <filesystem>
