@@ -28,7 +28,7 @@ def check(what, condition, detail=""):
 
 
 def splitmix64(x):
-    # The README's seed stream (harness/SeedStream.cpp), written again as the test's oracle.
+    # The seed stream of docs/scale-out.md (harness/SeedStream.cpp), again, as the test's oracle.
     x = (x + 0x9E3779B97F4A7C15) & MASK
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
