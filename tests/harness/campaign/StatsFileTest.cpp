@@ -31,7 +31,7 @@ TEST(Stats, TheStatsFileAgreesWithTheReport) {
                                   reportFile.string());
   ASSERT_EQ(r.status, 1) << r.output;
   const boost::json::object report = readJsonFile(reportFile.string()).as_object();
-  // Any JSON reader can take it; these are the fields the README names.
+  // Any JSON reader can take it; these are the fields docs/campaigns.md names.
   const boost::json::object json = readJsonFile((out / kStatsFile).string()).as_object();
   for (const char* field :
        {"start_time",    "last_update",   "pid",        "command_line",    "seed",
