@@ -1,7 +1,7 @@
 // Generator.h: random sequences of any lifecycle model that satisfy its preconditions, weighted
 // toward the lifecycle shapes that teardown bugs need.
 //
-// How it is weighted (the README repeats this for users):
+// How it is weighted (docs/campaigns.md repeats this for users):
 // - Lengths: half the sequences are short (3..12 operations), the rest spread up to --max-ops.
 //   Short sequences find ordering bugs fast and shrink in few executions.
 // - Operations: each step picks one of the operations that can run now, in proportion to its
