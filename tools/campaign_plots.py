@@ -5,6 +5,8 @@
 - downsample(columns, rows, limit): at most `limit` rows, so a week of lines draws quickly.
 - campaign_figure(plt, columns, rows, title): executions a second, unique findings, and
   sequences by outcome class over the campaign's run time.
+- sources_figure(plt, series, title): the same for several campaigns (a merge's shards), a line
+  each, failing sequences in the third panel.
 - timeline_figure(plt, finding, name): one finding's confirmation run, operation by operation.
 - save(fig, prefix): PREFIX.svg and PREFIX.png, each written beside its name, then moved there.
 - png_bytes(fig): the PNG as bytes, for a data: URI.
@@ -89,6 +91,36 @@ def campaign_figure(plt, columns, rows, title):
     if byclass.get_legend_handles_labels()[0]:
         byclass.legend(loc="upper left")
     for ax in (rate, found, byclass):
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def sources_figure(plt, series, title):
+    """Executions a second, unique findings and failing sequences over run time (minutes), a
+    line for each (label, columns, rows) of `series`."""
+    import matplotlib.ticker
+    fig, (rate, found, failing) = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
+    for label, columns, rows in series:
+        rows = downsample(columns, rows)
+        col = {name: i for i, name in enumerate(columns)}
+        minutes = [r[col["run_time_s"]] / 60 for r in rows]
+        marker = "." if len(rows) <= 200 else None
+        rate.plot(minutes, [r[col["execs_per_sec"]] for r in rows], marker=marker, label=label)
+        found.step(minutes, [r[col["unique_findings"]] for r in rows], where="post",
+                   marker=marker, label=label)
+        failing.plot(minutes, [r[col["sequences"]] - r[col["pass"]] for r in rows],
+                     marker=marker, label=label)
+    rate.set_ylabel("executions / s")
+    rate.set_ylim(bottom=0)
+    found.set_ylabel("unique findings")
+    found.set_ylim(bottom=0)
+    found.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    failing.set_ylabel("failing sequences")
+    failing.set_xlabel("run time (min, every campaign of each source)")
+    rate.legend(loc="upper left", fontsize=8)
+    for ax in (rate, found, failing):
         ax.grid(True, alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
