@@ -587,10 +587,14 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
     }
   }
   guard("vkBeginCommandBuffer", breach, kRecord);
-  const bool oneTime = c.word("one_time") == "yes";
+  const std::string_view usage = c.word("usage");
+  const bool oneTime = usage == "one_time";
+  const bool simultaneous = usage == "simultaneous";
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = oneTime ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
+  begin.flags = oneTime        ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
+                : simultaneous ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
+                               : 0;
   check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord);
   const std::lock_guard lock(state_);
   CmdState& cb = cmd(name);
@@ -600,6 +604,7 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
   cb.layerUses.clear();
   cb.layerSeesInvalid = false;
   cb.oneTime = oneTime;
+  cb.simultaneous = simultaneous;
   cb.submittedSinceBegin = false;
 }
 
@@ -617,10 +622,12 @@ void VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
     }
   }
   // Recording into a buffer that is not recording begins it first (a new recording, which
-  // resets an executable or invalid one: every pool allows that).
+  // resets an executable or invalid one: every pool allows that), for simultaneous use, so that
+  // submitting it again while it is pending is valid.
   guard(call, breach, kRecord);
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord);
   const std::lock_guard lock(state_);
   CmdState& cb = cmd(name);
@@ -630,6 +637,7 @@ void VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
   cb.layerUses.clear();
   cb.layerSeesInvalid = false;
   cb.oneTime = false;
+  cb.simultaneous = true;
   cb.submittedSinceBegin = false;
 }
 
@@ -848,7 +856,9 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
   CmdState& cb = cmd(name);
   std::optional<Breach> breach = freedCmd(cb, name, "VUID-VkSubmitInfo-pCommandBuffers-parameter");
   if (!breach) {
-    breach = pendingCmd(shadow_, cb, name, "VUID-vkQueueSubmit-pCommandBuffers-00071");
+    if (!cb.simultaneous) {
+      breach = pendingCmd(shadow_, cb, name, "VUID-vkQueueSubmit-pCommandBuffers-00071");
+    }
   }
   if (!breach && cb.phase == Phase::Invalid) {
     breach = Breach{"VUID-vkQueueSubmit-pCommandBuffers-00070",
@@ -878,8 +888,10 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
     if (cb.phase == Phase::Initial) {
       VkCommandBufferBeginInfo begin{};
       begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+      begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
       check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(cb.handle, &begin), {}, kRecord);
       cb.oneTime = false;
+      cb.simultaneous = true;
       cb.submittedSinceBegin = false;
     }
     check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(cb.handle), {}, kRecord);

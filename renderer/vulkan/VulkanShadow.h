@@ -59,6 +59,8 @@ struct CmdState {
   /// Freed with its pool (vkDestroyCommandPool): the handle is dead.
   bool freed = false;
   bool oneTime = false;
+  /// Begun for simultaneous use: it may be submitted again while pending.
+  bool simultaneous = false;
   /// Submitted since its last begin (matters for one-time submission).
   bool submittedSinceBegin = false;
   std::vector<Recorded> commands;
