@@ -14,6 +14,7 @@
 #endif
 #if GPUFUZZ_HAVE_OPENCL
 #include "renderer/opencl/OpenClBackend.h"
+#include "renderer/opencl/OpenClModelExecutor.h"
 #endif
 #if GPUFUZZ_HAVE_VULKAN
 #include "renderer/vulkan/VulkanBackend.h"
@@ -37,7 +38,12 @@ std::unique_ptr<Backend> makeSim(const BackendOptions&) {
 std::unique_ptr<Backend> makeOpenCl(const BackendOptions& options) {
   return makeOpenClBackend(options.device);
 }
+std::unique_ptr<ModelExecutor> makeOpenClExecutor(std::string_view, const BackendOptions& options) {
+  return makeOpenClModelExecutor(options.device);
+}
 #endif
+/// The runtime models the opencl backend executes (OpenClModelExecutor.h).
+constexpr std::array<std::string_view, 1> kOpenClModels = {"opencl"};
 
 #if GPUFUZZ_HAVE_CUDA
 std::unique_ptr<Backend> makeCuda(const BackendOptions&) {
@@ -97,11 +103,14 @@ const std::array kRegistry = {
     withModels(missingBackend("cuda-async", kNoCudaToolkit), kCudaModels, nullptr),
 #endif
 #if GPUFUZZ_HAVE_OPENCL
-    builtBackend("opencl", makeOpenCl, /*probeInChild=*/true),
+    withModels(builtBackend("opencl", makeOpenCl, /*probeInChild=*/true), kOpenClModels,
+               makeOpenClExecutor),
 #else
-    missingBackend("opencl",
-                   "this gpufuzz was built without the opencl backend (no CL/cl.h at configure "
-                   "time); install opencl-headers (tools/install-deps) and rebuild"),
+    withModels(missingBackend("opencl",
+                              "this gpufuzz was built without the opencl backend (no CL/cl.h at "
+                              "configure time); install opencl-headers (tools/install-deps) and "
+                              "rebuild"),
+               kOpenClModels, nullptr),
 #endif
 #if GPUFUZZ_HAVE_VULKAN
     withModels(builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true,

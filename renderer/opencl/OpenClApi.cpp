@@ -34,6 +34,7 @@ LoadResult load() {
   resolveSymbol(library, "clGetDeviceIDs", api.getDeviceIDs, missing);
   resolveSymbol(library, "clGetDeviceInfo", api.getDeviceInfo, missing);
   resolveSymbol(library, "clCreateContext", api.createContext, missing);
+  resolveSymbol(library, "clRetainContext", api.retainContext, missing);
   resolveSymbol(library, "clReleaseContext", api.releaseContext, missing);
   resolveSymbol(library, "clGetContextInfo", api.getContextInfo, missing);
   resolveSymbol(library, "clCreateCommandQueue", api.createCommandQueue, missing);
@@ -44,6 +45,14 @@ LoadResult load() {
   resolveSymbol(library, "clGetMemObjectInfo", api.getMemObjectInfo, missing);
   resolveSymbol(library, "clEnqueueWriteBuffer", api.enqueueWriteBuffer, missing);
   resolveSymbol(library, "clEnqueueReadBuffer", api.enqueueReadBuffer, missing);
+  resolveSymbol(library, "clCreateSubBuffer", api.createSubBuffer, missing);
+  resolveSymbol(library, "clCreateImage", api.createImage, missing);
+  resolveSymbol(library, "clEnqueueFillBuffer", api.enqueueFillBuffer, missing);
+  resolveSymbol(library, "clEnqueueCopyBuffer", api.enqueueCopyBuffer, missing);
+  resolveSymbol(library, "clEnqueueWriteImage", api.enqueueWriteImage, missing);
+  resolveSymbol(library, "clEnqueueReadImage", api.enqueueReadImage, missing);
+  resolveSymbol(library, "clSetMemObjectDestructorCallback", api.setMemObjectDestructorCallback,
+                missing);
   resolveSymbol(library, "clCreateProgramWithSource", api.createProgramWithSource, missing);
   resolveSymbol(library, "clCreateProgramWithBinary", api.createProgramWithBinary, missing);
   resolveSymbol(library, "clBuildProgram", api.buildProgram, missing);
@@ -57,10 +66,20 @@ LoadResult load() {
   resolveSymbol(library, "clFlush", api.flush, missing);
   resolveSymbol(library, "clFinish", api.finish, missing);
   resolveSymbol(library, "clGetEventInfo", api.getEventInfo, missing);
+  resolveSymbol(library, "clRetainEvent", api.retainEvent, missing);
   resolveSymbol(library, "clReleaseEvent", api.releaseEvent, missing);
   resolveSymbol(library, "clWaitForEvents", api.waitForEvents, missing);
   resolveSymbol(library, "clCreateUserEvent", api.createUserEvent, missing);
   resolveSymbol(library, "clSetUserEventStatus", api.setUserEventStatus, missing);
+  resolveSymbol(library, "clSetEventCallback", api.setEventCallback, missing);
+  resolveSymbol(library, "clEnqueueMarkerWithWaitList", api.enqueueMarkerWithWaitList, missing);
+  resolveSymbol(library, "clEnqueueBarrierWithWaitList", api.enqueueBarrierWithWaitList, missing);
+  std::string optional;  // OpenCL 2.0's SVM: a device without it never calls these
+  resolveSymbol(library, "clSVMAlloc", api.svmAlloc, optional);
+  resolveSymbol(library, "clSVMFree", api.svmFree, optional);
+  resolveSymbol(library, "clEnqueueSVMFree", api.enqueueSVMFree, optional);
+  resolveSymbol(library, "clEnqueueSVMMemFill", api.enqueueSVMMemFill, optional);
+  resolveSymbol(library, "clEnqueueSVMMemcpy", api.enqueueSVMMemcpy, optional);
   if (!missing.empty()) {
     result.failure = std::string("OpenCL loader too old: ") + kLibrary + " lacks " + missing;
     return result;
@@ -160,6 +179,18 @@ std::string clExecutionStatusName(cl_int status) {
     default:
       return "failed with " + clErrorName(status);
   }
+}
+
+EventAfterWait eventAfterWait(const OpenClApi& api, cl_event event) {
+  cl_int status = CL_COMPLETE;
+  const cl_int asked =
+      api.getEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  if (asked != CL_SUCCESS) {
+    return EventAfterWait{false, "of unknown status (clGetEventInfo: " + clErrorName(asked) + ")"};
+  }
+  if (status > CL_COMPLETE) return EventAfterWait{false, clExecutionStatusName(status)};
+  if (status < 0) return EventAfterWait{true, clExecutionStatusName(status)};
+  return EventAfterWait{true, {}};
 }
 
 }  // namespace gpufuzz

@@ -13,8 +13,13 @@
 // Loading the library makes no OpenCL call; the first call does.
 #pragma once
 
+// OpenCL 2.0's declarations (SVM) are wanted too; the 1.2 calls the project makes stay
+// undeprecated.
 #ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 200
+#endif
+#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #endif
 #include <CL/cl.h>
 
@@ -29,6 +34,7 @@ struct OpenClApi {
   decltype(&::clGetDeviceInfo) getDeviceInfo = nullptr;
 
   decltype(&::clCreateContext) createContext = nullptr;
+  decltype(&::clRetainContext) retainContext = nullptr;
   decltype(&::clReleaseContext) releaseContext = nullptr;
   decltype(&::clGetContextInfo) getContextInfo = nullptr;
   decltype(&::clCreateCommandQueue) createCommandQueue = nullptr;
@@ -40,6 +46,13 @@ struct OpenClApi {
   decltype(&::clGetMemObjectInfo) getMemObjectInfo = nullptr;
   decltype(&::clEnqueueWriteBuffer) enqueueWriteBuffer = nullptr;
   decltype(&::clEnqueueReadBuffer) enqueueReadBuffer = nullptr;
+  decltype(&::clCreateSubBuffer) createSubBuffer = nullptr;
+  decltype(&::clCreateImage) createImage = nullptr;
+  decltype(&::clEnqueueFillBuffer) enqueueFillBuffer = nullptr;
+  decltype(&::clEnqueueCopyBuffer) enqueueCopyBuffer = nullptr;
+  decltype(&::clEnqueueWriteImage) enqueueWriteImage = nullptr;
+  decltype(&::clEnqueueReadImage) enqueueReadImage = nullptr;
+  decltype(&::clSetMemObjectDestructorCallback) setMemObjectDestructorCallback = nullptr;
 
   decltype(&::clCreateProgramWithSource) createProgramWithSource = nullptr;
   decltype(&::clCreateProgramWithBinary) createProgramWithBinary = nullptr;
@@ -55,10 +68,21 @@ struct OpenClApi {
   decltype(&::clFlush) flush = nullptr;
   decltype(&::clFinish) finish = nullptr;
   decltype(&::clGetEventInfo) getEventInfo = nullptr;
+  decltype(&::clRetainEvent) retainEvent = nullptr;
   decltype(&::clReleaseEvent) releaseEvent = nullptr;
   decltype(&::clWaitForEvents) waitForEvents = nullptr;
   decltype(&::clCreateUserEvent) createUserEvent = nullptr;
   decltype(&::clSetUserEventStatus) setUserEventStatus = nullptr;
+  decltype(&::clSetEventCallback) setEventCallback = nullptr;
+  decltype(&::clEnqueueMarkerWithWaitList) enqueueMarkerWithWaitList = nullptr;
+  decltype(&::clEnqueueBarrierWithWaitList) enqueueBarrierWithWaitList = nullptr;
+
+  /// OpenCL 2.0's shared virtual memory: null where the loader predates it (the rest still works).
+  decltype(&::clSVMAlloc) svmAlloc = nullptr;
+  decltype(&::clSVMFree) svmFree = nullptr;
+  decltype(&::clEnqueueSVMFree) enqueueSVMFree = nullptr;
+  decltype(&::clEnqueueSVMMemFill) enqueueSVMMemFill = nullptr;
+  decltype(&::clEnqueueSVMMemcpy) enqueueSVMMemcpy = nullptr;
 
   /// Milliseconds that dlopen of the loader took (the loader alone: vendors load at the first
   /// call), for the throughput benchmark's account of where a child's time goes.
@@ -74,5 +98,17 @@ std::string clErrorName(cl_int code);
 
 /// "CL_QUEUED", "CL_SUBMITTED", "CL_RUNNING", "CL_COMPLETE", or a failed command's error name.
 std::string clExecutionStatusName(cl_int status);
+
+/// The wait-completion oracle's question about one command, asked after a wait that should have
+/// completed it: where its event stands. Every check of a wait (the backend's, the opencl model's
+/// executor's) asks it, so all of them judge a command alike.
+struct EventAfterWait {
+  /// The runtime is done with the command (complete or terminated): its event may be released.
+  bool done = false;
+  /// Why the wait should not have returned yet: "CL_QUEUED", "failed with CL_OUT_OF_RESOURCES",
+  /// "of unknown status (clGetEventInfo: CL_INVALID_EVENT)"; empty when CL_COMPLETE.
+  std::string stale;
+};
+EventAfterWait eventAfterWait(const OpenClApi& api, cl_event event);
 
 }  // namespace gpufuzz

@@ -72,22 +72,13 @@ std::optional<PendingWork> OpenClBackend::collect(Context& context) {
   std::vector<PendingCommand> pending;
   std::vector<Command> still;
   for (Command& command : context.inFlight) {
-    cl_int status = CL_COMPLETE;
-    const cl_int asked = api_.getEventInfo(command.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                           sizeof status, &status, nullptr);
-    if (asked != CL_SUCCESS) {
-      pending.push_back(PendingCommand{
-          command.call, "of unknown status (clGetEventInfo: " + clErrorName(asked) + ")"});
+    const EventAfterWait after = eventAfterWait(api_, command.event);
+    if (!after.stale.empty()) pending.push_back(PendingCommand{command.call, after.stale});
+    if (after.done) {
+      api_.releaseEvent(command.event);  // complete or terminated: the runtime is done with it
+    } else {
       still.push_back(std::move(command));
-      continue;
     }
-    if (status > CL_COMPLETE) {
-      pending.push_back(PendingCommand{command.call, clExecutionStatusName(status)});
-      still.push_back(std::move(command));
-      continue;
-    }
-    if (status < 0) pending.push_back(PendingCommand{command.call, clExecutionStatusName(status)});
-    api_.releaseEvent(command.event);  // complete or terminated: the runtime is done with it
   }
   context.inFlight = std::move(still);
   if (pending.empty()) return std::nullopt;

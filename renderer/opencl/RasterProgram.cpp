@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "renderer/device/DeviceError.h"
@@ -23,7 +24,7 @@ namespace {
 
 struct Cache {
   std::mutex mutex;
-  std::map<cl_device_id, std::vector<unsigned char>> binaries;
+  std::map<std::pair<cl_device_id, const char*>, std::vector<unsigned char>> binaries;
   ProgramBuildCosts costs;
 };
 
@@ -86,7 +87,8 @@ std::string deviceText(const OpenClApi& api, cl_device_id device, cl_device_info
 
 /// Where the binary for this device and this source is kept between processes, or empty when
 /// the cache is off (GPUFUZZ_OPENCL_CACHE=off) or has no home.
-std::filesystem::path diskCachePath(const OpenClApi& api, cl_device_id device) {
+std::filesystem::path diskCachePath(const OpenClApi& api, cl_device_id device, const char* source,
+                                    const char* cacheName) {
   std::filesystem::path dir;
   if (const char* env = std::getenv("GPUFUZZ_OPENCL_CACHE"); env != nullptr && *env != '\0') {
     if (std::string_view(env) == "off") return {};
@@ -98,12 +100,13 @@ std::filesystem::path diskCachePath(const OpenClApi& api, cl_device_id device) {
   } else {
     return {};
   }
-  uint64_t key = fnv1a(kRasterSource);
+  uint64_t key = fnv1a(source);
   for (const cl_device_info what : {CL_DEVICE_NAME, CL_DEVICE_VERSION, CL_DRIVER_VERSION}) {
     key = fnv1a(deviceText(api, device, what), key);
   }
-  char name[32];
-  std::snprintf(name, sizeof name, "raster-%016llx.bin", static_cast<unsigned long long>(key));
+  char name[64];
+  std::snprintf(name, sizeof name, "%s-%016llx.bin", cacheName,
+                static_cast<unsigned long long>(key));
   return dir / name;
 }
 
@@ -159,18 +162,23 @@ cl_program buildFromBinary(const OpenClApi& api, cl_context context, cl_device_i
 
 cl_program buildRasterProgram(const OpenClApi& api, cl_context context, cl_device_id device,
                               CallPoint point) {
+  return buildCachedProgram(api, context, device, kRasterSource, "raster", point);
+}
+
+cl_program buildCachedProgram(const OpenClApi& api, cl_context context, cl_device_id device,
+                              const char* source, const char* cacheName, CallPoint point) {
   Cache& c = cache();
   std::vector<unsigned char> binary;
   {
     const std::lock_guard lock(c.mutex);
-    auto it = c.binaries.find(device);
+    auto it = c.binaries.find({device, source});
     if (it != c.binaries.end()) binary = it->second;
   }
   const auto start = std::chrono::steady_clock::now();
   std::filesystem::path diskPath;
   bool fromDisk = false;
   if (binary.empty()) {
-    diskPath = diskCachePath(api, device);
+    diskPath = diskCachePath(api, device, source, cacheName);
     binary = readDiskCache(diskPath);
     fromDisk = !binary.empty();
   }
@@ -184,7 +192,6 @@ cl_program buildRasterProgram(const OpenClApi& api, cl_context context, cl_devic
   }
   const bool fromBinary = program != nullptr;
   if (!fromBinary) {
-    const char* source = kRasterSource;
     program = api.createProgramWithSource(context, 1, &source, nullptr, &status);
     if (status != CL_SUCCESS) fail(point, "clCreateProgramWithSource", status);
     status = api.buildProgram(program, 1, &device, "", nullptr, nullptr);
@@ -194,7 +201,7 @@ cl_program buildRasterProgram(const OpenClApi& api, cl_context context, cl_devic
       fail(point, "clBuildProgram", status, log);
     }
     binary = binaryOf(api, program);
-    if (diskPath.empty()) diskPath = diskCachePath(api, device);
+    if (diskPath.empty()) diskPath = diskCachePath(api, device, source, cacheName);
     writeDiskCache(diskPath, binary);
   }
   const double ms = msSince(start);
@@ -206,7 +213,7 @@ cl_program buildRasterProgram(const OpenClApi& api, cl_context context, cl_devic
     ++c.costs.fromSource;
     c.costs.sourceMs += ms;
   }
-  if (!binary.empty()) c.binaries.emplace(device, std::move(binary));
+  if (!binary.empty()) c.binaries.emplace(std::pair{device, source}, std::move(binary));
   return program;
 }
 

@@ -48,6 +48,13 @@ struct ProgramBuildCosts {
 cl_program buildRasterProgram(const OpenClApi& api, cl_context context, cl_device_id device,
                               CallPoint point);
 
+/// Any program of the project's built as the raster program is (above): from `source` once per
+/// device and process, from its kept binary after that, on disk as `cacheName-KEY.bin`. `source`
+/// must be a string with static storage: the process's cache is keyed by its address.
+cl_program buildCachedProgram(const OpenClApi& api, cl_context context, cl_device_id device,
+                              const char* source, const char* cacheName, CallPoint point);
+
+/// Where this process's builds went, every program's together.
 ProgramBuildCosts programBuildCosts();
 
 }  // namespace gpufuzz::opencl
