@@ -19,6 +19,8 @@
 //
 // - Campaign/vulkan-validation-<on|off>/...: the same on the vulkan backend, under the validation
 //   layer and without it (where `gpufuzz-runner --probe --backend vulkan` succeeds).
+// - VulkanModel/<fork|persistent>/...: the `vulkan` runtime model under the layer against the
+//   renderer model on sim, in alternating pairs; ratio_to_sim and both executions/s.
 //
 // - Campaign/python-sim/<fork|fresh>/...: `gpufuzz fuzz --target "python3
 //   examples/targets/pysim/target.py"`, a Python target of the client library on a simulated
@@ -271,6 +273,16 @@ void Threads(benchmark::State& state, int threads) {
                    simRuns, "ratio_to_one_thread", "one_thread", "threaded");
 }
 
+/// VulkanModel/<mode>: campaigns of the `vulkan` runtime model (one VkDevice per process) under
+/// the validation layer against campaigns of the renderer model on sim, in alternating pairs.
+/// ratio_to_sim: the vulkan model's executions/s over sim's; vulkan_execs_per_s is the figure the
+/// goal speaks of (at least 100 a second here).
+void VulkanModel(benchmark::State& state, const std::string& mode) {
+  std::vector<std::string> args = modeArgs(mode);
+  args.insert(args.end(), {"--model", "vulkan", "--validation", "on"});
+  alternatingPairs(state, "sim", {}, "vulkan", args, vulkanRuns, "ratio_to_sim", "sim", "vulkan");
+}
+
 /// Whether `gpufuzz-runner --probe --backend vulkan` can make the backend (in its own process).
 bool vulkanUsable() {
   return runQuietly((binDir() / "gpufuzz-runner").string(), {"--probe", "--backend", "vulkan"}) ==
@@ -415,6 +427,10 @@ int main(int argc, char** argv) {
                      }),
                  {{1, cores}, {kMaxOps, 1}, {kMaxOps, cores}});
       }
+    }
+    for (const std::string mode : {"fork", "persistent"}) {
+      runsOnce(benchmark::RegisterBenchmark(("VulkanModel/" + mode).c_str(), VulkanModel, mode),
+               {{kMaxOps, 1}, {kMaxOps, cores}});
     }
   } else {
     std::fprintf(stderr,
