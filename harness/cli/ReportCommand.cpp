@@ -120,8 +120,10 @@ std::size_t writeHtmlReport(const fs::path& dir, const fs::path& out, bool quiet
     throw InputError(out.string() + ": cannot write the report there (no folder " +
                      parent.string() + ")");
   }
-  // What was checked goes to the script in a file beside the page, removed once it is written.
-  const fs::path index = out.string() + ".index-" + std::to_string(::getpid()) + ".json";
+  // What was checked goes to the script in a hidden file beside the page, removed once it is
+  // written.
+  const fs::path index =
+      parent / ("." + out.filename().string() + ".index-" + std::to_string(::getpid()) + ".json");
   writeFileAtomically(index, indexJson(checked));
   int status = -1;
   try {
