@@ -9,12 +9,16 @@
 #include <stdexcept>
 
 #include "harness/base/AtomicFile.h"
+#include "harness/base/OutsideText.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
 
 std::string jsonString(std::string_view text) {
-  return boost::json::serialize(boost::json::value(boost::json::string_view(text)));
+  // Boost.JSON copies the bytes of a string as they are: text that is not UTF-8 would make the
+  // file no JSON at all (RFC 8259, section 8.1).
+  const std::string valid = validUtf8(text);
+  return boost::json::serialize(boost::json::value(boost::json::string_view(valid)));
 }
 
 namespace {
@@ -69,6 +73,9 @@ void printValue(std::string& out, const boost::json::value& v, std::size_t depth
       out += text;
       return;
     }
+    case boost::json::kind::string:
+      out += jsonString(std::string_view(v.get_string()));
+      return;
     default:
       out += boost::json::serialize(v);
   }
@@ -184,7 +191,11 @@ void writeAt(JsonWriter& j, const std::optional<At>& at) {
 
 boost::json::value parseJson(std::string_view text, const std::string& where) {
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(text, ec);
+  // Files written before every string was made valid UTF-8 are still read (a finding of an old
+  // shard is not lost to merge); whatever is written from them is valid again.
+  boost::json::parse_options options;
+  options.allow_invalid_utf8 = true;
+  boost::json::value v = boost::json::parse(text, ec, {}, options);
   if (ec) throw InputError(where + ": not JSON (" + ec.message() + ")");
   return v;
 }

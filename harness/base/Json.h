@@ -1,6 +1,7 @@
 // Json.h: the JSON the project writes and reads (findings, stats, reports, explanations), all
 // through Boost.JSON: a builder of a boost::json::value with the one layout every file has, and
-// parsing that says where the text came from.
+// parsing that says where the text came from. What is written is strict JSON (RFC 8259): every
+// string and key valid UTF-8, its invalid bytes written as `\xNN` text (OutsideText.h).
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -14,7 +15,7 @@
 
 namespace gpufuzz {
 
-/// `text` as a JSON string literal, quotes included.
+/// `text` as a JSON string literal, quotes included; bytes that are not UTF-8 become `\xNN`.
 std::string jsonString(std::string_view text);
 
 /// Builds one JSON value call by call (objects, arrays, keys, values), as the writers of the
@@ -58,7 +59,8 @@ class JsonWriter {
 /// The JSON value of an `at`: a number, "end", or null.
 void writeAt(JsonWriter& j, const std::optional<At>& at);
 
-/// Parses JSON text; InputError "WHERE: not JSON (...)" when it is malformed.
+/// Parses JSON text; InputError "WHERE: not JSON (...)" when it is malformed. Strings that are
+/// not valid UTF-8 are taken as they are (files of older versions held them).
 boost::json::value parseJson(std::string_view text, const std::string& where);
 
 /// A JSON file read and parsed; InputError naming the file when it is unreadable or malformed.

@@ -5,6 +5,9 @@
 
 #include <unistd.h>
 
+#include "harness/base/OutsideText.h"
+#include "model/LifecycleModel.h"
+
 #include <cerrno>
 #include <charconv>
 #include <sstream>
@@ -19,6 +22,19 @@ std::string oneLine(std::string_view text) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   return out;
+}
+
+/// An operation's or an effect's name as a model writes it ([a-z][a-z0-9_]*): such a word alone
+/// goes into a finding's folder name and signature.
+bool isOperationWord(const std::string& word) {
+  return isIdentifier(word);
+}
+
+/// The rest of the line, from its next word on, under the rule for outside text (one line).
+std::string restOfLine(std::istringstream& in) {
+  std::string rest;
+  std::getline(in >> std::ws, rest);
+  return outsideLine(rest);
 }
 
 std::optional<At> parseAt(std::string_view token) {
@@ -62,25 +78,29 @@ std::optional<Event> parseEvent(std::string_view line) {
   std::string kind;
   in >> kind;
   Event e;
+  std::string at;
   if (kind == "start") {
     e.kind = Event::Kind::Start;
-    if (!(in >> e.operations)) return std::nullopt;
+    std::string count;
+    if (!(in >> count)) return std::nullopt;
+    const auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), e.operations);
+    if (ec != std::errc() || ptr != count.data() + count.size()) return std::nullopt;
     return e;
   }
-  std::string at;
   if (kind == "begin" || kind == "done") {
     e.kind = kind == "begin" ? Event::Kind::Begin : Event::Kind::Done;
     if (!(in >> at)) return std::nullopt;
     auto parsed = parseAt(at);
     if (!parsed) return std::nullopt;
     e.at = *parsed;
-    if (e.kind == Event::Kind::Begin && !(in >> e.op)) return std::nullopt;
+    if (e.kind == Event::Kind::Begin && (!(in >> e.op) || !isOperationWord(e.op)))
+      return std::nullopt;
     return e;
   }
   if (kind == "fault") {
     e.kind = Event::Kind::Fault;
-    if (!(in >> e.op)) return std::nullopt;
-    std::getline(in >> std::ws, e.rule);
+    if (!(in >> e.op) || !isOperationWord(e.op)) return std::nullopt;
+    e.rule = restOfLine(in);
     if (e.rule.starts_with('@')) {
       const std::size_t space = e.rule.find(' ');
       e.faultAt = parseAt(std::string_view(e.rule).substr(1, space - 1));
@@ -103,8 +123,11 @@ std::optional<Event> parseEvent(std::string_view line) {
       e.outcome.at = parseAt(at);
       if (!e.outcome.at) return std::nullopt;
     }
-    if (op != "-") e.outcome.op = op;
-    std::getline(in >> std::ws, e.outcome.detail);
+    if (op != "-") {
+      if (!isOperationWord(op)) return std::nullopt;
+      e.outcome.op = op;
+    }
+    e.outcome.detail = restOfLine(in);
     // The older form of target.md: `outcome error <at> <op> unsupported operation`.
     if (e.outcome.cls == OutcomeClass::Error &&
         e.outcome.detail.starts_with("unsupported operation"))

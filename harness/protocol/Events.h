@@ -15,6 +15,11 @@
 //
 // A runner that stops producing events is stuck; one whose last event is `begin` is stuck in
 // that operation.
+//
+// The events are the child's words, not the harness's: parseEvent() takes an operation's or an
+// effect's name only as a model writes one ([a-z][a-z0-9_]*, since it goes into folder names),
+// a count or ordinal only in decimal digits, and free text (a detail, a rule) under the rule for
+// outside text (harness/base/OutsideText.h), so what it returns is valid UTF-8 whatever came.
 #pragma once
 
 #include <optional>

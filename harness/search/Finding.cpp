@@ -28,7 +28,10 @@ std::string Finding::id() const {
   char hash[16];
   std::snprintf(hash, sizeof hash, "%06llx",
                 static_cast<unsigned long long>(stableHash(signature()) & 0xffffff));
-  return std::string(outcomeClassName(outcome.cls)) + "-" + outcome.op + "-" + hash;
+  // A folder's name is at most 255 bytes; an operation's name in a model has no bound.
+  constexpr std::size_t kMostOpInName = 64;
+  return std::string(outcomeClassName(outcome.cls)) + "-" + outcome.op.substr(0, kMostOpInName) +
+         "-" + hash;
 }
 
 std::string Finding::reproductionText() const {

@@ -9,6 +9,7 @@
 
 #include "harness/supervise/ChildProcess.h"
 
+#include "harness/base/OutsideText.h"
 #include "harness/protocol/SupervisedChild.h"
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Strays.h"
@@ -694,7 +695,8 @@ std::optional<ChildExit> ChildProcess::runUntilPaused(ChildObserver& observer) {
   exit.interrupted = p.interrupted;
   exit.unkillable = p.unkillable;
   exit.serverLost = p.serverLost;
-  exit.outputTail = p.tail.take();
+  // Whatever the child printed, as text: the tail goes into findings, reports and messages.
+  exit.outputTail = outsideText(p.tail.take());
   exit.wall = std::chrono::duration_cast<std::chrono::microseconds>(p.reapedAt - p.startedAt);
   return exit;
 }

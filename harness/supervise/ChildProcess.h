@@ -31,6 +31,8 @@
 //   that floods its output neither grows this process nor delays its deadlines. With
 //   outputLimit 0 the child's stdout and stderr are /dev/null (a pipe nobody read would block
 //   it once full). An events line is kept up to 4096 bytes; the rest of a longer one is dropped.
+//   The tail comes back as text under the rule for outside text (harness/base/OutsideText.h):
+//   valid UTF-8, control characters and invalid bytes escaped, long lines cut.
 // - A ChildProcess destroyed without run() completing kills its group and reaps the child.
 // - Thread safety: a ChildProcess belongs to the thread that uses it; any number of them may
 //   live on different threads at once (each owns its event loop). killAllChildren() may be
@@ -81,7 +83,7 @@ struct ChildExit {
   bool interrupted = false;  // killAllChildren() ran while this child was alive
   bool unkillable = false;   // it outlived SIGKILL (uninterruptible sleep); reaped in background
   bool serverLost = false;   // its fork server died: `status` is SIGKILL, not what happened
-  std::string outputTail;    // the last outputLimit bytes of stdout and stderr
+  std::string outputTail;    // the last outputLimit bytes of stdout and stderr, as outside text
   std::chrono::microseconds wall{};
 };
 
@@ -134,7 +136,7 @@ std::optional<std::string> findOnPath(std::string_view name);
 struct CapturedRun {
   int status = 0;  // as waitpid(2) reports it
   bool timedOut = false;
-  std::string output;
+  std::string output;  // as outside text (OutsideText.h): a --version line, gdb's stacks
 };
 
 /// Runs a command to completion, its output captured; killed (with its group) after `timeout`.

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/base/OutsideText.h"
 #include "harness/supervise/CudaTools.h"
 #include "renderer/InputError.h"
 
@@ -177,15 +178,17 @@ Supervised superviseUnderSanitizer(const ChildCommand& command, SupervisionLimit
   std::filesystem::remove(log, ignored);
   Supervised supervised =
       supervise(underSanitizer(command, sanitizer.tool, sanitizer.path, log), limits);
-  std::ostringstream text;
-  if (std::ifstream in(log); in) text << in.rdbuf();
+  std::ostringstream raw;
+  if (std::ifstream in(log); in) raw << in.rdbuf();
   std::filesystem::remove(log, ignored);
   if (supervised.stuck) return supervised;  // a hang or spin stays one; the report is partial
-  applySanitizerReport(parseSanitizerLog(text.str()), destroyAt, supervised);
-  if (!text.str().empty()) {
+  // Its report quotes the program's kernel names and messages: outside text.
+  const std::string text = outsideText(raw.str());
+  applySanitizerReport(parseSanitizerLog(text), destroyAt, supervised);
+  if (!text.empty()) {
     supervised.outputTail += "\n--- compute-sanitizer " +
                              std::string(sanitizerToolName(sanitizer.tool)) + " report ---\n" +
-                             text.str();
+                             text;
   }
   return supervised;
 }

@@ -1,6 +1,7 @@
 // StackCapture.cpp: a stuck child's stacks by gdb or cuda-gdb.
 #include "harness/supervise/StackCapture.h"
 
+#include "harness/base/OutsideText.h"
 #include "harness/supervise/CudaTools.h"
 
 namespace gpufuzz {
@@ -52,7 +53,7 @@ std::string captureStacks(pid_t pid) {
   } catch (const ChildStartError& e) {
     text += "(cannot run " + debugger->name + ": " + e.what() + ")\n";
   }
-  return text;
+  return outsideText(text);
 }
 
 }  // namespace gpufuzz

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <utility>
 
+#include "harness/base/OutsideText.h"
 #include "harness/protocol/Events.h"
 #include "harness/supervise/StackCapture.h"
 
@@ -37,7 +38,8 @@ std::string signalName(int sig) {
   return "signal " + std::to_string(sig);
 }
 
-/// The last non-empty line of the child's output: usually the message that explains its exit.
+/// The last non-empty line of the child's output (already under the rule for outside text):
+/// usually the message that explains its exit. Its tail, when long, from a character's start.
 std::string lastLine(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
     text.remove_suffix(1);
@@ -45,6 +47,8 @@ std::string lastLine(std::string_view text) {
   const auto newline = text.rfind('\n');
   if (newline != std::string_view::npos) text.remove_prefix(newline + 1);
   if (text.size() > kMaxQuotedLine) text = text.substr(text.size() - kMaxQuotedLine);
+  while (!text.empty() && (static_cast<unsigned char>(text.front()) & 0xc0) == 0x80)
+    text.remove_prefix(1);
   return std::string(text);
 }
 
@@ -85,11 +89,8 @@ class ProgressWatch final : public ChildObserver {
     const std::string why = event ? order_.accept(*event) : "not an event";
     const auto now = Clock::now();
     if (!why.empty()) {
-      std::string quoted(line.substr(0, kMaxQuotedLine));
-      for (char& c : quoted) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-      }
-      protocolError_ = "protocol: " + quoted + " (" + why + ")";
+      // The line as it came, bytes that are not text escaped: what the adapter has to fix.
+      protocolError_ = "protocol: " + outsideLine(line, kMaxQuotedLine) + " (" + why + ")";
       lastProgress_ = now;
       return;
     }
