@@ -69,7 +69,7 @@ class Campaign {
     if (deadline_) trials_.stopAt(*deadline_ + plan_.grace);
     std::vector<std::jthread> workers;
     for (unsigned w = 0; w < plan_.jobs; ++w)
-      workers.emplace_back([this] { work(); });
+      workers.emplace_back([this] { guarded([this] { work(); }); });
     writeStatsFile(false);
     std::jthread status([this](std::stop_token stop) { statusLoop(stop); });
     std::jthread periodic;
@@ -157,6 +157,11 @@ class Campaign {
     return findings_.size();
   }
   bool harnessBroken() const { return broken_.load() && unsupported_.empty(); }
+  /// The file that could not be written and why, when one could not; empty otherwise.
+  std::string writeFailure() const {
+    std::lock_guard lock(mutex_);
+    return writeFailure_;
+  }
   /// What the target said it cannot run, when it said so; empty otherwise.
   std::string unsupported() const {
     std::lock_guard lock(mutex_);
@@ -185,7 +190,7 @@ class Campaign {
   /// Whether generation goes on: no stop, a working harness, time left (mutex_ held; the runs
   /// are counted by take()).
   bool budgetLeft() const {
-    if (stopRequested() || broken_) return false;
+    if (stopRequested() || broken_ || writeFailed_) return false;
     return !deadline_ || Clock::now() < *deadline_;
   }
 
@@ -323,6 +328,30 @@ class Campaign {
     return true;
   }
 
+  /// Runs `f`; a file it cannot write (a full disk) stops the campaign (writeFailed).
+  template <typename F>
+  void guarded(F f) {
+    try {
+      f();
+    } catch (const WriteError& e) {
+      writeFailed(e);
+    }
+  }
+
+  /// A file of the campaign could not be written: nothing new starts, runs under way are cut
+  /// short (their sequences stay unfinished for a resumed campaign), and the campaign ends
+  /// saying which file. What was written before stays whole (AtomicFile.h).
+  void writeFailed(const WriteError& e) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!writeFailure_.empty()) return;
+      writeFailure_ = e.what();
+      stopReason_ = writeFailure_;
+    }
+    writeFailed_ = true;
+    trials_.stopAt(Clock::now());
+  }
+
   bool saturated(const RunOutcome& o) const {
     std::lock_guard lock(mutex_);
     const auto it = kindRepeats_.find(failureKind(o));
@@ -417,6 +446,8 @@ class Campaign {
       const Explanation e = explainFailure(trials_, plan_.jobs, f.minimal, f.outcome, options);
       if (stopRequested()) return;  // its trials were cut short: no explanation
       writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
+    } catch (const WriteError&) {
+      throw;  // the disk, not the explanation: the campaign stops
     } catch (const std::exception& error) {
       say(stderr, "gpufuzz: could not explain %s: %s\n", dir.c_str(), error.what());
     }
@@ -451,6 +482,8 @@ class Campaign {
     if (statsFile_.empty()) return;
     try {
       writeStats(statsFile_, stats(finished));
+    } catch (const WriteError& error) {
+      writeFailed(error);
     } catch (const std::exception& error) {
       if (!statsFailed_.exchange(true))
         say(stderr, "gpufuzz: cannot write the stats: %s\n", error.what());
@@ -468,6 +501,8 @@ class Campaign {
     lastPlot_ = {now, executions};
     try {
       appendPlotData(statsFile_.parent_path() / kPlotDataFile, stats(finished), rate);
+    } catch (const WriteError& error) {
+      writeFailed(error);
     } catch (const std::exception& error) {
       if (!statsFailed_.exchange(true))
         say(stderr, "gpufuzz: cannot write the plot data: %s\n", error.what());
@@ -601,6 +636,8 @@ class Campaign {
   std::atomic<uint64_t> failures_{0};
   std::atomic<uint64_t> failuresCutShort_{0};  // failures of sequences a stop cut short
   std::string stopReason_;                     // why the run was stopped; empty when it was not
+  std::string writeFailure_;                   // mutex_: the write that stopped it, if one did
+  std::atomic<bool> writeFailed_{false};
   std::atomic<uint64_t> unconfirmed_{0};
   std::atomic<uint64_t> persistentFailures_{0}, persistentSame_{0}, persistentNeededHistory_{0};
   std::array<std::atomic<uint64_t>, kOutcomeClassCount> byClass_{};
@@ -730,6 +767,7 @@ CampaignResult runCampaign(const CampaignPlan& plan, TrialRunner& trials, Findin
   result.statusLine = campaign.statusLine();
   result.uniqueFindings = campaign.uniqueFindings();
   result.harnessBroken = campaign.harnessBroken();
+  result.writeFailure = campaign.writeFailure();
   result.unsupported = campaign.unsupported();
   result.failuresFound = campaign.failuresFound();
   return result;

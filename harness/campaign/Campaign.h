@@ -4,8 +4,9 @@
 // <out>/stats.json rewritten about once a second. `gpufuzz fuzz` (cli/FuzzCommand.cpp) reads
 // the command line into a CampaignPlan and runs it.
 //
-// Stops: once the budget (runs or time) is spent, or as soon as `stopRequested` says so (every
-// child has been killed by then); a stopped campaign keeps every finding it reported.
+// Stops: once the budget (runs or time) is spent, as soon as `stopRequested` says so (every
+// child has been killed by then), or when a file of it cannot be written (a full disk); a
+// stopped campaign keeps every finding it reported.
 #pragma once
 
 #include <chrono>
@@ -61,6 +62,9 @@ struct CampaignResult {
   std::size_t uniqueFindings = 0;
   uint64_t failuresFound = 0;
   bool harnessBroken = false;  // most runs failed in the harness itself
+  /// A file of the campaign could not be written (a full disk): which, and why. The campaign
+  /// stopped there; every finding written before is whole.
+  std::string writeFailure;
   /// The target said it cannot run a sequence of the model (target.md): what it lacks.
   std::string unsupported;
 };

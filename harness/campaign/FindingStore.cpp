@@ -1,7 +1,6 @@
 // FindingStore.cpp: deduplicated, atomically written findings.
 #include "harness/campaign/FindingStore.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -137,7 +136,7 @@ bool removeAbandonedStaging(const std::filesystem::path& dir) {
   const std::string name = dir.filename().string();
   if (!name.starts_with(kStagingPrefix)) return false;
   const long pid = std::atol(name.c_str() + name.rfind('-') + 1);
-  if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+  if (pid > 0 && !processAlive(pid)) {
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
   }
@@ -148,9 +147,12 @@ bool removeAbandonedStaging(const std::filesystem::path& dir) {
 
 FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) {
   std::filesystem::create_directories(root_);
+  removeAbandonedTemporaries(root_);
   for (const auto& entry : std::filesystem::directory_iterator(root_)) {
     if (!entry.is_directory()) continue;
     if (removeAbandonedStaging(entry.path())) continue;
+    removeAbandonedTemporaries(entry.path());
+    removeAbandonedTemporaries(entry.path() / kVariantsFolder);
     try {
       const auto stored = readStoredFinding(entry.path());
       if (!stored) continue;
@@ -227,13 +229,21 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   // killed at any moment leaves either a complete finding or none.
   const auto staging =
       root_ / (std::string(kStagingPrefix) + k.id + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(staging);
-  std::filesystem::create_directories(staging);
   const auto dir = root_ / k.id;
-  writeFinding(staging, k.finding, k.hits, k.lastHit, dir);
-  writeFileAtomically(staging / "cause", cause);
-  writeFileAtomically(staging / "signature", sig);
-  std::filesystem::rename(staging, dir);
+  try {
+    std::filesystem::remove_all(staging);
+    std::filesystem::create_directories(staging);
+    writeFinding(staging, k.finding, k.hits, k.lastHit, dir);
+    writeFileAtomically(staging / "cause", cause);
+    writeFileAtomically(staging / "signature", sig);
+    std::filesystem::rename(staging, dir);
+  } catch (const std::exception& e) {
+    // A full disk leaves no half-written finding: the staging folder goes, the folder stays as
+    // it was.
+    std::error_code ignored;
+    std::filesystem::remove_all(staging, ignored);
+    throw WriteError("cannot write the finding " + dir.string() + ": " + e.what());
+  }
   syncDirectory(root_);
   known_[cause] = std::move(k);
   knownSignatures_.insert(sig);

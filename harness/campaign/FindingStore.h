@@ -25,12 +25,14 @@ namespace gpufuzz {
 
 class FindingStore {
  public:
-  /// Opens (and creates) `root`, reading the signatures and hits of the findings already there.
+  /// Opens (and creates) `root`, reading the signatures and hits of the findings already there;
+  /// the staging folders and temporaries of writers killed before they finished are removed.
   explicit FindingStore(std::filesystem::path root);
 
   /// Records a finding: a new cause gets its folder and true; a known one has its hit counter
   /// bumped and the finding's minimal sequence kept as a variant when it is new (false).
-  /// Returns the folder either way.
+  /// Returns the folder either way. WriteError (AtomicFile.h) when a file cannot be written (a
+  /// full disk): a new finding's folder is then absent, a known one keeps its former files.
   std::pair<bool, std::filesystem::path> record(const Finding& finding);
 
   std::size_t size() const;

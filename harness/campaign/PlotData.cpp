@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "harness/base/AtomicFile.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -34,16 +35,16 @@ void appendPlotData(const std::filesystem::path& path, const CampaignStats& stat
   std::error_code ec;
   const bool fresh =
       !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
-  std::ofstream out(path, std::ios::binary | std::ios::app);
+  std::string text;
   if (fresh) {
-    out << "# gpufuzz plot_data: a line a minute and at the end of each campaign run\n# ";
+    text = "# gpufuzz plot_data: a line a minute and at the end of each campaign run\n# ";
     const auto columns = plotDataColumns();
     for (std::size_t i = 0; i < columns.size(); ++i)
-      out << (i ? ", " : "") << columns[i];
-    out << "\n";
+      text += (i ? ", " : "") + columns[i];
+    text += "\n";
   }
-  out << plotDataLine(stats, rate) << "\n";
-  if (!out.flush()) throw std::runtime_error("cannot append to " + path.string());
+  // Whole lines or none: a full disk leaves no line half-written for readPlotData to refuse.
+  appendFileWhole(path, text + plotDataLine(stats, rate) + "\n");
 }
 
 std::vector<std::vector<double>> readPlotData(const std::filesystem::path& path) {

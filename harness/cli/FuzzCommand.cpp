@@ -161,6 +161,12 @@ int runFuzz(Session& session) {
     std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
     return 3;
   }
+  if (!result.writeFailure.empty()) {
+    // Not bad input (exit 2 says nothing ran): the harness could not keep its record. Every
+    // finding written before is whole; the sequences cut short run again on --time resume.
+    std::fprintf(stderr, "gpufuzz: stopped: %s\n", result.writeFailure.c_str());
+    return 3;
+  }
   return result.failuresFound > 0 ? 1 : 0;
 }
 

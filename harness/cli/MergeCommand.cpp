@@ -29,7 +29,9 @@ namespace {
 std::vector<std::filesystem::path> findingFolders(const std::filesystem::path& root) {
   std::vector<std::filesystem::path> folders;
   for (const auto& entry : std::filesystem::directory_iterator(root)) {
-    if (entry.is_directory() && std::filesystem::exists(entry.path() / "signature"))
+    // A hidden folder is a finding being written (FindingStore's staging), not one yet.
+    if (entry.is_directory() && !entry.path().filename().string().starts_with('.') &&
+        std::filesystem::exists(entry.path() / "signature"))
       folders.push_back(entry.path());
   }
   std::sort(folders.begin(), folders.end());
@@ -81,7 +83,10 @@ void copyEvidence(const std::filesystem::path& from, const std::filesystem::path
   std::set<std::string> copied;
   for (const auto& entry : std::filesystem::directory_iterator(from)) {
     const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || name == "finding.json" || name == "signature") continue;
+    // Hidden files are temporaries of a writer that was killed (AtomicFile.h): not evidence.
+    if (!entry.is_regular_file() || name == "finding.json" || name == "signature" ||
+        name.starts_with('.'))
+      continue;
     writeFileAtomically(to / name, readFile(entry.path()));
     copied.insert(name);
   }
