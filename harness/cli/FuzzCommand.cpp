@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "harness/base/OutsideText.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/Campaign.h"
 #include "harness/campaign/ReportFile.h"
@@ -114,7 +115,7 @@ int runFuzz(Session& session) {
   plan.runs = runs;
   plan.time = time;
   if (grace) plan.grace = *grace;
-  plan.deviceDescription = description;
+  plan.deviceDescription = outsideLine(description);  // the runtime's words: outside text
   plan.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
   plan.explain = !cl.has(Option::NoExplain);
   plan.reportFile = cl.get(Option::Report);
