@@ -1,0 +1,49 @@
+// EventsTest.cpp: the event parser takes a child's words as the child's: names only as models
+// write them, counts only in digits, free text under the rule for outside text (OutsideText.h).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/base/OutsideText.h"
+#include "harness/protocol/Events.h"
+
+namespace gpufuzz {
+namespace {
+
+using namespace std::string_literals;
+
+TEST(Events, FreeTextComesBackAsValidEscapedText) {
+  const auto e = parseEvent("outcome error 2 draw \x00\xff\xfe garbage \x07\x1b[31m"s);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->outcome.detail, "\\x00\\xff\\xfe garbage \\x07\\x1b[31m");
+  const auto f = parseEvent("fault error \xc0\xaf rule"s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->rule, "\\xc0\\xaf rule");
+  const auto long_ = parseEvent("outcome mismatch - - " + std::string(4000, '\xff'));
+  ASSERT_TRUE(long_);
+  EXPECT_LE(long_->outcome.detail.size(), kOutsideLineLimit);
+  EXPECT_TRUE(isValidUtf8(long_->outcome.detail));
+}
+
+TEST(Events, NamesAreNamesAsModelsWriteThem) {
+  EXPECT_TRUE(parseEvent("begin 1 set_textures"));
+  EXPECT_FALSE(
+      parseEvent("begin 1 Dr\xff"
+                 "aw"));
+  EXPECT_FALSE(parseEvent("outcome error 1 ../../escape x"));
+  EXPECT_FALSE(parseEvent("outcome error 1 Draw x"));
+  EXPECT_FALSE(parseEvent("fault h\xe2\x82\xac rule"));
+  EXPECT_TRUE(parseEvent("outcome error - - unsupported operation"));
+}
+
+TEST(Events, CountsAreDecimalDigits) {
+  ASSERT_TRUE(parseEvent("start 3"));
+  EXPECT_EQ(parseEvent("start 3")->operations, 3U);
+  EXPECT_FALSE(parseEvent("start -1"));  // not 4294967295 operations
+  EXPECT_FALSE(parseEvent("start 3x"));
+  EXPECT_FALSE(parseEvent("start \xef\xbc\x95"));
+  EXPECT_FALSE(parseEvent("start 99999999999"));
+}
+
+}  // namespace
+}  // namespace gpufuzz
