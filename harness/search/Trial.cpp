@@ -277,6 +277,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
       deadlines_.observe(t.op, t.elapsed);
     runs.history_.push_back(Sequence{});
     runs.history_.back().ops = seq.ops;
+    runs.history_.back().model = seq.model;
   } else {
     result.before = std::move(runs.history_);
   }

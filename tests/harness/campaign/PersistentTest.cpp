@@ -38,7 +38,9 @@ struct PersistentTrials {
 
 TEST(Persistent, SequencesShareOneProcessAndAFailureHandsBackWhatRanBefore) {
   PersistentTrials trials("error at launch when launches >= 1");
-  const Sequence seq = parseSequence(kOneLaunch, "one.seq");
+  // In a model other than the default `all`: what ran before keeps its model, so the campaign can
+  // concatenate it with the failure.
+  const Sequence seq = parseSequence(kOneLaunch, "one.seq", &builtinModel("renderer"));
   // Fresh, it passes every time: each process starts its counters at zero.
   EXPECT_EQ(trials.runner->run(seq, TrialMode::Quick).outcome.cls, OutcomeClass::Pass);
   EXPECT_EQ(trials.runner->run(seq, TrialMode::Quick).outcome.cls, OutcomeClass::Pass);
@@ -54,6 +56,8 @@ TEST(Persistent, SequencesShareOneProcessAndAFailureHandsBackWhatRanBefore) {
   EXPECT_EQ(second.outcome.op, "draw");
   ASSERT_EQ(second.before.size(), 1U);  // the first sequence, which its process ran before it
   EXPECT_EQ(second.before.front().ops, seq.ops);
+  EXPECT_EQ(second.before.front().model, seq.model);
+  EXPECT_EQ(concatenate({second.before.front(), seq}).model, seq.model);
   EXPECT_EQ(runs.historySize(), 0U);
   // The failure ended that process: the next sequence starts a fresh one, and passes.
   const TrialResult third = trials.runner->runPersistent(runs, seq);
