@@ -1,0 +1,134 @@
+/* fill-buffer-beyond-16gib.c: clEnqueueFillBuffer with a 4-byte pattern at an offset of 16 GiB or
+ * more, inside a buffer larger than 16 GiB, must write the pattern there and nowhere else (OpenCL
+ * 3.0, clEnqueueFillBuffer: "offset is the location in bytes of the region being filled").
+ *
+ *   cc -O2 -o fill-buffer-beyond-16gib fill-buffer-beyond-16gib.c -lOpenCL
+ *   OCL_ICD_VENDORS=DIR ./fill-buffer-beyond-16gib nvidia [GIB]   # DIR holds nvidia.icd
+ *
+ * One buffer of GIB GiB (default 20; at most the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE is legal,
+ * and the program says when it is larger). Every case zeroes two 4 KiB windows first, with
+ * clEnqueueWriteBuffer: one at the offset, one at the offset modulo 16 GiB. Then it fills 4 KiB
+ * at the offset with a pattern and reads both windows back with clEnqueueReadBuffer.
+ *   control-low:  offset 1 GiB + 4096 (below 16 GiB): the pattern lands at the offset only;
+ *   control-copy: offset 16 GiB + 8192, written by clEnqueueWriteBuffer instead of a fill: the
+ *                 transfer path at the same offset;
+ *   fill-high:    offset 16 GiB + 4096 with clEnqueueFillBuffer, 4-byte pattern;
+ *   fill-high-16: the same with a 16-byte pattern.
+ * Exit 0: every case wrote where it should and only there; 1: a case wrote elsewhere (the bytes
+ * say where); 2: the setup failed (no platform, allocation refused).
+ */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 4096u
+#define GIB ((uint64_t)1 << 30)
+
+static int containsIgnoringCase(const char* haystack, const char* needle) {
+  for (const char* h = haystack; *h; ++h) {
+    size_t i = 0;
+    while (needle[i] && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) ++i;
+    if (!needle[i]) return 1;
+  }
+  return 0;
+}
+
+static cl_command_queue queue;
+static cl_mem buffer;
+
+static int check(cl_int e, const char* what) {
+  if (e != CL_SUCCESS) fprintf(stderr, "%s: error %d\n", what, (int)e);
+  return e == CL_SUCCESS;
+}
+
+/* How many 32-bit words of the window at `offset` equal `word`. */
+static unsigned countWords(uint64_t offset, uint32_t word) {
+  static uint32_t host[WINDOW / 4];
+  if (!check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, (size_t)offset, WINDOW, host, 0, NULL, NULL),
+             "clEnqueueReadBuffer"))
+    return ~0u;
+  unsigned n = 0;
+  for (unsigned i = 0; i < WINDOW / 4; ++i) n += host[i] == word;
+  return n;
+}
+
+static int zero(uint64_t offset) {
+  static const uint32_t zeros[WINDOW / 4];
+  return check(clEnqueueWriteBuffer(queue, buffer, CL_TRUE, (size_t)offset, WINDOW, zeros, 0, NULL, NULL),
+               "clEnqueueWriteBuffer (zero)");
+}
+
+/* One case: 0 when the pattern landed at `offset` only, 1 when it did not, 2 when a call failed. */
+static int runCase(const char* name, uint64_t offset, int mode /* 0 fill 4, 1 fill 16, 2 write */) {
+  const uint64_t alias = offset % (16 * GIB);
+  const uint32_t word = 0xA5C3E1F0u ^ (uint32_t)mode;
+  if (!zero(offset) || (alias != offset && !zero(alias))) return 2;
+  cl_int e;
+  if (mode == 2) {
+    static uint32_t host[WINDOW / 4];
+    for (unsigned i = 0; i < WINDOW / 4; ++i) host[i] = word;
+    e = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, (size_t)offset, WINDOW, host, 0, NULL, NULL);
+  } else {
+    uint32_t pattern[4] = {word, word, word, word};
+    e = clEnqueueFillBuffer(queue, buffer, pattern, mode == 0 ? 4 : 16, (size_t)offset, WINDOW, 0,
+                            NULL, NULL);
+  }
+  if (!check(e, name) || !check(clFinish(queue), "clFinish")) return 2;
+  const unsigned at = countWords(offset, word);
+  const unsigned there = alias != offset ? countWords(alias, word) : 0;
+  const int ok = at == WINDOW / 4 && there == 0;
+  printf("%-13s offset %llu (%.3f GiB): %u of %u words at the offset, %u at the offset mod 16 GiB: %s\n",
+         name, (unsigned long long)offset, (double)offset / (double)GIB, at, WINDOW / 4, there,
+         ok ? "ok" : "WRONG");
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  const char* want = argc > 1 ? argv[1] : "";
+  const uint64_t gib = argc > 2 ? strtoull(argv[2], NULL, 10) : 20;
+  cl_platform_id platforms[16];
+  cl_uint count = 0;
+  clGetPlatformIDs(16, platforms, &count);
+  cl_device_id device = NULL;
+  char name[256] = "", vendor[256] = "", version[256] = "", devname[256] = "";
+  for (cl_uint p = 0; p < count && !device; ++p) {
+    clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
+    clGetPlatformInfo(platforms[p], CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
+    if (!containsIgnoringCase(name, want) && !containsIgnoringCase(vendor, want)) continue;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS) device = NULL;
+  }
+  if (!device) { fprintf(stderr, "no platform matching '%s' with a device\n", want); return 2; }
+  cl_ulong maxAlloc = 0, global = 0;
+  clGetDeviceInfo(device, CL_DRIVER_VERSION, sizeof version, version, NULL);
+  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof devname, devname, NULL);
+  clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxAlloc, &maxAlloc, NULL);
+  clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
+  printf("%s / %s / driver %s: max alloc %.2f GiB, global %.2f GiB; buffer %llu GiB%s\n", name, devname,
+         version, (double)maxAlloc / (double)GIB, (double)global / (double)GIB, (unsigned long long)gib,
+         gib * GIB > maxAlloc ? " (beyond CL_DEVICE_MAX_MEM_ALLOC_SIZE)" : "");
+  if (gib <= 17) { fprintf(stderr, "the buffer must be larger than 17 GiB\n"); return 2; }
+  cl_int e;
+  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &e);
+  if (!check(e, "clCreateContext")) return 2;
+  queue = clCreateCommandQueue(context, device, 0, &e);
+  if (!check(e, "clCreateCommandQueue")) return 2;
+  buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, (size_t)(gib * GIB), NULL, &e);
+  if (!check(e, "clCreateBuffer")) return 2;
+  int worst = 0, r;
+  r = runCase("control-low", 1 * GIB + 4096, 0);
+  worst = r > worst ? r : worst;
+  r = runCase("control-copy", 16 * GIB + 8192, 2);
+  worst = r > worst ? r : worst;
+  r = runCase("fill-high", 16 * GIB + 4096, 0);
+  worst = r > worst ? r : worst;
+  r = runCase("fill-high-16", 17 * GIB + 4096, 1);
+  worst = r > worst ? r : worst;
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return worst;
+}
