@@ -3,6 +3,8 @@
 // shrink, explain), before any child runs; `model show` and `model check` of good models pass.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,47 @@ TEST_F(ModelInput, ModelCheckPrintsTheVocabularyAndWarnsOfAKindWithoutRelease) {
   // stream has no ending operation: a target must release it, or the process's exit does.
   EXPECT_NE(r.output.find(model + ":4:1: warning: a leftover stream"), std::string::npos)
       << r.output;
+}
+
+TEST_F(ModelInput, ARuntimeModelRunsOnlyOnTheBackendsThatExecuteIt) {
+  const std::string out = " --runs 1 --out " + (dir.path() / "out").string();
+  for (const auto& [model, backend, runsOn] :
+       std::vector<std::array<std::string, 3>>{{"vulkan", "sim", "vulkan"},
+                                               {"cuda-driver", "opencl", "cuda, cuda-async"},
+                                               {"opencl", "vulkan", "opencl"}}) {
+    const auto r = testing::gpufuzz("fuzz --backend " + backend + " --model " + model + out);
+    EXPECT_EQ(r.status, 2) << model << " on " << backend << "\n" << r.output;
+    EXPECT_NE(r.output.find("model " + model + " is not executed by backend " + backend +
+                            ": it runs on " + runsOn),
+              std::string::npos)
+        << r.output;
+  }
+  // A file's # model: is checked the same way, before anything runs.
+  const std::string seq = write("one.seq", "# model: opencl\ncreate_context c0\n");
+  const auto replayed = testing::gpufuzz("replay --backend sim " + seq);
+  EXPECT_EQ(replayed.status, 2) << replayed.output;
+  EXPECT_NE(replayed.output.find("model opencl is not executed by backend sim"), std::string::npos)
+      << replayed.output;
+}
+
+TEST_F(ModelInput, FaultPlansAreRefusedForRuntimeModels) {
+  const auto r = testing::gpufuzz("fuzz --model opencl --faults max-26.5.0 --runs 1 --out " +
+                                  (dir.path() / "out").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--faults max-26.5.0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("model opencl runs with --faults none"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "nothing ran";
+}
+
+TEST_F(ModelInput, AutoPicksTheBackendThatExecutesTheModel) {
+  // pocl is part of the packages make test needs: the opencl model runs there with no --backend.
+  const auto r = testing::gpufuzz(
+      "fuzz --model opencl --device pocl --runs 2 --seed 1 --jobs 1 "
+      "--out " +
+      (dir.path() / "out").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("backend opencl ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 sequences: pass=2"), std::string::npos) << r.output;
 }
 
 }  // namespace
