@@ -3,17 +3,17 @@
  * 3.0, clEnqueueFillBuffer: "offset is the location in bytes of the region being filled").
  *
  *   cc -O2 -o fill-buffer-beyond-16gib fill-buffer-beyond-16gib.c -lOpenCL
- *   OCL_ICD_VENDORS=DIR ./fill-buffer-beyond-16gib nvidia [GIB]   # DIR holds nvidia.icd
+ *   OCL_ICD_VENDORS=DIR ./fill-buffer-beyond-16gib nvidia [GIB [CASE]]   # DIR holds nvidia.icd
  *
- * One buffer of GIB GiB (default 20; at most the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE is legal,
+ * Each case makes a context, a queue and a buffer of GIB GiB (default 20; at most the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE is legal,
  * and the program says when it is larger). Every case zeroes two 4 KiB windows first, with
  * clEnqueueWriteBuffer: one at the offset, one at the offset modulo 16 GiB. Then it fills 4 KiB
  * at the offset with a pattern and reads both windows back with clEnqueueReadBuffer.
- *   control-low:  offset 1 GiB + 4096 (below 16 GiB): the pattern lands at the offset only;
- *   control-copy: offset 16 GiB + 8192, written by clEnqueueWriteBuffer instead of a fill: the
- *                 transfer path at the same offset;
- *   fill-high:    offset 16 GiB + 4096 with clEnqueueFillBuffer, 4-byte pattern;
- *   fill-high-16: the same with a 16-byte pattern.
+ *   low-N:   offset 1 GiB + N * 8 KiB (below 16 GiB), an N-byte pattern: the controls;
+ *   write:   offset 16 GiB + 8192, written by clEnqueueWriteBuffer instead of a fill: the
+ *            transfer path at the same offset;
+ *   high-N:  offset 16 GiB + N * 8 KiB + 4096, an N-byte pattern, N = 1, 2, 4, ..., 128;
+ *   cross-4: 4 KiB that start 2 KiB below 16 GiB, a 4-byte pattern: a fill across the line.
  * Exit 0: every case wrote where it should and only there; 1: a case wrote elsewhere (the bytes
  * say where); 2: the setup failed (no platform, allocation refused).
  */
@@ -37,6 +37,9 @@ static int containsIgnoringCase(const char* haystack, const char* needle) {
   return 0;
 }
 
+static cl_device_id device;
+static uint64_t bufferBytes;
+static cl_context context;
 static cl_command_queue queue;
 static cl_mem buffer;
 
@@ -62,22 +65,54 @@ static int zero(uint64_t offset) {
                "clEnqueueWriteBuffer (zero)");
 }
 
-/* One case: 0 when the pattern landed at `offset` only, 1 when it did not, 2 when a call failed. */
-static int runCase(const char* name, uint64_t offset, int mode /* 0 fill 4, 1 fill 16, 2 write */) {
+static int fillAndCheck(const char* name, uint64_t offset, size_t size, uint64_t alias, uint32_t word,
+                        uint8_t byte);
+
+/* One case: 0 when the pattern landed at `offset` only, 1 when it did not, 2 when a call failed.
+ * `size` is the fill's pattern size in bytes; 0 writes with clEnqueueWriteBuffer instead. A word of
+ * 4 identical bytes makes every pattern size write the same words. */
+static const char* onlyCase;
+
+static int runCase(const char* name, uint64_t offset, size_t size) {
+  if (onlyCase && strcmp(onlyCase, name) != 0) return 0;
   const uint64_t alias = offset % (16 * GIB);
-  const uint32_t word = 0xA5C3E1F0u ^ (uint32_t)mode;
+  const uint8_t byte = (uint8_t)(0xA1u + size);
+  const uint32_t word = byte * 0x01010101u;
+  /* Each case in a context of its own: a case that breaks its queue leaves the others alone. */
+  cl_int e;
+  context = clCreateContext(NULL, 1, &device, NULL, NULL, &e);
+  if (!check(e, "clCreateContext")) return 2;
+  queue = clCreateCommandQueue(context, device, 0, &e);
+  if (!check(e, "clCreateCommandQueue")) return 2;
+  buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, (size_t)bufferBytes, NULL, &e);
+  if (!check(e, "clCreateBuffer")) return 2;
+  const int result = fillAndCheck(name, offset, size, alias, word, byte);
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return result;
+}
+
+static int fillAndCheck(const char* name, uint64_t offset, size_t size, uint64_t alias, uint32_t word,
+                        uint8_t byte) {
   if (!zero(offset) || (alias != offset && !zero(alias))) return 2;
   cl_int e;
-  if (mode == 2) {
+  if (size == 0) {
     static uint32_t host[WINDOW / 4];
     for (unsigned i = 0; i < WINDOW / 4; ++i) host[i] = word;
     e = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, (size_t)offset, WINDOW, host, 0, NULL, NULL);
   } else {
-    uint32_t pattern[4] = {word, word, word, word};
-    e = clEnqueueFillBuffer(queue, buffer, pattern, mode == 0 ? 4 : 16, (size_t)offset, WINDOW, 0,
-                            NULL, NULL);
+    uint8_t pattern[128];
+    memset(pattern, byte, sizeof pattern);
+    e = clEnqueueFillBuffer(queue, buffer, pattern, size, (size_t)offset, WINDOW, 0, NULL, NULL);
   }
-  if (!check(e, name) || !check(clFinish(queue), "clFinish")) return 2;
+  if (!check(e, name)) return 2;
+  const cl_int finished = clFinish(queue);
+  if (finished != CL_SUCCESS) {
+    printf("%-13s offset %llu (%.3f GiB): clEnqueueFillBuffer CL_SUCCESS, then clFinish %d: WRONG\n",
+           name, (unsigned long long)offset, (double)offset / (double)GIB, (int)finished);
+    return 1;
+  }
   const unsigned at = countWords(offset, word);
   const unsigned there = alias != offset ? countWords(alias, word) : 0;
   const int ok = at == WINDOW / 4 && there == 0;
@@ -90,10 +125,11 @@ static int runCase(const char* name, uint64_t offset, int mode /* 0 fill 4, 1 fi
 int main(int argc, char** argv) {
   const char* want = argc > 1 ? argv[1] : "";
   const uint64_t gib = argc > 2 ? strtoull(argv[2], NULL, 10) : 20;
+  const char* only = argc > 3 ? argv[3] : NULL; /* one case by name: a case that breaks the
+                                                   process's device leaves the next ones unrun */
   cl_platform_id platforms[16];
   cl_uint count = 0;
   clGetPlatformIDs(16, platforms, &count);
-  cl_device_id device = NULL;
   char name[256] = "", vendor[256] = "", version[256] = "", devname[256] = "";
   for (cl_uint p = 0; p < count && !device; ++p) {
     clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
@@ -111,24 +147,23 @@ int main(int argc, char** argv) {
          version, (double)maxAlloc / (double)GIB, (double)global / (double)GIB, (unsigned long long)gib,
          gib * GIB > maxAlloc ? " (beyond CL_DEVICE_MAX_MEM_ALLOC_SIZE)" : "");
   if (gib <= 17) { fprintf(stderr, "the buffer must be larger than 17 GiB\n"); return 2; }
-  cl_int e;
-  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &e);
-  if (!check(e, "clCreateContext")) return 2;
-  queue = clCreateCommandQueue(context, device, 0, &e);
-  if (!check(e, "clCreateCommandQueue")) return 2;
-  buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, (size_t)(gib * GIB), NULL, &e);
-  if (!check(e, "clCreateBuffer")) return 2;
+  bufferBytes = gib * GIB;
+  onlyCase = only;
   int worst = 0, r;
-  r = runCase("control-low", 1 * GIB + 4096, 0);
+  char label[32];
+  for (size_t size = 1; size <= 128; size *= 2) {
+    snprintf(label, sizeof label, "low-%zu", size);
+    r = runCase(label, 1 * GIB + size * 8192, size);
+    worst = r > worst ? r : worst;
+  }
+  r = runCase("write", 16 * GIB + 8192, 0);
   worst = r > worst ? r : worst;
-  r = runCase("control-copy", 16 * GIB + 8192, 2);
+  for (size_t size = 1; size <= 128; size *= 2) {
+    snprintf(label, sizeof label, "high-%zu", size);
+    r = runCase(label, 16 * GIB + size * 8192 + 4096, size);
+    worst = r > worst ? r : worst;
+  }
+  r = runCase("cross-4", 16 * GIB - 2048, 4);
   worst = r > worst ? r : worst;
-  r = runCase("fill-high", 16 * GIB + 4096, 0);
-  worst = r > worst ? r : worst;
-  r = runCase("fill-high-16", 17 * GIB + 4096, 1);
-  worst = r > worst ? r : worst;
-  clReleaseMemObject(buffer);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
   return worst;
 }

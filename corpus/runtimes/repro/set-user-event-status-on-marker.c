@@ -5,12 +5,15 @@
  *   cc -O2 -o set-user-event-status-on-marker set-user-event-status-on-marker.c -lOpenCL
  *   RUSTICL_ENABLE=llvmpipe ./set-user-event-status-on-marker rusticl   # exit 1 on Mesa 25.0.7
  *   ./set-user-event-status-on-marker pocl                              # exit 0
+ *   OCL_ICD_VENDORS=DIR ./set-user-event-status-on-marker nvidia        # exit 1 on 580.159.04
  *
- * Three cases, each in a fresh context and queue:
+ * Four cases, each in a fresh context and queue:
  *   user:     a user event (the control): CL_SUCCESS;
  *   complete: a marker after clFinish: expected CL_INVALID_EVENT;
  *   pending:  a flushed marker waiting on a user event not yet set: expected CL_INVALID_EVENT, and
- *             the marker must not report CL_COMPLETE before the user event is set.
+ *             the marker must not report CL_COMPLETE before the user event is set;
+ *   again:    a user event set a second time: expected CL_INVALID_OPERATION ("if the
+ *             execution_status for event has already been changed by a previous call").
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -60,7 +63,7 @@ int main(int argc, char** argv) {
   clGetDeviceInfo(device, CL_DRIVER_VERSION, sizeof version, version, NULL);
   printf("%s, driver %s\n", name, version);
   int wrong = 0;
-  for (int mode = 0; mode < 3; ++mode) {
+  for (int mode = 0; mode < 4; ++mode) {
     cl_int err = 0;
     cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
@@ -72,18 +75,23 @@ int main(int argc, char** argv) {
     } else if (mode == 2) {
       clEnqueueMarkerWithWaitList(q, 1, &gate, &target);
       clFlush(q);
+    } else if (mode == 3) {
+      clSetUserEventStatus(gate, CL_COMPLETE);  /* the first time: CL_SUCCESS */
     }
     const cl_int before = statusOf(target);
     err = clSetUserEventStatus(target, CL_COMPLETE);
     const cl_int after = statusOf(target);
-    const char* what = mode == 0 ? "user event" : mode == 1 ? "completed marker" : "pending marker";
-    const cl_int expected = mode == 0 ? CL_SUCCESS : CL_INVALID_EVENT;
+    const char* what = mode == 0   ? "user event"
+                       : mode == 1 ? "completed marker"
+                       : mode == 2 ? "pending marker"
+                                   : "user event again";
+    const cl_int expected = mode == 0 ? CL_SUCCESS : mode == 3 ? CL_INVALID_OPERATION : CL_INVALID_EVENT;
     const int bad = err != expected || (mode == 2 && after == CL_COMPLETE);
     printf("%-16s status %d -> clSetUserEventStatus %s (expected %s) -> status %d%s\n", what,
            before, errorName(err), errorName(expected), after,
            mode == 2 && after == CL_COMPLETE ? "  [complete before the event it waits for]" : "");
     wrong += bad;
-    if (mode != 0) {
+    if (mode == 1 || mode == 2) {
       clSetUserEventStatus(gate, CL_COMPLETE);  // the gate itself is still unset
       clFinish(q);
       clReleaseEvent(target);
@@ -92,6 +100,6 @@ int main(int argc, char** argv) {
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
   }
-  printf("%d of 3 cases wrong\n", wrong);
+  printf("%d of 4 cases wrong\n", wrong);
   return wrong != 0;
 }
