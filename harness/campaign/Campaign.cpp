@@ -16,6 +16,7 @@
 // findings.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <condition_variable>
@@ -198,6 +199,10 @@ class Campaign {
     std::optional<PersistentRuns> persistent;
     if (plan_.persistent > 1) persistent.emplace(plan_.persistent);
     for (std::optional<uint64_t> k = take(); k; k = take()) {
+      const struct Release {
+        Campaign* campaign;
+        ~Release() { campaign->releaseClaims(); }
+      } release{this};
       // Until it is done, the sequence is where a resumed campaign goes on: one cut short by a
       // stop counts nothing here and is run again then.
       const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, *k));
@@ -251,11 +256,42 @@ class Campaign {
   /// kind already confirmed as a finding.
   TrialResult classified(const Sequence& seq, TrialResult t) {
     if (!t.evidence.stuck || t.harnessError) return t;
-    if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome)) {
+    if (saturated(t.outcome) || trials_.isConfirmedKind(t.outcome) || awaitVerdict(t.outcome)) {
       trials_.countSkippedConfirmation();
       return t;
     }
     return trials_.run(seq, TrialMode::Confirmed, std::nullopt, t.attempt);
+  }
+
+  /// Whether a miss's kind was confirmed meanwhile by the worker that met it first. A miss of a
+  /// kind under another worker's confirmation and shrink waits for their verdict: a long
+  /// confirmation of its own would cost the long deadline and hold a child slot the shrink could
+  /// use. Without a verdict for it, the miss claims its kind and is confirmed. A worker holding
+  /// a claim never waits, so no two workers wait for each other.
+  bool awaitVerdict(const RunOutcome& miss) {
+    const std::string kind = failureKind(miss);
+    const auto self = std::this_thread::get_id();
+    std::unique_lock lock(mutex_);
+    const bool claims = std::any_of(confirming_.begin(), confirming_.end(),
+                                    [&](const auto& c) { return c.second == self; });
+    while (!claims && confirming_.contains(kind) && !stopRequested()) {
+      if (trials_.isConfirmedKind(miss)) return true;
+      verdict_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    if (trials_.isConfirmedKind(miss)) return true;
+    confirming_.try_emplace(kind, self);
+    return false;
+  }
+
+  /// Ends the claims of the calling worker (awaitVerdict), once its sequence is done.
+  void releaseClaims() {
+    {
+      std::lock_guard lock(mutex_);
+      std::erase_if(confirming_, [self = std::this_thread::get_id()](const auto& c) {
+        return c.second == self;
+      });
+    }
+    verdict_.notify_all();
   }
 
   /// A persistent run that did not pass, re-run in a fresh process: alone, and when it passes
@@ -645,6 +681,9 @@ class Campaign {
   std::mutex shrinkMutex_;
   std::map<std::string, uint64_t> kindHits_;
   std::map<std::string, uint32_t> kindRepeats_;
+  // Each kind whose first miss a worker is confirming and shrinking, and that worker (mutex_).
+  std::map<std::string, std::thread::id> confirming_;
+  std::condition_variable verdict_;
   std::vector<ReportedFinding> findings_;
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;
