@@ -153,13 +153,14 @@ struct SlotHold {
 
 Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
                                 Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
-                                bool stacks, uint64_t attempt) {
+                                bool stacks, uint64_t attempt, const std::string& plantedHang) {
   ChildCommand command = childCommand();
   if (setup_.target.empty() && attempt > 0) {
     command.args.insert(command.args.end(), {"--try", std::to_string(attempt)});
   }
   command.args.push_back(file.string());
   SupervisionLimits limits = limitsFor(seq, deadline, std::move(kindDeadlines), stacks);
+  if (!plantedHang.empty()) limits.knownFaults.push_back(plantedHang);
   limits.environment.emplace_back(kTryVariable, std::to_string(attempt));
   if (stopRequested()) {
     Supervised stopped;
@@ -317,8 +318,11 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
     const Supervised first = std::move(result.evidence);
     const DeadlineCalibrator::ByKind longer = deadlines_.kindConfirmationDeadlines();
     const Millis longerDefault = deadlines_.confirmationDeadline();
-    result.evidence =
-        runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence, attempt);
+    // A hang or spin a plan's rule planted in the stuck operation never returns: its
+    // confirmation ends a tenth of the long deadline after the rule fires again
+    // (SupervisionLimits::knownFaults), not after all of it. Other misses wait it out.
+    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence,
+                              attempt, first.outcome.fault);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {

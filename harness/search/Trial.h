@@ -184,8 +184,10 @@ class TrialRunner {
   bool stopRequested() const;
 
  private:
+  /// One child; `plantedHang`, a rule whose hang or spin is known here too (knownFaults).
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
-                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks, uint64_t attempt);
+                     DeadlineCalibrator::ByKind kindDeadlines, bool stacks, uint64_t attempt,
+                     const std::string& plantedHang = {});
   /// The child's command line, without its sequence file.
   ChildCommand childCommand() const;
   SupervisionLimits limitsFor(const Sequence& seq, Millis deadline,

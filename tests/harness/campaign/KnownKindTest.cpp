@@ -2,9 +2,10 @@
 // the same kind of operation, or planted by the same fault-plan rule) is taken without the long
 // confirmation and is seen early: a planted one as soon as a tenth of the deadline shows no
 // progress after the runner said the rule fired, in whichever operation; a miss of any other
-// kind still waits out its deadline and its confirmation. Under a plan where most sequences hang, a
-// campaign takes the fast path far more often than the slow one, and every finding it writes was
-// confirmed.
+// kind still waits out its deadline and is confirmed. A planted hang's confirmation ends a tenth
+// of the long deadline after its rule fires again; a planted delay's is waited out. Under a plan
+// where most sequences hang, a campaign takes the fast path far more often than the slow one, and
+// every finding it writes was confirmed.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -47,7 +48,9 @@ TEST(KnownKinds, AMissOfAConfirmedKindSkipsTheLongConfirmation) {
   ASSERT_EQ(first.outcome.op, "sync");
   EXPECT_EQ(first.executions, 2U);  // nothing known yet: confirmed under the long deadline
   EXPECT_EQ(trials.runner.longConfirmations(), 1U);
-  EXPECT_GE(quietMillis(first.outcome), 1'000) << first.outcome.detail;
+  // Its rule fired again in the confirmation: a tenth of the long deadline (2,000 ms), not all.
+  EXPECT_GE(quietMillis(first.outcome), 200) << first.outcome.detail;
+  EXPECT_LT(quietMillis(first.outcome), 1'000) << first.outcome.detail;
 
   trials.runner.markConfirmedKind(first.outcome);
   const TrialResult again = trials.runner.run(sync, TrialMode::Confirmed);
@@ -76,7 +79,22 @@ TEST(KnownKinds, AMissOfAnotherKindIsStillConfirmed) {
   EXPECT_EQ(destroy.executions, 2U);
   EXPECT_EQ(trials.runner.longConfirmations(), 1U);
   EXPECT_EQ(trials.runner.confirmationsSkipped(), 0U);
-  EXPECT_GE(quietMillis(destroy.outcome), 1'000) << destroy.outcome.detail;
+  // Confirmed: a tenth of the long deadline after the plan's rule fired again.
+  EXPECT_GE(quietMillis(destroy.outcome), 200) << destroy.outcome.detail;
+}
+
+TEST(KnownKinds, APlantedDelayIsWaitedOutInFull) {
+  // A delay ends: its confirmation waits as long as the long deadline allows, and tells slow.
+  testing::ScratchDir dir;
+  const auto plan = dir.write("delays.plan", "delay=600 at sync when pending >= 3\n");
+  DeadlineCalibrator deadlines{testing::simDeadlines(Millis{200})};
+  TrialRunner runner{
+      testing::SimTrials::setupFor(TeardownPolicy::Shipped, plan.string(), dir.path()), deadlines};
+  const TrialResult slow =
+      runner.run(parseSequence(kHangsAtSync, "sync.seq"), TrialMode::Confirmed);
+  EXPECT_EQ(slow.outcome.cls, OutcomeClass::Slow) << outcomeText(slow.outcome);
+  EXPECT_EQ(slow.outcome.op, "sync");
+  EXPECT_EQ(slow.executions, 2U);
 }
 
 TEST(KnownKinds, AQuickRunIsNotCountedAsASkippedConfirmation) {
