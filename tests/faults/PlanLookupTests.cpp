@@ -10,6 +10,7 @@
 
 #include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
+#include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"
 
 namespace gpufuzz {
@@ -72,7 +73,7 @@ TEST(BuiltinPlans, StrictLifetimesForbidsFreeingWhatPendingWorkUses) {
 
 TEST(BuiltinPlans, TheBuildCopiesThemNextToTheExecutables) {
   for (std::string_view name : builtinPlanNames()) {
-    const fs::path copy = fs::path(GPUFUZZ_BIN_DIR) / "plans" / (std::string(name) + ".plan");
+    const fs::path copy = testing::binDir() / "plans" / (std::string(name) + ".plan");
     EXPECT_TRUE(fs::is_regular_file(copy)) << copy;
   }
 }

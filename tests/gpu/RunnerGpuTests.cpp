@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"
 
 extern char** environ;
@@ -36,16 +37,10 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-/// The runner next to this executable, else the one in the build that compiled it. The build's
-/// path is only valid on the machine that built it; a copied build finds its runner beside it.
+/// The runner next to this executable, else the one in the build that compiled it
+/// (tests/ProjectPaths.h): a copied build finds its runner beside it.
 fs::path runnerPath() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path beside = self.parent_path() / "gpufuzz-runner";
-    if (fs::exists(beside, ec)) return beside;
-  }
-  return fs::path(GPUFUZZ_BIN_DIR) / "gpufuzz-runner";
+  return testing::binDir() / "gpufuzz-runner";
 }
 
 std::string readFile(const fs::path& path) {

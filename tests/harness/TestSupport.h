@@ -1,5 +1,5 @@
-// TestSupport.h: what harness tests share: a temporary directory, the built executables, and a
-// command run with its output captured.
+// TestSupport.h: what harness tests share: a temporary directory, the built executables and the
+// checkout (tests/ProjectPaths.h), and a command run with its output captured.
 #pragma once
 
 #include <unistd.h>
@@ -13,19 +13,10 @@
 
 #include "harness/campaign/FindingStore.h"
 #include "harness/search/Trial.h"
+#include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"
 
 namespace gpufuzz::testing {
-
-inline std::filesystem::path binDir() {
-  const auto here = executableDir();
-  if (std::filesystem::exists(here / "gpufuzz-runner")) return here;
-  return GPUFUZZ_BIN_DIR;
-}
-
-inline std::filesystem::path sourceDir() {
-  return GPUFUZZ_SOURCE_DIR;
-}
 
 struct CommandResult {
   int status = -1;     // exit status, or -1 when it did not exit normally

@@ -14,6 +14,7 @@
 #include "model/Operation.h"
 #include "model/Sequence.h"
 #include "renderer/InputError.h"
+#include "tests/ProjectPaths.h"
 #include "tests/model/Printers.h"
 
 namespace gpufuzz {
@@ -322,7 +323,8 @@ TEST(BuiltinModels, TheSixParseAndAreTheFilesOfModelModels) {
     EXPECT_TRUE(isBuiltinModelName(name));
     EXPECT_EQ(&builtinModel(name), &m) << "built-ins are interned once";
     EXPECT_EQ(&resolveModel(name), &m);
-    const std::string file = std::string(GPUFUZZ_SOURCE_DIR) + "/model/models/" + name + ".model";
+    const std::string file =
+        (testing::sourceDir() / "model/models").string() + "/" + name + ".model";
     const std::string text = readFile(file);
     ASSERT_FALSE(text.empty()) << file;
     EXPECT_EQ(m.text, text);

@@ -15,6 +15,7 @@
 
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/ProjectPaths.h"
 #include "tests/harness/supervise/DescribeSupervised.h"
 
 namespace gpufuzz {
@@ -23,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-const std::string kToyTarget = std::string(GPUFUZZ_BIN_DIR) + "/toy-target";
+const std::string kToyTarget = (testing::binDir() / "toy-target").string();
 
 class TargetProtocol : public ::testing::Test {
  protected:

@@ -56,7 +56,7 @@ TEST(SanitizerOption, BadOrUnusableSanitizersAreExitStatusTwoBeforeAnythingRuns)
             std::string::npos)
       << missing.output;
   const std::string fake =
-      std::string(GPUFUZZ_SOURCE_DIR) + "/tests/harness/supervise/fake-compute-sanitizer";
+      (testing::sourceDir() / "tests/harness/supervise/fake-compute-sanitizer").string();
   const auto sim = testing::runCommand("GPUFUZZ_COMPUTE_SANITIZER=" + fake + " " + gpufuzz +
                                        " replay --backend sim --sanitizer memcheck " +
                                        seq.string());

@@ -18,7 +18,7 @@ namespace {
 
 using testing::runCommand;
 
-const std::string kRacesDir = std::string(GPUFUZZ_SOURCE_DIR) + "/tests/races/";
+const std::string kRacesDir = (testing::sourceDir() / "tests/races").string() + "/";
 
 Event begin(uint32_t at, std::string op) {
   return Event{Event::Kind::Begin, 0, At{at}, std::move(op), {}, {}, {}};

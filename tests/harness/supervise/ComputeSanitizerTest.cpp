@@ -9,12 +9,13 @@
 
 #include "harness/supervise/ComputeSanitizer.h"
 #include "renderer/InputError.h"
+#include "tests/ProjectPaths.h"
 
 namespace gpufuzz {
 namespace {
 
 const std::filesystem::path kReports =
-    std::filesystem::path(GPUFUZZ_SOURCE_DIR) / "tests/harness/supervise/sanitizer-reports";
+    testing::sourceDir() / "tests/harness/supervise/sanitizer-reports";
 
 std::string report(const std::string& name) {
   std::ifstream in(kReports / name);
@@ -135,9 +136,9 @@ TEST(ComputeSanitizer, ProgramOutputBetweenRecordsIsNotPartOfThem) {
   EXPECT_EQ(r.records[0].text, "Leaked 4 bytes at 0x10");
 }
 
-const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
+const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
 const std::string kFakeSanitizer =
-    std::string(GPUFUZZ_SOURCE_DIR) + "/tests/harness/supervise/fake-compute-sanitizer";
+    (testing::sourceDir() / "tests/harness/supervise/fake-compute-sanitizer").string();
 
 Supervised underFake(const std::string& sample, std::vector<std::string> runnerArgs,
                      const std::filesystem::path& log) {

@@ -24,6 +24,7 @@
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/ProjectPaths.h"
 #include "tests/harness/supervise/DescribeSupervised.h"
 
 extern char** environ;
@@ -35,9 +36,9 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 const std::string kTarget =
-    std::string(GPUFUZZ_SOURCE_DIR) + "/tests/harness/supervise/hostile-target";
-const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
-const std::string kSuperviseOnce = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-supervise-once";
+    (testing::sourceDir() / "tests/harness/supervise/hostile-target").string();
+const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
+const std::string kSuperviseOnce = (testing::binDir() / "gpufuzz-supervise-once").string();
 
 SupervisionLimits limits(std::chrono::milliseconds deadline = 300ms) {
   SupervisionLimits l;
@@ -492,7 +493,7 @@ TEST(HostileTarget, StraysAndTheWatchdogDieWithAHarnessKilledBySigkill) {
 
 // --- through gpufuzz replay --target --------------------------------------------------------
 
-const std::string kGpufuzz = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz";
+const std::string kGpufuzz = (testing::binDir() / "gpufuzz").string();
 
 std::string targetWords(const std::vector<std::string>& args) {
   std::string words = kTarget;

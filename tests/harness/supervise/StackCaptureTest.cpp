@@ -17,6 +17,7 @@
 #include "harness/supervise/CudaTools.h"
 #include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"
 
 namespace gpufuzz {
@@ -25,7 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ScratchDir;
 
-const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
+const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
 
 /// Sets (or with nullptr unsets) an environment variable for the life of the object.
 class ScopedEnv {

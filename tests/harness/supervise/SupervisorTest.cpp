@@ -23,6 +23,7 @@
 #include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/ProjectPaths.h"
 #include "tests/harness/supervise/DescribeSupervised.h"
 
 namespace gpufuzz {
@@ -30,7 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kFakeRunner = std::string(GPUFUZZ_BIN_DIR) + "/gpufuzz-fake-runner";
+const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
 
 // Every test runs twice: children started afresh, and children forked from a fork server.
 bool forkServerInUse = false;

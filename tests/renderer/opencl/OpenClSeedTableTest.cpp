@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/ProjectPaths.h"
 #include "tests/renderer/opencl/OpenClTestDevice.h"
 
 namespace gpufuzz {
@@ -32,16 +33,12 @@ Captured run(const std::string& command) {
   return r;
 }
 
-/// gpufuzz beside this test (binaries carried to another machine), else the build's.
-std::string gpufuzzPath() {
-  const auto here = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gpufuzz";
-  return std::filesystem::exists(here) ? here.string() : GPUFUZZ_BIN_DIR "/gpufuzz";
-}
-
+/// gpufuzz replay of the seed's table, both found at run time (tests/ProjectPaths.h): a build
+/// copied into another checkout replays that checkout's files with the gpufuzz beside it.
 std::string replay(const std::string& options) {
-  return gpufuzzPath() + " replay --backend opencl --device " + testing::openClTestDevice() +
-         " --deadline 3000 --no-stacks " + options +
-         " " GPUFUZZ_SOURCE_DIR "/corpus/seed-table/*.seq";
+  return "'" + (testing::binDir() / "gpufuzz").string() + "' replay --backend opencl --device " +
+         testing::openClTestDevice() + " --deadline 3000 --no-stacks " + options + " '" +
+         (testing::sourceDir() / "corpus/seed-table").string() + "'/*.seq";
 }
 
 size_t count(const std::string& text, const std::string& what) {
