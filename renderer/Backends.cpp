@@ -75,15 +75,71 @@ constexpr std::array<std::string_view, 1> kCudaModels = {"cuda-driver"};
 /// The runtime model the vulkan backend executes (VulkanExecutor.h).
 constexpr std::array<std::string_view, 1> kVulkanModels = {"vulkan"};
 
+/// The profile of each backend: measured on the H200 and this machine's CPU runtimes
+/// (bench/RESULTS.md, "--jobs on the GPU").
+struct NamedProfile {
+  std::string_view name;
+  BackendProfile profile;
+};
+constexpr NamedProfile kProfiles[] = {
+    {"sim",
+     [] {
+       BackendProfile p;
+       p.defaultFaults = "max-26.5.0";  // the seed's fault, planted where the renderer runs
+       p.deterministic = true;
+       return p;
+     }()},
+    // Each context is a CUDA context: their creation serializes in the driver, so more children
+    // only stretch every operation's latency; 2 jobs a GPU ran the most sequences a second.
+    {"cuda",
+     [] {
+       BackendProfile p;
+       p.jobsPerDevice = 2;
+       p.spreadOverGpus = true;
+       p.sanitizer = true;
+       return p;
+     }()},
+    // Contexts are cheap, but a fresh process's start (cuInit, the primary context's retain)
+    // serializes the same way: 4 children ran as many executions a second as 16, with a third
+    // of the p99. With --persistent a process starts once for many sequences: one per core.
+    {"cuda-async",
+     [] {
+       BackendProfile p;
+       p.jobsPerDevice = 4;
+       p.jobsFreshOnly = true;
+       p.sanitizer = true;
+       return p;
+     }()},
+    // NVIDIA's OpenCL makes a CUDA context per OpenCL context: as cuda. pocl and rusticl do not.
+    {"opencl",
+     [] {
+       BackendProfile p;
+       p.jobsPerDevice = 2;
+       p.jobsOnlyOn = "nvidia";
+       return p;
+     }()},
+    {"vulkan", BackendProfile{}},
+};
+
+constexpr BackendProfile profileOf(std::string_view name) {
+  for (const NamedProfile& p : kProfiles) {
+    if (p.name == name) return p.profile;
+  }
+  return BackendProfile{};
+}
+
 /// A backend of this build; `probeInChild` for runtimes a forking process must not load.
 constexpr BackendInfo builtBackend(std::string_view name,
                                    std::unique_ptr<Backend> (*make)(const BackendOptions&),
                                    bool probeInChild = false, void (*preload)() = nullptr) {
-  return BackendInfo{name, true, probeInChild, make, {}, preload, {}, nullptr};
+  return BackendInfo{name, profileOf(name), true, probeInChild, make, {}, preload, {}, nullptr};
 }
 constexpr BackendInfo missingBackend(std::string_view name, std::string_view why) {
-  return BackendInfo{name, false, false, nullptr, why, nullptr, {}, nullptr};
+  return BackendInfo{name, profileOf(name), false, false, nullptr, why, nullptr, {}, nullptr};
 }
+
+/// cuda when a CUDA device is usable in this process, else sim.
+constexpr std::array<std::string_view, 2> kAutoBackends = {"cuda", "sim"};
 /// `info`, executing the runtime models `models` with `make` (null where not built).
 constexpr BackendInfo withModels(BackendInfo info, std::span<const std::string_view> models,
                                  std::unique_ptr<ModelExecutor> (*make)(std::string_view,
@@ -129,6 +185,17 @@ const std::array kRegistry = {
 
 std::span<const BackendInfo> backendRegistry() {
   return kRegistry;
+}
+
+const BackendProfile* findBackendProfile(std::string_view name) {
+  for (const BackendInfo& b : kRegistry) {
+    if (b.name == name) return &b.profile;
+  }
+  return nullptr;
+}
+
+std::span<const std::string_view> autoBackends() {
+  return kAutoBackends;
 }
 
 std::string backendNamesText() {
@@ -217,11 +284,13 @@ int cudaDeviceCount() {
 
 std::unique_ptr<Backend> makeBackend(std::string_view name, const BackendOptions& options) {
   if (name == "auto") {
-    try {
-      return makeBackend("cuda", options);
-    } catch (const DeviceUnavailable&) {
-      return makeSimBackend();
+    for (std::size_t i = 0; i + 1 < kAutoBackends.size(); ++i) {
+      try {
+        return makeBackend(kAutoBackends[i], options);
+      } catch (const DeviceUnavailable&) {
+      }
     }
+    return makeBackend(kAutoBackends.back(), options);
   }
   const BackendInfo& info = backendInfo(name);
   if (!info.built) {

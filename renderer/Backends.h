@@ -28,8 +28,35 @@ struct BackendOptions {
   bool operator==(const BackendOptions&) const = default;
 };
 
+/// How the harness runs a backend: every property that differs between backends, so that no
+/// code compares backend names (docs/backends.md). One profile per backend, built or not.
+struct BackendProfile {
+  /// Default children per device where the driver makes them wait for each other (each context
+  /// a sequence makes is a driver context, made one at a time); 0: no cap, one per core.
+  unsigned jobsPerDevice = 0;
+  /// The cap holds only on devices whose description contains this, ignoring case (empty: all).
+  std::string_view jobsOnlyOn;
+  /// The cap holds only for children that run one sequence each (not with --persistent N > 1).
+  bool jobsFreshOnly = false;
+  /// Children are spread over the CUDA devices (CUDA_VISIBLE_DEVICES); the cap is per device.
+  bool spreadOverGpus = false;
+  /// compute-sanitizer checks its children (--sanitizer).
+  bool sanitizer = false;
+  /// The fault plan when neither --faults nor a file's `faults` directive names one.
+  std::string_view defaultFaults = "none";
+  /// It runs a sequence the same way every time: a threaded sequence's threads take turns by a
+  /// schedule of (seed, try), and one thread needs one try; on every other backend timing decides.
+  bool deterministic = false;
+};
+
+/// The backend a corpus file's `expect` speaks of (others are `expect.NAME` where they differ):
+/// always built, needs no device.
+inline constexpr std::string_view kReferenceBackend = "sim";
+
 struct BackendInfo {
   std::string_view name;
+  /// How the harness runs it.
+  BackendProfile profile;
   /// Compiled into this build (its runtime is still loaded at run time).
   bool built = false;
   /// A process that used this backend's runtime cannot safely fork children that use it too
@@ -54,6 +81,10 @@ struct BackendInfo {
 std::span<const BackendInfo> backendRegistry();
 /// The registry entry for `name`; InputError (listing the names) for an unknown one.
 const BackendInfo& backendInfo(std::string_view name);
+/// The profile of `name`; nullptr for a name outside the registry (a target's "target").
+const BackendProfile* findBackendProfile(std::string_view name);
+/// The backends `auto` tries, in order: the first usable in this process is the one.
+std::span<const std::string_view> autoBackends();
 /// "sim, cuda, ..." for messages.
 std::string backendNamesText();
 

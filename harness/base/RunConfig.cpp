@@ -46,37 +46,10 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
   return config;
 }
 
-bool parseValidationOption(const std::string& text) {
-  if (text == "on") return true;
-  if (text == "off") return false;
-  throw InputError("--validation: '" + text + "' is neither 'on' nor 'off'");
-}
-
-std::vector<std::string> backendOptionArgs(const BackendOptions& options) {
-  std::vector<std::string> args;
-  if (!options.device.empty()) args.insert(args.end(), {"--device", options.device});
-  if (options.validation)
-    args.insert(args.end(), {"--validation", *options.validation ? "on" : "off"});
-  return args;
-}
-
-bool readBackendOptionArg(std::string_view arg, const std::function<std::string()>& value,
-                          BackendOptions& options) {
-  if (arg == "--device") {
-    options.device = value();
-    if (options.device.empty()) throw InputError("--device needs a non-empty TEXT");
-    return true;
-  }
-  if (arg == "--validation") {
-    options.validation = parseValidationOption(value());
-    return true;
-  }
-  return false;
-}
-
 std::string faultsFor(const RunConfig& config, std::string_view backend) {
   if (!config.faults.empty()) return config.faults;
-  return backend == "sim" ? "max-26.5.0" : "none";
+  const BackendProfile* profile = findBackendProfile(backend);  // none for a target
+  return std::string(profile ? profile->defaultFaults : BackendProfile{}.defaultFaults);
 }
 
 void checkFaultPlan(const RunConfig& config, std::string_view backend, const Sequence& seq,

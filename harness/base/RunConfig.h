@@ -3,11 +3,9 @@
 // policy shipped; faults max-26.5.0 on sim and none on every real backend.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "model/Sequence.h"
 #include "renderer/Backends.h"
@@ -22,6 +20,7 @@ struct RunOverrides {
   std::optional<std::string> faults;
   /// --device and --validation: the command line only (no directive names a device).
   BackendOptions backendOptions;
+  bool operator==(const RunOverrides&) const = default;
 };
 
 struct RunConfig {
@@ -40,18 +39,8 @@ struct RunConfig {
 RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& directives,
                            const std::string& sequenceFile);
 
-/// --validation's value: "on" or "off"; InputError otherwise.
-bool parseValidationOption(const std::string& text);
-
-/// The runner's arguments that carry `options` (`--device TEXT`, `--validation on|off`), and
-/// their reading back: the one place both sides of that command line are written.
-std::vector<std::string> backendOptionArgs(const BackendOptions& options);
-/// Reads `arg` (with `value()` giving the next argument) into `options`; false when `arg` is
-/// not one of backendOptionArgs' options.
-bool readBackendOptionArg(std::string_view arg, const std::function<std::string()>& value,
-                          BackendOptions& options);
-
-/// The plan a run uses once its backend is known.
+/// The plan a run uses once its backend is known: the configuration's, else the backend's
+/// profile's default (Backends.h); "none" for a name outside the registry (a target).
 std::string faultsFor(const RunConfig& config, std::string_view backend);
 
 /// Reads and parses the plan a run of `seq` (read from `file`) uses on `backend`, so that a

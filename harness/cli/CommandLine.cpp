@@ -1,8 +1,7 @@
-// CommandLine.cpp: parsing of the gpufuzz command line against the option table.
+// CommandLine.cpp: the gpufuzz command line parsed against the option table (Options.def).
 #include "harness/cli/CommandLine.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "renderer/InputError.h"
@@ -12,20 +11,36 @@ namespace gpufuzz {
 namespace {
 
 struct OptionRow {
-  const char* flag;
-  bool takesValue;
-  const char* metavar;
-  const char* def;
+  OptionSpec spec;
   const char* commands;
-  const char* help;
 };
 
 constexpr OptionRow kOptions[] = {
-#define GPUFUZZ_OPTION(id, flag, takesValue, metavar, def, commands, help) \
-  {flag, takesValue, metavar, def, commands, help},
+#define GPUFUZZ_OPTION(id, flag, kind, metavar, def, min, max, shown, commands, help) \
+  {{flag, OptionKind::kind, metavar, def, min, max, shown, help}, commands},
 #include "harness/cli/Options.def"
 #undef GPUFUZZ_OPTION
 };
+
+/// A subcommand's own default for an option (GPUFUZZ_COMMAND_DEFAULT).
+struct CommandDefault {
+  Option option;
+  char command;
+  const char* def;
+};
+constexpr CommandDefault kCommandDefaults[] = {
+#define GPUFUZZ_OPTION(id, flag, kind, metavar, def, min, max, shown, commands, help)
+#define GPUFUZZ_COMMAND_DEFAULT(id, command, def) {Option::id, command, def},
+#include "harness/cli/Options.def"
+#undef GPUFUZZ_OPTION
+};
+
+std::vector<OptionSpec> optionSpecs() {
+  std::vector<OptionSpec> specs;
+  for (const OptionRow& row : kOptions)
+    specs.push_back(row.spec);
+  return specs;
+}
 
 struct CommandRow {
   const char* name;
@@ -66,56 +81,37 @@ std::string commandNames() {
   return names;
 }
 
+const CommandRow* findCommand(const std::string& name) {
+  for (const CommandRow& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+const char* defaultFor(std::size_t option, char letter) {
+  for (const CommandDefault& d : kCommandDefaults) {
+    if (static_cast<std::size_t>(d.option) == option && d.command == letter) return d.def;
+  }
+  return kOptions[option].spec.def;
+}
+
+const char* kExitStatusText =
+    "\nexit status: 0 nothing found / all met, 1 a failure found / an expectation missed,\n"
+    "             2 bad usage or input, 3 the harness itself failed\n";
+
 }  // namespace
 
+const OptionSpec& optionSpec(Option o) {
+  return kOptions[static_cast<std::size_t>(o)].spec;
+}
+
 const char* optionFlag(Option o) {
-  return kOptions[static_cast<std::size_t>(o)].flag;
+  return optionSpec(o).flag;
 }
 
-uint64_t CommandLine::number(Option o, uint64_t fallback, uint64_t min, uint64_t max) const {
-  const auto text = get(o);
-  if (!text) return fallback;
-  const char* flag = optionFlag(o);
-  uint64_t n = 0;
-  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
-  if (text->empty() || ec != std::errc() || ptr != text->data() + text->size()) {
-    throw InputError(std::string(flag) + ": '" + *text + "' is not a number");
-  }
-  if (n < min || n > max) {
-    throw InputError(std::string(flag) + ": " + *text + " is out of range (" + std::to_string(min) +
-                     ".." + std::to_string(max) + ")");
-  }
-  return n;
-}
-
-std::chrono::seconds parseDuration(const std::string& text, const std::string& option,
-                                   bool zeroAllowed) {
-  std::chrono::seconds total{0};
-  std::size_t i = 0;
-  if (text.empty()) throw InputError(option + ": empty duration");
-  while (i < text.size()) {
-    uint64_t n = 0;
-    auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + text.size(), n);
-    if (ec != std::errc() || n > 10'000'000) {
-      throw InputError(option + ": '" + text + "' is not a duration (like 30s, 10m, 8h, 1h30m)");
-    }
-    i = static_cast<std::size_t>(ptr - text.data());
-    const char unit = i < text.size() ? text[i++] : 's';
-    const uint64_t scale = unit == 's'   ? 1
-                           : unit == 'm' ? 60
-                           : unit == 'h' ? 3600
-                           : unit == 'd' ? 86400
-                                         : 0;
-    if (scale == 0) {
-      throw InputError(option + ": unknown unit '" + std::string(1, unit) + "' in '" + text +
-                       "' (s, m, h or d)");
-    }
-    total += std::chrono::seconds(static_cast<int64_t>(n * scale));
-  }
-  if (total.count() == 0 && !zeroAllowed) {
-    throw InputError(option + ": the duration must be positive");
-  }
-  return total;
+const char* optionDefaultFor(Option o, const std::string& command) {
+  const CommandRow* c = findCommand(command);
+  return c ? defaultFor(static_cast<std::size_t>(o), c->letter) : optionSpec(o).def;
 }
 
 std::string usageText() {
@@ -123,63 +119,65 @@ std::string usageText() {
   for (const CommandRow& c : kCommands)
     text += "  " + std::string(c.synopsis) + "\n";
   text += "\noptions:\n";
-  for (const OptionRow& o : kOptions) {
-    std::string left = std::string(o.flag) + (o.takesValue ? " " + std::string(o.metavar) : "");
-    left.resize(std::max<std::size_t>(left.size() + 2, 30), ' ');
-    text += "  " + left + o.help;
-    if (*o.def) text += " [" + std::string(o.def) + "]";
-    text += "\n";
+  for (std::size_t i = 0; i < std::size(kOptions); ++i) {
+    std::string def = kOptions[i].spec.def;
+    for (const CommandDefault& d : kCommandDefaults) {
+      if (static_cast<std::size_t>(d.option) != i) continue;
+      for (const CommandRow& c : kCommands) {
+        if (c.letter == d.command) def += "; " + std::string(c.name) + ": " + d.def;
+      }
+    }
+    text += optionHelpLine(kOptions[i].spec, def.c_str());
   }
-  text +=
-      "\nexit status: 0 nothing found / all met, 1 a failure found / an expectation missed,\n"
-      "             2 bad usage or input, 3 the harness itself failed\n";
-  return text;
+  return text + kExitStatusText;
+}
+
+std::string commandUsageText(const std::string& command) {
+  const CommandRow* c = findCommand(command);
+  if (c == nullptr) {
+    throw InputError("unknown subcommand '" + command + "' (expected " + commandNames() + ")");
+  }
+  std::string text = "usage:\n  " + std::string(c->synopsis) + "\n\noptions:\n";
+  for (std::size_t i = 0; i < std::size(kOptions); ++i) {
+    if (std::strchr(kOptions[i].commands, c->letter) == nullptr) continue;
+    text += optionHelpLine(kOptions[i].spec, defaultFor(i, c->letter));
+  }
+  return text + kExitStatusText;
+}
+
+std::optional<std::string> helpRequested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) continue;
+    if (argc > 1 && findCommand(argv[1]) != nullptr) return commandUsageText(argv[1]);
+    return usageText();
+  }
+  return std::nullopt;
 }
 
 CommandLine parseCommandLine(int argc, char** argv) {
   if (argc < 2) throw InputError("no subcommand given\n" + usageText());
   CommandLine cl;
   cl.command = argv[1];
-  const CommandRow* command = nullptr;
-  for (const CommandRow& c : kCommands) {
-    if (cl.command == c.name) command = &c;
-  }
+  const CommandRow* command = findCommand(cl.command);
   if (command == nullptr) {
     throw InputError("unknown subcommand '" + cl.command + "' (expected " + commandNames() + ")");
   }
   for (int i = 0; i < argc; ++i)
     cl.asTyped += (i == 0 ? "" : " ") + std::string(argv[i]);
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.size() < 2 || arg[0] != '-') {
-      cl.files.push_back(arg);
-      continue;
+  static const std::vector<OptionSpec> specs = optionSpecs();
+  const auto accept = [&](std::size_t row) {
+    if (std::strchr(kOptions[row].commands, command->letter) == nullptr) {
+      throw InputError("option " + std::string(kOptions[row].spec.flag) + " does not apply to '" +
+                       cl.command + "'");
     }
-    std::optional<std::string> inlineValue;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
-      inlineValue = arg.substr(eq + 1);
-      arg.resize(eq);
-    }
-    std::size_t index = std::size(kOptions);
-    for (std::size_t k = 0; k < std::size(kOptions); ++k) {
-      if (arg == kOptions[k].flag) index = k;
-    }
-    if (index == std::size(kOptions)) {
-      throw InputError("unknown option '" + arg + "' (gpufuzz " + cl.command +
-                       " --help lists them)");
-    }
-    const OptionRow& row = kOptions[index];
-    if (std::strchr(row.commands, command->letter) == nullptr) {
-      throw InputError("option " + arg + " does not apply to '" + cl.command + "'");
-    }
-    if (!row.takesValue) {
-      if (inlineValue) throw InputError("option " + arg + " takes no value");
-      cl.values[index] = "";
-      continue;
-    }
-    if (!inlineValue && i + 1 >= argc)
-      throw InputError("option " + arg + " needs a value (" + row.metavar + ")");
-    cl.values[index] = inlineValue ? *inlineValue : std::string(argv[++i]);
+  };
+  ParsedOptions parsed = parseOptions(specs, std::vector<std::string>(argv + 2, argv + argc),
+                                      accept, "gpufuzz " + cl.command + " --help lists them");
+  cl.files = std::move(parsed.operands);
+  for (std::size_t i = 0; i < std::size(kOptions); ++i) {
+    cl.values[i] = std::move(parsed.values[i]);
+    const char* def = defaultFor(i, command->letter);
+    if (*def != '\0') cl.defaults[i] = parseOptionValue(kOptions[i].spec, def);
   }
   if (cl.files.size() < command->minFiles || cl.files.size() > command->maxFiles) {
     throw InputError("'" + cl.command + "' takes " + command->operands + "\n" + usageText());

@@ -25,7 +25,7 @@ int runExplain(Session& session) {
   std::fflush(stdout);
 
   ExplainOptions options;
-  options.shrink = !cl.has(Option::NoShrink);
+  options.shrink = !cl.value<Option::NoShrink>();
   options.candidateLimit = candidateStuckLimit(first);
   options.confirmations = confirmations;
   options.onProgress = [&](const std::string& what) {
@@ -38,7 +38,7 @@ int runExplain(Session& session) {
   if (Session::stopRequested()) return 130;
 
   const std::string markdown = explanationMarkdown(e);
-  const auto path = explanationPath(file, cl.get(Option::Out).value_or("findings"), e);
+  const auto path = explanationPath(file, cl.value<Option::Out>(), e);
   writeFileAtomically(path, markdown);
   if (!session.quiet()) std::printf("\n%s\n", markdown.c_str());
   std::printf("explained in %zu experiments, %llu executions, %.1f s; written to %s\n",
@@ -46,7 +46,7 @@ int runExplain(Session& session) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
               path.string().c_str());
 
-  if (cl.has(Option::Report)) {
+  if (const auto reportFile = cl.value<Option::Report>()) {
     Report report;
     report.command = "explain";
     report.seed = seq.directives.seed.value_or(0);
@@ -56,7 +56,7 @@ int runExplain(Session& session) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.extra.emplace_back("explanation", explanationJson(e));
     report.extra.emplace_back("explanation_file", jsonString(path.string()));
-    writeReport(*cl.get(Option::Report), report);
+    writeReport(*reportFile, report);
   }
   if (e.inconclusive > 0) {
     std::fprintf(stderr, "gpufuzz: the harness failed on %u experiment(s): see the report\n",

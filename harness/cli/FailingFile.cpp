@@ -14,7 +14,7 @@ FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
   FailingFile f;
   f.file = cl.files.front();
   f.seq = loadSequence(f.file, session.model());
-  f.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
+  f.confirmations = static_cast<uint32_t>(cl.value<Option::Confirmations>());
   f.run = session.forFile(f.seq, f.file);
   // A threaded file fails on some schedules: up to --confirmations tries, each its own.
   const uint32_t tries = f.seq.threadCount() > 1 ? f.confirmations : 1;

@@ -16,7 +16,7 @@ namespace gpufuzz {
 struct FailingFile {
   std::string file;
   Sequence seq;
-  /// --confirmations (default 5).
+  /// --confirmations.
   uint32_t confirmations = 0;
   Session::FileRun run;
   /// The first run; failed() whenever exitStatus is unset.

@@ -32,10 +32,9 @@ std::string modelLabel(const LifecycleModel& model) {
 int runFuzz(Session& session) {
   const CommandLine& cl = session.commandLine();
   const TargetCommand* target = session.commandLineTarget();
-  const std::string backend =
-      target ? Session::kTargetBackend
-             : session.resolveBackend(session.backendRequest(
-                   cl.get(Option::Backend).value_or("auto"), session.fuzzModel()));
+  const std::string backend = target ? Session::kTargetBackend
+                                     : session.resolveBackend(session.backendRequest(
+                                           cl.value<Option::Backend>(), session.fuzzModel()));
   const RunConfig config = resolveRunConfig(
       RunOverrides{target ? std::nullopt : std::optional<std::string>(backend),
                    cl.get(Option::Policy), cl.get(Option::Faults), session.backendOptions()},
@@ -45,25 +44,21 @@ int runFuzz(Session& session) {
   GeneratorConfig gen;
   gen.model = &session.fuzzModel();
   session.checkExecutable(*gen.model, target, backend, faults);
-  gen.maxOps = static_cast<uint32_t>(cl.number(Option::MaxOps, 40, 1, 10'000));
-  gen.threads = static_cast<unsigned>(cl.number(Option::Threads, 1, 1, kMaxThreads));
-  const Shard shard = cl.has(Option::Shard) ? parseShard(*cl.get(Option::Shard)) : Shard{};
-  if (cl.has(Option::Shard) && !cl.has(Option::Seed)) {
-    throw InputError("--shard " + *cl.get(Option::Shard) +
+  gen.maxOps = static_cast<uint32_t>(cl.value<Option::MaxOps>());
+  gen.threads = static_cast<unsigned>(cl.value<Option::Threads>());
+  const std::optional<std::string> shardGiven = cl.value<Option::Shard>();
+  const Shard shard = shardGiven ? parseShard(*shardGiven) : Shard{};
+  if (shardGiven && !cl.has(Option::Seed)) {
+    throw InputError("--shard " + *shardGiven +
                      " needs --seed N, the same for every shard: shards of different seeds "
                      "would not be disjoint");
   }
-  const uint64_t seed =
-      cl.number(Option::Seed,
-                static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
-                    static_cast<uint64_t>(::getpid()),
-                0);
-  std::optional<uint64_t> runs = cl.number(Option::Runs, 1000, 1);
-  std::optional<std::chrono::seconds> time;
-  if (cl.has(Option::Time)) {
-    time = parseDuration(*cl.get(Option::Time));
-    if (!cl.has(Option::Runs)) runs.reset();
-  }
+  const uint64_t seed = cl.value<Option::Seed>().value_or(
+      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+      static_cast<uint64_t>(::getpid()));
+  std::optional<uint64_t> runs = cl.value<Option::Runs>();
+  const std::optional<std::chrono::seconds> time = cl.value<Option::Time>();
+  if (time && !cl.has(Option::Runs)) runs.reset();
   const unsigned persistent = session.persistent();
   if (persistent > 1 && target) {
     throw InputError("--persistent " + std::to_string(persistent) +
@@ -75,9 +70,7 @@ int runFuzz(Session& session) {
                      " with --sanitizer: the sanitizer's report covers a whole process, so each "
                      "sequence runs in one of its own");
   }
-  std::optional<std::chrono::seconds> grace;
-  if (cl.has(Option::Grace)) grace = parseDuration(*cl.get(Option::Grace), "--grace", true);
-  FindingStore store(cl.get(Option::Out).value_or("findings"));
+  FindingStore store(cl.value<Option::Out>());
   // A campaign in a folder where campaigns ran before continues their counts.
   std::optional<CampaignStats> previous = ownStats(store.root());
   TrialRunner& trials = session.trials(backend, config.policy, faults, target);
@@ -114,11 +107,11 @@ int runFuzz(Session& session) {
   plan.shard = shard;
   plan.runs = runs;
   plan.time = time;
-  if (grace) plan.grace = *grace;
+  plan.grace = cl.value<Option::Grace>();
   plan.deviceDescription = outsideLine(description);  // the runtime's words: outside text
-  plan.confirmations = static_cast<uint32_t>(cl.number(Option::Confirmations, 5, 1, 1000));
-  plan.explain = !cl.has(Option::NoExplain);
-  plan.reportFile = cl.get(Option::Report);
+  plan.confirmations = static_cast<uint32_t>(cl.value<Option::Confirmations>());
+  plan.explain = !cl.value<Option::NoExplain>();
+  plan.reportFile = cl.value<Option::Report>();
   plan.jobs = session.jobs();
   plan.persistent = persistent;
   plan.quiet = session.quiet();
@@ -132,7 +125,7 @@ int runFuzz(Session& session) {
   identity.commandLine = cl.asTyped;
   identity.pid = ::getpid();
   identity.seed = seed;
-  if (cl.has(Option::Shard)) identity.shard = shard;
+  if (shardGiven) identity.shard = shard;
   identity.backend = backend;
   identity.device = description;
   if (target) {
@@ -141,13 +134,13 @@ int runFuzz(Session& session) {
   }
   identity.policy = std::string(policyName(config.policy));
   identity.faults = faults;
-  identity.ops = cl.get(Option::Ops).value_or("renderer");
+  identity.ops = cl.value<Option::Ops>();
   identity.threads = gen.threads;
   identity.persistent = persistent;
   plan.previous = std::move(previous);
   const CampaignResult result = runCampaign(plan, trials, store);
 
-  if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), result.report);
+  if (plan.reportFile) writeReport(*plan.reportFile, result.report);
   std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
               Session::stopRequested() ? "stopped: " : "done: ", result.statusLine.c_str(),
               result.uniqueFindings, static_cast<unsigned long long>(seed));

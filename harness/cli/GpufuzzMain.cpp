@@ -2,26 +2,20 @@
 // merge, plot and report.
 #include <csignal>
 #include <cstdio>
-#include <cstring>
-#include <exception>
 
-#include "harness/base/AtomicFile.h"
+#include "harness/base/ExitStatus.h"
 #include "harness/cli/Subcommands.h"
-#include "renderer/InputError.h"
-#include "renderer/device/DeviceError.h"
 
 int main(int argc, char** argv) {
   using namespace gpufuzz;
   // Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG and the file is named, instead
   // of SIGXFSZ ending the process mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::fputs(usageText().c_str(), stdout);
+  return exitStatusOf("gpufuzz", [&] {
+    if (const auto help = helpRequested(argc, argv)) {
+      std::fputs(help->c_str(), stdout);
       return 0;
     }
-  }
-  try {
     const CommandLine cl = parseCommandLine(argc, argv);
     if (cl.command == "model") return runModel(cl);
     Session session(cl);
@@ -33,19 +27,5 @@ int main(int argc, char** argv) {
     if (cl.command == "plot") return runPlot(session);
     if (cl.command == "report") return runReport(session);
     return runExplain(session);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());
-    return 2;
-  } catch (const DeviceUnavailable& e) {
-    std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());
-    return 2;
-  } catch (const WriteError& e) {
-    // A full disk or a file-size limit: the harness failed to keep its files (exit 3), and the
-    // message names the file.
-    std::fprintf(stderr, "gpufuzz: error: %s\n", e.what());
-    return 3;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpufuzz: internal error: %s\n", e.what());
-    return 3;
-  }
+  });
 }

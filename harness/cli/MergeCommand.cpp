@@ -201,7 +201,7 @@ void mergeStats(const std::filesystem::path& out, const std::vector<Source>& sou
 
 int runMerge(Session& session) {
   const CommandLine& cl = session.commandLine();
-  const std::filesystem::path out = cl.get(Option::Out).value_or("findings");
+  const std::filesystem::path out = cl.value<Option::Out>();
   const auto sources = readSources(cl, out);
   const auto outStats = readStats(out / kStatsFile);
   FindingStore store(out);

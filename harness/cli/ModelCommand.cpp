@@ -23,7 +23,7 @@ int runModel(const CommandLine& cl) {
       isBuiltinModelName(operand) ? builtinModel(operand) : loadModelFile(operand);
   for (const std::string& w : model.warnings)
     std::fprintf(stderr, "%s\n", w.c_str());
-  if (!cl.has(Option::Quiet)) std::fputs(model.describe().c_str(), stdout);
+  if (!cl.value<Option::Quiet>()) std::fputs(model.describe().c_str(), stdout);
   return 0;
 }
 

@@ -47,16 +47,15 @@ StoredFinding findingAt(const std::filesystem::path& input) {
 }
 
 std::filesystem::path targetFile(const CommandLine& cl, const StoredFinding& finding) {
-  std::string name = cl.get(Option::Name).value_or(finding.id);
+  std::string name = cl.value<Option::Name>().value_or(finding.id);
   if (!std::regex_match(name, std::regex("[A-Za-z0-9][A-Za-z0-9._-]*"))) {
     throw InputError("--name: '" + name +
                      "' is not a file name (letters, digits, '.', '_' and '-'; no folders: "
                      "--corpus says where)");
   }
   if (!name.ends_with(".seq")) name += ".seq";
-  const auto target =
-      std::filesystem::path(cl.get(Option::Corpus).value_or("corpus/promoted")) / name;
-  if (std::filesystem::exists(target) && !cl.has(Option::Force)) {
+  const auto target = std::filesystem::path(cl.value<Option::Corpus>()) / name;
+  if (std::filesystem::exists(target) && !cl.value<Option::Force>()) {
     throw InputError(target.string() +
                      ": exists already (--force replaces it, --name NAME picks "
                      "another name)");
@@ -90,7 +89,8 @@ int runPromote(Session& session) {
   // A finding made with a target (its `target` directive, or --target) is measured on it alone.
   const TargetCommand* targetProgram = session.targetFor(minimal, minimalFile);
   const std::string foundOn =
-      targetProgram ? Session::kTargetBackend : minimal.directives.backend.value_or("sim");
+      targetProgram ? Session::kTargetBackend
+                    : minimal.directives.backend.value_or(std::string(kReferenceBackend));
   const Expectation observed = minimal.expectationFor(foundOn);
   const auto target = targetFile(cl, finding);
   RunConfig config = resolveRunConfig(RunOverrides{}, minimal.directives, minimalFile);
@@ -110,7 +110,7 @@ int runPromote(Session& session) {
     candidates.emplace_back(info.name);
   }
   for (const std::string& backend : candidates) {
-    if (backend != "sim" && !targetProgram) {
+    if (!targetProgram) {
       if (!backendInfo(backend).built) continue;
       try {
         session.resolveBackend(backend);
@@ -151,7 +151,7 @@ int runPromote(Session& session) {
   d.backend.reset();
   if (targetProgram) d.target = targetProgram->text();
   d.faults = faultsFrom(config, target);
-  const std::string base = targetProgram ? foundOn : "sim";
+  const std::string base = targetProgram ? foundOn : std::string(kReferenceBackend);
   d.expect = expected.at(base);
   d.expectOn.clear();
   for (const auto& [backend, e] : expected) {
@@ -179,7 +179,8 @@ int runPromote(Session& session) {
   if (minimal.threadCount() > 1) {
     d.notes.push_back("threaded: fails in " + std::to_string(finding.reproduced) + " of " +
                       std::to_string(finding.confirmations) +
-                      " schedules; replay gives it up to --confirmations tries (64)");
+                      " schedules; replay gives it up to --confirmations tries (" +
+                      optionDefaultFor(Option::Confirmations, "replay") + ")");
   }
   writeFileAtomically(target, printSequence(withPortableModel(promoted, target.parent_path())));
 

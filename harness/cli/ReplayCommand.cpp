@@ -28,11 +28,10 @@ int runReplay(Session& session) {
   Report report;
   report.command = "replay";
   int missed = 0, notRun = 0;
-  // A threaded file gets up to --confirmations tries (default Shrinker::kMostTries), each its
-  // own schedule (docs/sequences.md, Threads): a failing expectation is met by any try that matches
-  // it, `pass` only if every try passes.
-  const auto tries =
-      static_cast<uint32_t>(cl.number(Option::Confirmations, Shrinker::kMostTries, 1, 1000));
+  // A threaded file gets up to --confirmations tries (replay's own default: Options.def), each
+  // its own schedule (docs/sequences.md, Threads): a failing expectation is met by any try that
+  // matches it, `pass` only if every try passes.
+  const auto tries = static_cast<uint32_t>(cl.value<Option::Confirmations>());
   // Files run concurrently (bounded by --jobs); results print in file order.
   const auto outcomes =
       runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
@@ -86,7 +85,7 @@ int runReplay(Session& session) {
   }
   report.elapsedSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (cl.has(Option::Report)) writeReport(*cl.get(Option::Report), report);
+  if (const auto file = cl.value<Option::Report>()) writeReport(*file, report);
   if (missed > 0) return 1;
   return notRun > 0 ? 2 : 0;
 }

@@ -153,7 +153,7 @@ bool writeHtmlReportOrWarn(const fs::path& dir, const fs::path& out) {
 
 std::optional<fs::path> htmlReportOption(const CommandLine& cl,
                                          const std::optional<fs::path>& fallback) {
-  const auto given = cl.get(Option::Html);
+  const auto given = cl.value<Option::Html>();
   if (!given) return fallback;
   if (*given == "none") return std::nullopt;
   return fs::path(*given);
@@ -162,8 +162,7 @@ std::optional<fs::path> htmlReportOption(const CommandLine& cl,
 int runReport(Session& session) {
   const CommandLine& cl = session.commandLine();
   const fs::path dir = cl.files.front();
-  const fs::path out =
-      cl.has(Option::Output) ? fs::path(*cl.get(Option::Output)) : defaultHtmlReport(dir);
+  const fs::path out = cl.value<Option::Output>().value_or(defaultHtmlReport(dir).string());
   try {
     const std::size_t unreadable = writeHtmlReport(dir, out, false);
     if (unreadable > 0) {

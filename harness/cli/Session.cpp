@@ -15,6 +15,8 @@
 #include <cstring>
 #include <thread>
 
+#include "harness/base/ExitStatus.h"
+#include "harness/protocol/RunnerCommandLine.h"
 #include "harness/supervise/ChildProcess.h"
 #include "renderer/Backends.h"
 #include "renderer/InputError.h"
@@ -26,22 +28,15 @@ namespace gpufuzz {
 
 std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
                                           int gpus, unsigned persistent) {
-  // Each context a sequence makes is a driver context: their creation serializes in the
-  // driver, so more children only stretch every operation's latency, and the automatic
-  // deadlines with it. Measured on an H200 (bench/RESULTS.md, "--jobs on the GPU"): 2 jobs ran
-  // the most sequences a second on both.
-  constexpr unsigned kPerDevice = 2;
-  const auto devices = static_cast<unsigned>(std::max(gpus, 1));
-  if (backend == "cuda") return kPerDevice * devices;
-  if (backend == "opencl" && containsIgnoringCase(description, "nvidia")) return kPerDevice;
-  // cuda-async's contexts are cheap, but a fresh process's start (cuInit, the primary
-  // context's retain) serializes in the driver the same way: on the H200 4 children ran as
-  // many executions a second as 16 (3.7/s and 3.5/s) with a third of the p99, and found the
-  // seed's hang in 32 s against 74 s. With --persistent a process starts once for many
-  // sequences, and one per core ran 772/s.
-  constexpr unsigned kFreshAsyncPerDevice = 4;
-  if (backend == "cuda-async" && persistent <= 1) return kFreshAsyncPerDevice * devices;
-  return std::nullopt;
+  // More children than the driver makes contexts for only stretch every operation's latency,
+  // and the automatic deadlines with it (the profile says where, Backends.cpp).
+  const BackendProfile* profile = findBackendProfile(backend);
+  if (profile == nullptr || profile->jobsPerDevice == 0) return std::nullopt;
+  if (!profile->jobsOnlyOn.empty() && !containsIgnoringCase(description, profile->jobsOnlyOn)) {
+    return std::nullopt;
+  }
+  if (profile->jobsFreshOnly && persistent > 1) return std::nullopt;
+  return profile->jobsPerDevice * static_cast<unsigned>(std::max(gpus, 1));
 }
 
 namespace {
@@ -66,6 +61,18 @@ void installStopHandlers() {
 
 namespace {
 
+/// "cuda or cuda-async": the backends compute-sanitizer checks.
+std::string sanitizerBackendsText() {
+  std::vector<std::string> names;
+  for (const BackendInfo& info : backendRegistry()) {
+    if (info.profile.sanitizer) names.emplace_back(info.name);
+  }
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
+}
+
 /// The --sanitizer setting, or DeviceUnavailable (exit 2) where compute-sanitizer is missing.
 SanitizerSetup sanitizerFor(const std::string& option) {
   SanitizerSetup setup;
@@ -89,28 +96,20 @@ bool Session::stopRequested() {
 }
 
 Session::Session(const CommandLine& cl) : cl_(cl) {
-  if (cl.has(Option::Model)) {
+  if (const auto model = cl.value<Option::Model>()) {
     if (cl.has(Option::Ops)) {
-      throw InputError("--ops " + *cl.get(Option::Ops) + " and --model " + *cl.get(Option::Model) +
+      throw InputError("--ops " + cl.value<Option::Ops>() + " and --model " + *model +
                        ": --ops names a built-in model, so give one of them");
     }
-    model_ = &resolveModel(*cl.get(Option::Model));
+    model_ = &resolveModel(*model);
   } else if (cl.has(Option::Ops)) {
-    const std::string ops = *cl.get(Option::Ops);
-    if (ops != "renderer" && ops != "device" && ops != "all") {
-      throw InputError("--ops: '" + ops + "' (expected renderer, device or all)");
-    }
-    model_ = &builtinModel(ops);
+    model_ = &builtinModel(cl.value<Option::Ops>());
   }
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-  jobs_ = static_cast<unsigned>(cl.number(Option::Jobs, cores, 1, 1024));
-  if (cl.has(Option::Deadline)) parseDeadlineOption(*cl.get(Option::Deadline));  // validate early
-  if (cl.has(Option::Device)) {
-    readBackendOptionArg(
-        "--device", [&] { return *cl.get(Option::Device); }, backendOptions_);
-  }
-  if (cl.has(Option::Validation)) {
-    backendOptions_.validation = parseValidationOption(*cl.get(Option::Validation));
+  jobs_ = static_cast<unsigned>(cl.value<Option::Jobs>().value_or(cores));
+  backendOptions_.device = cl.value<Option::Device>().value_or("");
+  if (const auto validation = cl.value<Option::Validation>()) {
+    backendOptions_.validation = *validation == "on";
   }
   if (cl.has(Option::Target)) {
     for (const Option o :
@@ -122,8 +121,8 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
       }
     }
   }
-  if (cl.has(Option::Sanitizer)) sanitizer_ = sanitizerFor(*cl.get(Option::Sanitizer));
-  runner_ = (executableDir() / "gpufuzz-runner").string();
+  sanitizer_ = sanitizerFor(cl.value<Option::Sanitizer>());
+  runner_ = (executableDir() / kRunnerProgram).string();
   if (::access(runner_.c_str(), X_OK) != 0) {
     throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
   }
@@ -140,7 +139,7 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
 }
 
 const LifecycleModel& Session::fuzzModel() const {
-  return model_ ? *model_ : builtinModel("renderer");
+  return model_ ? *model_ : builtinModel(cl_.value<Option::Ops>());
 }
 
 void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* target,
@@ -185,9 +184,11 @@ std::string Session::backendDescription(const std::string& backend) const {
 }
 
 std::string Session::probeInChild(const std::string& backend) {
-  ChildCommand probe{runner_, {"--probe", "--backend", backend}};
-  for (std::string& arg : backendOptionArgs(backendOptions_))
-    probe.args.push_back(std::move(arg));
+  RunnerArgs args;
+  args.probe = true;
+  args.overrides.backend = backend;
+  args.overrides.backendOptions = backendOptions_;
+  const ChildCommand probe{runner_, runnerArgs(args)};
   constexpr std::chrono::seconds kProbeLimit{120};
   const CapturedRun r = runCaptured(probe, kProbeLimit, 64 * 1024);
   std::string output = r.output;
@@ -197,9 +198,9 @@ std::string Session::probeInChild(const std::string& backend) {
     const size_t tab = output.find('\t');
     return tab == std::string::npos ? backend : output.substr(tab + 1);
   }
-  if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) {
-    constexpr std::string_view kPrefix = "gpufuzz-runner: error: ";
-    if (output.starts_with(kPrefix)) output.erase(0, kPrefix.size());
+  if (!r.timedOut && WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitBadInput) {
+    const std::string prefix = errorLinePrefix(kRunnerProgram);
+    if (output.starts_with(prefix)) output.erase(0, prefix.size());
     throw DeviceUnavailable(output);
   }
   throw std::runtime_error(
@@ -209,40 +210,38 @@ std::string Session::probeInChild(const std::string& backend) {
 }
 
 std::string Session::resolveBackend(const std::string& requested) {
-  if (requested != "auto") backendInfo(requested);  // InputError for an unknown name
-  if (requested == "sim") return "sim";
-  auto it = resolved_.find(requested);
-  if (it != resolved_.end()) return it->second;
-  if (requested != "auto" && requested != "cuda") {
-    const BackendInfo& info = backendInfo(requested);
-    if (info.built && info.probeInChild) {
-      descriptions_[requested] = probeInChild(requested);
-      if (auto most = driverContextJobs(requested, descriptions_[requested], 1, persistent())) {
-        capDefaultJobs(*most);
+  if (const auto it = resolved_.find(requested); it != resolved_.end()) return it->second;
+  if (requested == "auto") {
+    // The first of autoBackends() usable here; the last one's failure is the answer.
+    const auto candidates = autoBackends();
+    for (std::size_t i = 0; i + 1 < candidates.size(); ++i) {
+      try {
+        return resolved_[requested] = resolveBackend(std::string(candidates[i]));
+      } catch (const DeviceUnavailable&) {
       }
-    } else {
-      std::unique_ptr<Backend> backend = makeBackend(requested, backendOptions_);
-      descriptions_[requested] = backend->description();
-      held_.push_back(std::move(backend));
     }
-    resolved_[requested] = requested;
-    return requested;
+    return resolved_[requested] = resolveBackend(std::string(candidates.back()));
   }
-  if (!cuda_) {
-    // DeviceUnavailable for cuda
-    std::unique_ptr<Backend> probe = makeBackend(requested, backendOptions_);
-    if (probe->name() == "cuda") cuda_ = std::move(probe);
+  const BackendInfo& info = backendInfo(requested);  // InputError for an unknown name
+  if (info.built && info.probeInChild) {
+    descriptions_[requested] = probeInChild(requested);
+  } else {
+    // Held for the session: keeps the runtime (the CUDA driver) initialised for the children.
+    std::unique_ptr<Backend> backend = makeBackend(requested, backendOptions_);
+    descriptions_[requested] = backend->description();
+    held_.push_back(std::move(backend));
   }
-  const std::string name = cuda_ ? "cuda" : "sim";
-  if (cuda_) descriptions_["cuda"] = cuda_->description();
-  resolved_[requested] = name;
-  if (cuda_ && !devices_) {
-    const int count = cudaDeviceCount();
+  int gpus = 1;
+  if (info.profile.spreadOverGpus && !devices_) {
+    gpus = cudaDeviceCount();
     devices_ = std::make_shared<DeviceSpread>(
-        DeviceSpread::visibleDevices(count, std::getenv("CUDA_VISIBLE_DEVICES")));
-    capDefaultJobs(*driverContextJobs("cuda", descriptions_["cuda"], count));
+        DeviceSpread::visibleDevices(gpus, std::getenv("CUDA_VISIBLE_DEVICES")));
   }
-  return name;
+  if (auto most = driverContextJobs(requested, descriptions_[requested], gpus, persistent())) {
+    capDefaultJobs(*most);
+  }
+  resolved_[requested] = requested;
+  return requested;
 }
 
 void Session::capDefaultJobs(unsigned most) {
@@ -326,28 +325,29 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   auto& calibrator = calibrators_[backend];
   if (!calibrator) {
     DeadlineSettings settings = DeadlineSettings::forBackend(backend);
-    if (cl_.has(Option::Deadline)) settings.fixed = parseDeadlineOption(*cl_.get(Option::Deadline));
+    if (const auto ms = cl_.value<Option::Deadline>()) settings.fixed = Millis(*ms);
     calibrator = std::make_unique<DeadlineCalibrator>(settings);
   }
   TrialSetup setup;
   setup.runner = runner_;
   setup.backend = backend;
   setup.backendOptions = backendOptions_;
+  const BackendProfile* profile = findBackendProfile(backend);  // none for a target
   if (sanitizer_.tool != SanitizerTool::None) {
-    if (backend != "cuda" && backend != "cuda-async") {
+    if (profile == nullptr || !profile->sanitizer) {
       throw InputError("--sanitizer " + std::string(sanitizerToolName(sanitizer_.tool)) +
                        ": compute-sanitizer checks CUDA only, not the " + backend +
-                       " backend (use --backend cuda or cuda-async)");
+                       " backend (use --backend " + sanitizerBackendsText() + ")");
     }
     setup.sanitizer = sanitizer_;
   }
   setup.policy = policy;
   setup.faults = faults;
   setup.workDir = workDir_;
-  setup.captureStacks = !cl_.has(Option::NoStacks);
-  setup.forkServer = !cl_.has(Option::NoForkServer);
+  setup.captureStacks = !cl_.value<Option::NoStacks>();
+  setup.forkServer = !cl_.value<Option::NoForkServer>();
   setup.slots = slots_;
-  if (backend == "cuda") setup.devices = devices_;
+  if (profile && profile->spreadOverGpus) setup.devices = devices_;
   setup.stopRequested = &Session::stopRequested;
   if (target) setup.target = *target;
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);

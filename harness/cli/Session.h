@@ -58,14 +58,13 @@ class Session {
   /// driver makes children wait for each other (driverContextJobs: 2 per GPU on cuda and NVIDIA's
   /// OpenCL, 4 on cuda-async in fresh processes).
   unsigned jobs() const { return jobs_; }
-  bool quiet() const { return cl_.has(Option::Quiet); }
-  /// --persistent N: sequences a child may run in one process (1, the default: one each).
-  unsigned persistent() const {
-    return static_cast<unsigned>(cl_.number(Option::Persistent, 1, 1, 1'000'000));
-  }
+  bool quiet() const { return cl_.value<Option::Quiet>(); }
+  /// --persistent N: sequences a child may run in one process.
+  unsigned persistent() const { return static_cast<unsigned>(cl_.value<Option::Persistent>()); }
 
-  /// The backend that runs for a requested name: "auto" becomes cuda or sim; any other name of
-  /// the registry stays itself once it is known to be usable (DeviceUnavailable otherwise). A
+  /// The backend that runs for a requested name: "auto" becomes the first usable of
+  /// autoBackends() (cuda, else sim); any other name of the registry stays itself once it is
+  /// known to be usable (DeviceUnavailable otherwise). Its profile caps the default --jobs. A
   /// backend that must not be loaded in a process that forks (OpenCL, Vulkan) is checked by a
   /// runner started for that (`gpufuzz-runner --probe`).
   std::string resolveBackend(const std::string& requested);
@@ -119,11 +118,12 @@ class Session {
   BackendOptions backendOptions_;
   SanitizerSetup sanitizer_;
   std::shared_ptr<ChildSlots> slots_;
-  std::shared_ptr<DeviceSpread> devices_;  // the GPUs cuda children are spread over
-  std::unique_ptr<Backend> cuda_;          // held for the session: keeps the driver initialised
+  std::shared_ptr<DeviceSpread> devices_;  // the GPUs children are spread over (the profile's)
   std::map<std::string, std::string> resolved_;
   std::map<std::string, std::string> descriptions_;
-  std::vector<std::unique_ptr<Backend>> held_;  // other in-process backends, kept as cuda_ is
+  /// In-process backends, held for the session: each keeps its runtime (the CUDA driver)
+  /// initialised for the children's sake.
+  std::vector<std::unique_ptr<Backend>> held_;
   std::map<std::string, std::unique_ptr<DeadlineCalibrator>> calibrators_;
   std::map<std::string, std::unique_ptr<TrialRunner>> runners_;
   std::map<std::string, TargetCommand> targets_;  // by the text they were resolved from

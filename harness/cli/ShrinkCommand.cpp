@@ -30,9 +30,8 @@ int runShrink(Session& session) {
   // A shrink cut short by Ctrl-C keeps its best sequence so far, marked so.
   if (f.stopped)
     f.minimal.directives.notes.push_back("shrink interrupted by a stop: may not be minimal");
-  const std::string out =
-      cl.get(Option::Output)
-          .value_or((std::filesystem::path(file).replace_extension("").string()) + ".min.seq");
+  const std::string out = cl.value<Option::Output>().value_or(
+      std::filesystem::path(file).replace_extension("").string() + ".min.seq");
   writeFileAtomically(
       out, printSequence(withPortableModel(
                f.minimal, std::filesystem::absolute(std::filesystem::path(out)).parent_path())));
@@ -44,7 +43,7 @@ int runShrink(Session& session) {
       f.minimal.ops.size(), seq.ops.size(), f.reproductionText().c_str(),
       static_cast<unsigned long long>(f.executionsToShrink),
       normalizedOperations(f.minimal).c_str(), out.c_str(), out.c_str());
-  if (cl.has(Option::Report)) {
+  if (const auto reportFile = cl.value<Option::Report>()) {
     Report report;
     report.command = "shrink";
     report.seed = f.seed;
@@ -53,7 +52,7 @@ int runShrink(Session& session) {
     report.elapsedSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.findings.push_back({f, out});
-    writeReport(*cl.get(Option::Report), report);
+    writeReport(*reportFile, report);
   }
   return f.stopped ? 130 : 0;
 }

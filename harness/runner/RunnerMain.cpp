@@ -23,8 +23,12 @@
 // (clients/cpp/gpufuzz/target.hpp): the events, the fork server and the child's setup are the
 // library's; events go to --events-fd, else to GPUFUZZ_EVENTS_FD.
 //
+// The command line is declared once, for the harness that writes it and for this parser, in
+// harness/protocol/RunnerCommandLine.h.
+//
 // Exit status: 0 pass, 1 the sequence failed (error, invalid, mismatch, leak), 2 bad usage or
-// input (or no usable device), 3 the runner itself failed.
+// input (or no usable device), 3 the runner itself failed (harness/base/ExitStatus.h).
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -40,9 +44,11 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/base/ExitStatus.h"
 #include "harness/base/RunConfig.h"
 #include "harness/protocol/Events.h"
 #include "harness/protocol/ForkServerProtocol.h"
+#include "harness/protocol/RunnerCommandLine.h"
 #include "harness/runner/ModelRun.h"
 #include "harness/runner/SequenceExecutor.h"
 #include "harness/runner/ThreadLanes.h"
@@ -55,84 +61,6 @@
 
 namespace gpufuzz {
 namespace {
-
-constexpr std::string_view kUsage =
-    "usage: gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off]\n"
-    "                      [--policy NAME] [--faults NAME|PATH] [--events-fd N] [--try N]\n"
-    "                      [--quiet] FILE\n"
-    "       gpufuzz-runner [options as above] --persistent FIFO\n"
-    "       gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]\n";
-
-struct RunnerArgs {
-  RunOverrides overrides;
-  int eventsFd = -1;
-  uint64_t attempt = 0;  // --try
-  bool quiet = false;
-  bool probe = false;
-  std::string file;
-  std::string persistent;  // --persistent FIFO
-};
-
-RunnerArgs parseArgs(const std::vector<std::string>& argv) {
-  RunnerArgs args;
-  const std::size_t argc = argv.size();
-  for (std::size_t i = 0; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw InputError("option " + std::string(arg) + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--backend") {
-      args.overrides.backend = value();
-    } else if (arg == "--policy") {
-      args.overrides.policy = value();
-    } else if (arg == "--faults") {
-      args.overrides.faults = value();
-    } else if (arg == "--events-fd") {
-      const std::string fd = value();
-      char* end = nullptr;
-      const long n = std::strtol(fd.c_str(), &end, 10);
-      if (fd.empty() || *end != '\0' || n < 0 || n > 1 << 20) {
-        throw InputError("--events-fd: '" + fd + "' is not a file descriptor number");
-      }
-      args.eventsFd = static_cast<int>(n);
-    } else if (arg == "--try") {
-      const std::string n = value();
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long t = std::strtoull(n.c_str(), &end, 10);
-      if (n.empty() || *end != '\0' || n[0] == '-' || errno != 0) {
-        throw InputError("--try: '" + n + "' is not a try number (0, 1, ...)");
-      }
-      args.attempt = t;
-    } else if (readBackendOptionArg(arg, value, args.overrides.backendOptions)) {
-    } else if (arg == "--quiet") {
-      args.quiet = true;
-    } else if (arg == "--probe") {
-      args.probe = true;
-    } else if (arg == "--persistent") {
-      args.persistent = value();
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      std::exit(0);
-    } else if (arg.starts_with("-") && arg != "-") {
-      throw InputError("unknown option '" + std::string(arg) + "'\n" + std::string(kUsage));
-    } else if (args.file.empty()) {
-      args.file = arg;
-    } else {
-      throw InputError("one sequence file at a time (got '" + args.file + "' and '" +
-                       std::string(arg) + "')");
-    }
-  }
-  if (args.probe && !args.file.empty()) throw InputError("--probe takes no sequence file");
-  if (!args.persistent.empty() && (args.probe || !args.file.empty())) {
-    throw InputError("--persistent reads its sequence files from its pipe: no FILE, no --probe");
-  }
-  if (args.file.empty() && !args.probe && args.persistent.empty()) {
-    throw InputError("no sequence file given\n" + std::string(kUsage));
-  }
-  return args;
-}
 
 /// The operation the calling thread is in, for the `fault` events of its calls.
 thread_local std::optional<At> runningHere;
@@ -237,7 +165,7 @@ RunDevice makeRunDevice(const RunConfig& config, const LifecycleModel& model) {
 }
 
 EventWriter eventWriter(const RunnerArgs& args) {
-  return EventWriter(args.eventsFd >= 0 ? args.eventsFd : target::Events::fromEnvironment().fd());
+  return EventWriter(args.eventsFd.value_or(target::Events::fromEnvironment().fd()));
 }
 
 /// A sequence of the renderer's models on the device, the plan's rules told as they fire.
@@ -262,8 +190,10 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
                            at});
       });
   // On sim the threads of a threaded sequence take turns by a schedule of (seed, try).
-  const std::optional<uint64_t> schedule =
-      d.backend == "sim" ? std::optional(scheduleSeed(seq, args.attempt)) : std::nullopt;
+  const BackendProfile* profile = findBackendProfile(d.backend);
+  const std::optional<uint64_t> schedule = profile && profile->deterministic
+                                               ? std::optional(scheduleSeed(seq, args.attempt))
+                                               : std::nullopt;
   const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress, schedule);
   d.injector->setFiredObserver(nullptr);
   return outcome;
@@ -337,19 +267,14 @@ int run(const RunnerArgs& args) {
 /// The runner's whole job for one sequence, as its exit status: in a process of its own, or in
 /// a fork of a fork server.
 int runnerMain(const std::vector<std::string>& argv) {
-  using namespace gpufuzz;
-  try {
-    return run(parseArgs(argv));
-  } catch (const InputError& e) {
-    std::cerr << "gpufuzz-runner: error: " << e.what() << '\n';
-    return 2;
-  } catch (const DeviceUnavailable& e) {
-    std::cerr << "gpufuzz-runner: error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "gpufuzz-runner: internal error: " << e.what() << '\n';
-    return 3;
-  }
+  return exitStatusOf(kRunnerProgram, [&] {
+    if (std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
+        std::find(argv.begin(), argv.end(), "-h") != argv.end()) {
+      std::cout << runnerUsageText();
+      return 0;
+    }
+    return run(parseRunnerArgs(argv));
+  });
 }
 
 }  // namespace

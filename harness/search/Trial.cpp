@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "harness/base/ModelFile.h"
+#include "harness/protocol/RunnerCommandLine.h"
 #include "model/renderer/ReferenceModel.h"
 
 namespace gpufuzz {
@@ -102,11 +103,11 @@ ChildCommand TrialRunner::childCommand() const {
     command.serverArgs = command.args.size();
   } else {
     command.executable = setup_.runner;
-    command.args = {"--backend", setup_.backend, "--policy", std::string(policyName(setup_.policy)),
-                    "--faults",  setup_.faults,  "--quiet"};
-    for (std::string& arg : backendOptionArgs(setup_.backendOptions)) {
-      command.args.push_back(std::move(arg));
-    }
+    RunnerArgs args;
+    args.overrides = {setup_.backend, std::string(policyName(setup_.policy)), setup_.faults,
+                      setup_.backendOptions};
+    args.quiet = true;
+    command.args = runnerArgs(args);
   }
   return command;
 }
@@ -155,8 +156,11 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
                                 Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
                                 bool stacks, uint64_t attempt, const std::string& plantedHang) {
   ChildCommand command = childCommand();
-  if (setup_.target.empty() && attempt > 0) {
-    command.args.insert(command.args.end(), {"--try", std::to_string(attempt)});
+  if (setup_.target.empty()) {
+    RunnerArgs which;
+    which.attempt = attempt;
+    for (std::string& arg : runnerArgs(which))
+      command.args.push_back(std::move(arg));
   }
   command.args.push_back(file.string());
   SupervisionLimits limits = limitsFor(seq, deadline, std::move(kindDeadlines), stacks);

@@ -161,7 +161,8 @@ class TrialRunner {
   /// per schedule: `tries` when it has threads, or on a backend where timing decides (every
   /// real one); 1 on one thread on sim, which runs it the same way every time.
   uint32_t triesFor(const Sequence& candidate, uint32_t tries) const {
-    return candidate.threadCount() > 1 || setup_.backend != "sim" ? tries : 1;
+    const BackendProfile* profile = findBackendProfile(setup_.backend);  // none for a target
+    return candidate.threadCount() > 1 || !profile || !profile->deterministic ? tries : 1;
   }
   DeadlineCalibrator& deadlines() { return deadlines_; }
   uint64_t executions() const { return executions_.load(); }

@@ -20,6 +20,7 @@
 
 #include "harness/base/OutsideText.h"
 #include "harness/protocol/Events.h"
+#include "harness/protocol/RunnerCommandLine.h"
 #include "harness/supervise/StackCapture.h"
 
 namespace gpufuzz {
@@ -435,8 +436,10 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
   ChildCommand withEvents = command;
   if (!limits.target) {
-    withEvents.args.insert(withEvents.args.end(),
-                           {"--events-fd", std::to_string(ChildProcess::kEventsFd)});
+    RunnerArgs events;
+    events.eventsFd = ChildProcess::kEventsFd;
+    for (std::string& arg : runnerArgs(events))
+      withEvents.args.push_back(std::move(arg));
   }
   std::optional<ChildProcess> child;
   try {
@@ -455,8 +458,11 @@ PersistentChild::PersistentChild(ChildCommand command, std::filesystem::path req
     : command_(std::move(command)),
       requests_(std::move(requests)),
       maxSequences_(std::max(maxSequences, 1U)) {
-  command_.args.insert(command_.args.end(), {kPersistentFlag, requests_.string(), "--events-fd",
-                                             std::to_string(ChildProcess::kEventsFd)});
+  RunnerArgs persistent;
+  persistent.persistent = requests_.string();
+  persistent.eventsFd = ChildProcess::kEventsFd;
+  for (std::string& arg : runnerArgs(persistent))
+    command_.args.push_back(std::move(arg));
 }
 
 PersistentChild::~PersistentChild() {

@@ -145,9 +145,6 @@ struct Supervised {
 
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits);
 
-/// The runner's option that makes it persistent: `--persistent FIFO` (RunnerMain.cpp).
-inline constexpr const char* kPersistentFlag = "--persistent";
-
 /// A child that runs sequences one after another in one process (--persistent N, docs/cli.md): the
 /// runner started with `--persistent FIFO` reads the path of each sequence file from the named
 /// pipe FIFO and reports its events as a child of one sequence does. run() hands it the next
