@@ -35,8 +35,10 @@
 #include "harness/campaign/ReportFile.h"
 #include "harness/campaign/SeedStream.h"
 #include "harness/campaign/StatsFile.h"
+#include "harness/search/Cause.h"
 #include "harness/search/Explainer.h"
 #include "harness/search/Minimize.h"
+#include "harness/supervise/CrashSite.h"
 #include "model/Generator.h"
 #include "model/SequenceEdits.h"
 #include "renderer/InputError.h"
@@ -113,6 +115,12 @@ class Campaign {
     s.run.persistentFailures = persistentFailures_.load();
     s.run.persistentSame = persistentSame_.load();
     s.run.persistentNeededHistory = persistentNeededHistory_.load();
+    s.run.confirmedCauses = confirmed_;
+    s.run.variants = variants_;
+    s.run.triageHits = triageHits_;
+    s.run.unexaminedByClass = unexamined_;
+    for (const uint64_t n : unexamined_)
+      s.run.unexamined += n;
     s.run.runTimeSeconds = secondsSince(started_);
     s.execsPerSecond = s.run.runTimeSeconds > 0
                            ? static_cast<double>(s.run.executions) / s.run.runTimeSeconds
@@ -146,6 +154,7 @@ class Campaign {
                                       : std::string("null"));
     r.extra.emplace_back("harness_errors", std::to_string(harnessErrors_.load()));
     r.extra.emplace_back("unconfirmed", std::to_string(unconfirmed_.load()));
+    r.extra.emplace_back("tally", jsonString(tallyText()));
     return r;
   }
 
@@ -153,9 +162,10 @@ class Campaign {
   /// A failure whose minimal sequence never reproduced was noise and does not count.
   uint64_t failuresFound() const { return failures_.load() + failuresCutShort_.load(); }
 
+  /// Causes this run confirmed and bucketed: not those a stop cut short.
   std::size_t uniqueFindings() const {
     std::lock_guard lock(mutex_);
-    return findings_.size();
+    return confirmed_;
   }
   bool harnessBroken() const { return broken_.load() && unsupported_.empty(); }
   /// The file that could not be written and why, when one could not; empty otherwise.
@@ -172,8 +182,9 @@ class Campaign {
   struct Status {
     double elapsed = 0, rate = 0;
     uint64_t executions = 0, sequences = 0;
-    std::string classes;  // " pass=12 hang=1"
-    std::size_t unique = 0;
+    std::string classes;     // " pass=12 hang=1"
+    std::size_t unique = 0;  // causes confirmed this run
+    std::string tally;       // tallyText()
     std::string lastFind, deadline, shrinking;
     std::string persistent;  // --persistent: how often a fresh process agreed
   };
@@ -219,6 +230,13 @@ class Campaign {
       } else if (t = trials_.runPersistent(*persistent, seq);
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;
+        if (!t.harnessError && persistentHit(t)) {
+          done(*k);
+          ++sequences_;
+          ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
+          ++failures_;
+          continue;
+        }
         ranBefore = rerunFresh(failing, t);
       }
       if (t.outcome.unsupported && !t.harnessError) {
@@ -400,6 +418,10 @@ class Campaign {
   /// one generated with seqSeed.
   bool onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
                  std::size_t ranBefore) {
+    // Triage first: a crash whose frames are a known cause's is a hit of it, and costs no shrink
+    // unless it came at an operation that cause has no variant for yet.
+    const Triage triage = triaged(seq, t);
+    if (triage.hit) return true;
     const std::string kind = failureKind(t.outcome);
     // What the status line says: the class and operation (a planted kind's rule is long).
     const std::string shown = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
@@ -411,10 +433,20 @@ class Campaign {
         return true;
       }
     }
-    std::lock_guard shrinking(shrinkMutex_);
+    // New crash sites go first: other failures wait while one is waiting for the shrink.
+    waitTurn(triage.newSite);
+    std::unique_lock shrinking(shrinkMutex_);
+    endTurn(triage.newSite);
     // After a stop request nothing new starts; once the time and grace are spent, a failure
     // found in time is still saved, its shrink cut short.
-    if (plan_.stopRequested && plan_.stopRequested()) return false;
+    if (plan_.stopRequested && plan_.stopRequested()) {
+      countUnexamined(t.outcome.cls);
+      return false;
+    }
+    // Another worker may have shrunk the same crash site meanwhile.
+    if (!triage.cause.empty() && !triage.variant && knownHit(triage.cause, t.outcome.op)) {
+      return true;
+    }
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
@@ -447,14 +479,19 @@ class Campaign {
       return false;
     }
     if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
+    const bool knewSignature = store_.knows(f.signature());
     const auto [isNew, dir] = store_.record(f);
     {
       std::lock_guard lock(mutex_);
+      variantOps_[causeKey(f)].insert(f.outcome.op);
+      if (f.stopped) ++unexamined_[static_cast<std::size_t>(f.outcome.cls)];
       if (!isNew) {
+        if (!knewSignature) ++variants_;
         ++kindRepeats_[kind];
         shrinking_.clear();
         return true;
       }
+      if (!f.stopped && (f.reproduced > 0 || f.confirmations == 0)) ++confirmed_;
       kindRepeats_[kind] = 0;
       shrinking_ = "explaining " + shown;
     }
@@ -471,6 +508,135 @@ class Campaign {
   }
 
   Report reportUnlocked() const;
+
+  /// What triage made of a failure: its cause when its frames give one, whether it is a hit of
+  /// a known cause (counted already), a variant of one (a known cause at a new operation: shrunk
+  /// for its minimal sequence), or a new crash site.
+  struct Triage {
+    std::string cause;
+    bool hit = false;
+    bool variant = false;
+    bool newSite = false;
+  };
+
+  /// The cause a crash's frames give (Cause.h), from the failing run's own (the runner's crash
+  /// handler) or, for a target, from a fresh run under a debugger; empty without frames.
+  std::string crashCauseOf(const Sequence& seq, const TrialResult& t) {
+    if (t.outcome.cls != OutcomeClass::Crash || !t.outcome.fault.empty()) return {};
+    std::string stacks = t.evidence.stacks;
+    if (!isCrashText(stacks) && !trials_.setup().target.empty() && trials_.setup().captureStacks) {
+      const TrialResult fresh = trials_.run(seq, TrialMode::Evidence);
+      if (!fresh.harnessError && fresh.outcome.cls == OutcomeClass::Crash)
+        stacks = fresh.evidence.stacks;
+    }
+    if (crashState(stacks).empty()) return {};
+    return failureCause(t.outcome, seq, trials_.setup().policy, stacks);
+  }
+
+  /// Whether `cause` is known and `op` is one of its variants' operations: then the failure is
+  /// counted as a hit of it (FindingStore::countHit).
+  bool knownHit(const std::string& cause, const std::string& op) {
+    {
+      std::lock_guard lock(mutex_);
+      const auto it = variantOps_.find(cause);
+      if (it == variantOps_.end() || !it->second.contains(op)) return false;
+      ++triageHits_;
+    }
+    store_.countHit(cause);
+    return true;
+  }
+
+  Triage triaged(const Sequence& seq, const TrialResult& t) {
+    Triage triage;
+    triage.cause = crashCauseOf(seq, t);
+    if (triage.cause.empty()) return triage;
+    if (knownHit(triage.cause, t.outcome.op)) {
+      triage.hit = true;
+      return triage;
+    }
+    std::lock_guard lock(mutex_);
+    const auto known = store_.causes();
+    if (known.contains(triage.cause)) {
+      // The cause at an operation new to it: shrunk once, as a variant; its later hits are free.
+      triage.variant = variantOps_[triage.cause].insert(t.outcome.op).second;
+      if (!triage.variant) {
+        ++triageHits_;
+        triage.hit = true;
+      }
+    } else {
+      triage.newSite = true;
+    }
+    if (triage.hit) store_.countHit(triage.cause);
+    return triage;
+  }
+
+  /// A persistent process's failure that is a known cause's hit, counted without re-running it
+  /// in a fresh process: a crash whose frames a known cause has, or a hang or spin of a kind
+  /// confirmed already. The process may have been poisoned by a sequence it ran before, which
+  /// is what the re-runs with its history would look for, at the cost of long runs.
+  bool persistentHit(const TrialResult& t) {
+    if (t.evidence.stuck && trials_.isConfirmedKind(t.outcome)) {
+      trials_.countSkippedConfirmation();
+      std::lock_guard lock(mutex_);
+      ++triageHits_;
+      return true;
+    }
+    const std::string cause =
+        t.outcome.cls == OutcomeClass::Crash && t.outcome.fault.empty() &&
+                !crashState(t.evidence.stacks).empty()
+            ? failureCause(t.outcome, Sequence{}, trials_.setup().policy, t.evidence.stacks)
+            : std::string();
+    if (cause.empty() || !store_.causes().contains(cause)) return false;
+    {
+      std::lock_guard lock(mutex_);
+      ++triageHits_;
+    }
+    store_.countHit(cause);
+    return true;
+  }
+
+  /// A failure that waits for the shrink: a new crash site goes before the others (waitTurn
+  /// holds them while one waits); endTurn once it holds the shrink.
+  void waitTurn(bool newSite) {
+    std::unique_lock lock(mutex_);
+    if (newSite) {
+      ++newSitesWaiting_;
+      return;
+    }
+    while (newSitesWaiting_ > 0 && !stopRequested())
+      turn_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  void endTurn(bool newSite) {
+    if (!newSite) return;
+    {
+      std::lock_guard lock(mutex_);
+      --newSitesWaiting_;
+    }
+    turn_.notify_all();
+  }
+
+  void countUnexamined(OutcomeClass cls) {
+    std::lock_guard lock(mutex_);
+    ++unexamined_[static_cast<std::size_t>(cls)];
+  }
+
+  /// The tally (mutex_ held): "1 cause confirmed (2 variants, 40 hits); unexamined 3: crash 2,
+  /// spin 1".
+  std::string tallyText() const {
+    std::string text = std::to_string(confirmed_) + " cause(s) confirmed (" +
+                       std::to_string(variants_) + " variant(s), " + std::to_string(triageHits_) +
+                       " hit(s) by frames or kind)";
+    uint64_t unexamined = 0;
+    std::string classes;
+    for (std::size_t c = 0; c < unexamined_.size(); ++c) {
+      if (unexamined_[c] == 0) continue;
+      unexamined += unexamined_[c];
+      classes += (classes.empty() ? ": " : ", ") +
+                 std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + " " +
+                 std::to_string(unexamined_[c]);
+    }
+    return text + "; unexamined " + std::to_string(unexamined) + classes;
+  }
 
   /// An overnight run leaves explained findings: explanation.md beside each new minimal.seq.
   void explainInto(const Finding& f, const std::filesystem::path& dir) {
@@ -685,6 +851,14 @@ class Campaign {
   std::map<std::string, std::thread::id> confirming_;
   std::condition_variable verdict_;
   std::vector<ReportedFinding> findings_;
+  // The tally (mutex_): causes this run confirmed, variants recorded, hits triage counted
+  // without a shrink, failures not examined by a finished shrink (by class).
+  uint64_t confirmed_ = 0, variants_ = 0, triageHits_ = 0;
+  std::array<uint64_t, kOutcomeClassCount> unexamined_{};
+  /// Each cause's operations that have a minimal sequence (its own or a variant's).
+  std::map<std::string, std::set<std::string>> variantOps_;
+  unsigned newSitesWaiting_ = 0;  // mutex_
+  std::condition_variable turn_;
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;
   std::string shrinking_;
@@ -714,7 +888,8 @@ Campaign::Status Campaign::status() const {
     st.classes += " " + std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + "=" +
                   std::to_string(byClass_[c].load());
   }
-  st.unique = findings_.size();
+  st.unique = confirmed_;
+  st.tally = tallyText();
   st.lastFind = lastFind_
                     ? std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago"
                     : "never";
@@ -741,10 +916,10 @@ std::string Campaign::statusLine() const {
   const Status st = status();
   char line[768];
   std::snprintf(line, sizeof line,
-                "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %zu unique | last find %s | "
+                "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %s | last find %s | "
                 "deadline %s%s%s%s%s",
                 st.elapsed, static_cast<unsigned long long>(st.executions), st.rate,
-                static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.unique,
+                static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.tally.c_str(),
                 st.lastFind.c_str(), st.deadline.c_str(), st.persistent.empty() ? "" : " | ",
                 st.persistent.c_str(), st.shrinking.empty() ? "" : " | ", st.shrinking.c_str());
   return line;
@@ -763,7 +938,7 @@ std::vector<std::string> Campaign::statusBlock() const {
       std::string("  executions  ") + executions,
       "  sequences   " + std::to_string(st.sequences) + (st.classes.empty() ? "" : ":") +
           st.classes,
-      "  findings    " + std::to_string(st.unique) + " unique this run, last find " + st.lastFind,
+      "  findings    " + st.tally + ", last find " + st.lastFind,
       "  deadline    " + st.deadline,
       "  now         " + (st.shrinking.empty() ? std::string("fuzzing") : st.shrinking),
   };

@@ -12,6 +12,8 @@
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/base/ModelFile.h"
+#include "harness/search/Cause.h"
+#include "harness/supervise/CrashSite.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -68,6 +70,28 @@ void writeTimeline(JsonWriter& j, const Finding& f) {
   } else {
     j.null();
   }
+  j.endObject();
+}
+
+/// finding.json's `frames`: where it died or was stuck, when stacks were taken; null without.
+void writeFrames(JsonWriter& j, const Finding& f) {
+  j.key("frames");
+  const bool crash = isCrashText(f.stacks);
+  const std::vector<std::string> top = crash ? crashState(f.stacks) : topFrames(f.stacks, 4);
+  if (top.empty()) {
+    j.null();
+    return;
+  }
+  const std::vector<CrashFrame> frames = crashFrames(f.stacks);
+  j.beginObject();
+  j.key("by").value(f.stacks.substr(0, f.stacks.find('\n')));
+  j.key("top").beginArray();
+  for (const std::string& name : top)
+    j.value(name);
+  j.endArray();
+  j.key("runtime").value(runtimeTopFrame(frames));
+  j.key("program").value(programTopFrame(frames));
+  j.key("site").value(frameSite(f.stacks));
   j.endObject();
 }
 
@@ -163,10 +187,27 @@ FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) 
       k.minimalOps = loadSequence((entry.path() / "minimal.seq").string()).ops.size();
       known_[stored->cause] = k;
       knownSignatures_.insert(stored->signature);
+      signatureCauses_[stored->signature] = stored->cause;
     } catch (const std::exception&) {
       // A folder half-written by hand or by another tool is not ours to count.
     }
   }
+}
+
+bool FindingStore::countHit(const std::string& cause) {
+  std::lock_guard lock(mutex_);
+  const auto it = known_.find(cause);
+  if (it == known_.end()) return false;
+  Known& k = it->second;
+  ++k.hits;
+  k.lastHit = utcTimeText(unixNow());
+  const auto dir = root_ / k.id;
+  if (k.loaded) {
+    rewriteFindingCounts(dir, k.hits, {}, {}, k.lastHit);
+  } else {
+    writeFinding(dir, k.finding, k.hits, k.lastHit, dir);
+  }
+  return true;
 }
 
 std::size_t FindingStore::size() const {
@@ -190,7 +231,13 @@ std::map<std::string, std::string> FindingStore::causes() const {
 std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& finding) {
   std::lock_guard lock(mutex_);
   const std::string sig = finding.signature();
-  const std::string cause = causeKey(finding);
+  std::string cause = causeKey(finding);
+  if (const auto known = signatureCauses_.find(sig); known != signatureCauses_.end() &&
+                                                     cause.find("; frames") == std::string::npos &&
+                                                     known_.contains(known->second)) {
+    cause = known->second;
+  }
+  signatureCauses_.try_emplace(sig, cause);
   auto it = known_.find(cause);
   if (it == known_.end()) it = withoutStacks(cause);
   if (it != known_.end() && it->first != cause && cause.size() > it->first.size()) {
@@ -305,6 +352,7 @@ void FindingStore::writeFinding(const std::filesystem::path& dir, const Finding&
       ++variants;
   }
   j.key("variants").value(static_cast<uint64_t>(variants));
+  writeFrames(j, f);
   j.key("seed").value(f.seed);
   j.key("found_at").value(f.foundAt);
   j.key("last_hit").value(lastHit);

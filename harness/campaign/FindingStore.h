@@ -30,10 +30,16 @@ class FindingStore {
   explicit FindingStore(std::filesystem::path root);
 
   /// Records a finding: a new cause gets its folder and true; a known one has its hit counter
-  /// bumped and the finding's minimal sequence kept as a variant when it is new (false).
+  /// bumped. A finding without frames whose minimal sequence is known belongs to that sequence's
+  /// cause: its stacks were not taken again (its confirmations were skipped).
+  /// The finding's minimal sequence is kept as a variant when it is new (false).
   /// Returns the folder either way. WriteError (AtomicFile.h) when a file cannot be written (a
   /// full disk): a new finding's folder is then absent, a known one keeps its former files.
   std::pair<bool, std::filesystem::path> record(const Finding& finding);
+
+  /// A failure that triage matched to a known cause without shrinking it (a crash with the
+  /// same frames): the cause's hit counter is bumped on disk. False when the cause is not known.
+  bool countHit(const std::string& cause);
 
   std::size_t size() const;
   /// Whether a finding of this signature (a minimal sequence or a variant) is known.
@@ -66,6 +72,8 @@ class FindingStore {
 
   std::map<std::string, Known> known_;     // by cause
   std::set<std::string> knownSignatures_;  // minimal sequences and variants
+  /// The cause each signature was recorded under (minimal sequences and variants recorded here).
+  std::map<std::string, std::string> signatureCauses_;
 };
 
 /// What a finding's folder on disk says: its signature and finding.json's counts.

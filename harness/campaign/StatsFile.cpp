@@ -31,6 +31,11 @@ void visitCounts(Io& io, Counts& c) {
   io.number("persistent_failures", c.persistentFailures);
   io.number("persistent_same_alone", c.persistentSame);
   io.number("persistent_needed_history", c.persistentNeededHistory);
+  io.number("confirmed_causes", c.confirmedCauses);
+  io.number("variants", c.variants);
+  io.number("hits_by_triage", c.triageHits);
+  io.number("unexamined", c.unexamined);
+  io.byClass("unexamined_by_class", c.unexaminedByClass);
   io.number("run_time_s", c.runTimeSeconds);
 }
 
@@ -247,6 +252,12 @@ CampaignCounts& CampaignCounts::operator+=(const CampaignCounts& other) {
   persistentFailures += other.persistentFailures;
   persistentSame += other.persistentSame;
   persistentNeededHistory += other.persistentNeededHistory;
+  confirmedCauses += other.confirmedCauses;
+  variants += other.variants;
+  triageHits += other.triageHits;
+  unexamined += other.unexamined;
+  for (std::size_t i = 0; i < kClasses; ++i)
+    unexaminedByClass[i] += other.unexaminedByClass[i];
   runTimeSeconds += other.runTimeSeconds;
   return *this;
 }

@@ -44,6 +44,15 @@ struct CampaignCounts {
   uint64_t persistentFailures = 0;
   uint64_t persistentSame = 0;
   uint64_t persistentNeededHistory = 0;
+  /// The tally: causes confirmed and bucketed (a shrink finished and reproduced), variants (a
+  /// known cause's minimal sequence at another operation), failures triage counted as a known
+  /// cause's hits without a shrink, and failures no finished shrink examined (a stop came
+  /// first), by class.
+  uint64_t confirmedCauses = 0;
+  uint64_t variants = 0;
+  uint64_t triageHits = 0;
+  uint64_t unexamined = 0;
+  std::array<uint64_t, kOutcomeClassCount> unexaminedByClass{};
   double runTimeSeconds = 0;
 
   CampaignCounts& operator+=(const CampaignCounts& other);

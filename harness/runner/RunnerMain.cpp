@@ -49,6 +49,7 @@
 #include "harness/protocol/Events.h"
 #include "harness/protocol/ForkServerProtocol.h"
 #include "harness/protocol/RunnerCommandLine.h"
+#include "harness/runner/CrashHandler.h"
 #include "harness/runner/ModelRun.h"
 #include "harness/runner/SequenceExecutor.h"
 #include "harness/runner/ThreadLanes.h"
@@ -267,6 +268,8 @@ int run(const RunnerArgs& args) {
 /// The runner's whole job for one sequence, as its exit status: in a process of its own, or in
 /// a fork of a fork server.
 int runnerMain(const std::vector<std::string>& argv) {
+  // A crash's frames go to the file the supervisor named (harness/protocol/CrashReport.h).
+  installCrashHandler();
   return exitStatusOf(kRunnerProgram, [&] {
     if (std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
         std::find(argv.begin(), argv.end(), "-h") != argv.end()) {

@@ -5,12 +5,15 @@
 #include <sstream>
 
 #include "harness/search/Explainer.h"
+#include "harness/supervise/CrashSite.h"
 
 namespace gpufuzz {
 
 namespace {
 
 constexpr std::size_t kCauseFrames = 4;
+/// A crash's state: its top three frames, as ClusterFuzz buckets crashes.
+constexpr std::size_t kCrashStateFrames = 3;
 
 /// "gpufuzz::Device::allocBuffer" from "#4  0x0000560d in gpufuzz::Device::allocBuffer (this=..."
 /// or from an inlined frame "#2  gpufuzz::FaultInjector::before (this=...".
@@ -65,6 +68,17 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
     // A planted failure's cause is its rule, whichever operation reached the rule's device
     // call and however its conditions came to hold.
     return std::string(outcomeClassName(outcome.cls)) + " planted by " + outcome.fault + concurrent;
+  }
+  // A crash is where it died (crash reports' crash state): the same frames reached from another
+  // operation are the same bug. Without frames it falls back to its place and what it needs.
+  if (outcome.cls == OutcomeClass::Crash) {
+    const std::vector<std::string> state = crashState(stacks, kCrashStateFrames);
+    if (!state.empty()) {
+      std::string cause = "crash" + concurrent + "; frames";
+      for (const std::string& f : state)
+        cause += " " + f;
+      return cause;
+    }
   }
   std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
   // Operations after the failing one never ran: they need nothing.

@@ -2,7 +2,8 @@
 // renderer draws, in which order), but the failure's class and kind of operation, what the
 // failure needs (the roles the steps up to the failing one play in the renderer's lifecycle,
 // counted: in a 1-minimal sequence every one of them is needed), and, where stacks were taken,
-// the top frames of the stuck or crashing thread, as crash reports are bucketed in the field.
+// the top frames of the stuck thread, as crash reports are bucketed in the field. A crash with
+// frames is its class and crash state alone: reached from other operations, it is one bug.
 // A failure a fault-plan rule planted has that rule for its cause: a rule acts on a device call
 // that several kinds of operation make, and its conditions can come to hold in several ways,
 // each a 1-minimal witness of its own; they are one planted bug.
@@ -19,6 +20,8 @@
 namespace gpufuzz {
 
 /// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...";
+/// for a crash with frames (supervise/CrashSite.h), only its crash state, whatever operation it
+/// came at: "crash; frames chunk_unlink pool_free_all pool_release";
 /// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
 /// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4". A threaded
 /// minimal sequence's cause says "; concurrent" after the class and place (or the rule).

@@ -305,7 +305,10 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
     for (auto& [op, limit] : kinds)
       limit = std::min(limit, *stuckAfter);
   }
-  result.evidence = runOnce(file, seq, deadline, kinds, false, attempt);
+  // A target has no crash handler of the runner's: when it crashes, the supervisor runs it again
+  // under a debugger for its frames (Supervisor.h), if asked for stacks.
+  const bool targetFrames = mode == TrialMode::Evidence && !setup_.target.empty();
+  result.evidence = runOnce(file, seq, deadline, kinds, targetFrames, attempt);
   result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
   if (known && mode == TrialMode::Evidence && setup_.captureStacks) {

@@ -130,7 +130,9 @@ enum class TrialMode : uint8_t {
   Quick,
   /// A stuck run is re-run under the confirmation deadline: hang/spin, slow, or noise.
   Confirmed,
-  /// Confirmed, and the stacks of a child still stuck are captured (what findings keep).
+  /// Confirmed, and the stacks of a child still stuck are captured (what findings keep); a
+  /// target that crashed is run again under a debugger for its frames (the runner's own come
+  /// with every crash).
   Evidence,
 };
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -19,8 +20,10 @@
 #include <utility>
 
 #include "harness/base/OutsideText.h"
+#include "harness/protocol/CrashReport.h"
 #include "harness/protocol/Events.h"
 #include "harness/protocol/RunnerCommandLine.h"
+#include "harness/supervise/CrashSite.h"
 #include "harness/supervise/StackCapture.h"
 
 namespace gpufuzz {
@@ -105,10 +108,9 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Done:
         if (const auto it = running_.find(event->at.ordinal); it != running_.end()) {
           const Operation& op = it->second;
-          timings_.push_back(
-              OpTiming{op.at, op.op,
-                       std::chrono::duration_cast<std::chrono::microseconds>(now - op.began),
-                       deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline)});
+          timings_.push_back(OpTiming{
+              op.at, op.op, std::chrono::duration_cast<std::chrono::microseconds>(now - op.began),
+              deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline)});
           running_.erase(it);
         }
         break;
@@ -167,9 +169,9 @@ class ProgressWatch final : public ChildObserver {
     const auto from = blamed ? blamed->since : lastProgress_;
     const auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - from);
     const bool between = blamed == nullptr && place() != nullptr;
-    stuck_ = Stuck{share, "no progress for " + std::to_string(quiet.count()) + " ms" +
-                              (between ? " after it completed" : "") + ", " + percent(share) +
-                              " CPU"};
+    stuck_ =
+        Stuck{share, "no progress for " + std::to_string(quiet.count()) + " ms" +
+                         (between ? " after it completed" : "") + ", " + percent(share) + " CPU"};
     if (blamed) stuckPlace_ = *blamed;
     if (const Operation* op = place()) {
       stuckOp_ = OpTiming{op->at, op->op,
@@ -382,15 +384,24 @@ std::string plantedBy(const RunOutcome& outcome, const std::vector<FaultFired>& 
 
 namespace {
 
-ChildProcess::Options childOptions(const SupervisionLimits& limits) {
+ChildProcess::Options childOptions(const SupervisionLimits& limits,
+                                   const std::filesystem::path& crashFile = {}) {
   ChildProcess::Options options;
   options.eventsPipe = true;
   options.outputLimit = limits.outputLimit;
   options.environment = limits.environment;
   options.environment.emplace_back(kEventsFdVariable, std::to_string(ChildProcess::kEventsFd));
+  if (!crashFile.empty()) options.environment.emplace_back(kCrashFileVariable, crashFile.string());
   options.forkServer = limits.forkServer;
   return options;
 }
+
+/// How much longer than its own deadlines a target's run under a debugger may take.
+constexpr int kDebuggerSlowdown = 4;
+
+/// A crashed target's frames, by a run of the same command under gdb or cuda-gdb (fresh, not
+/// forked: the debugger starts the program); what happened instead when they cannot be taken.
+std::string crashTextUnderDebugger(const ChildCommand& command, const SupervisionLimits& limits);
 
 /// How a supervised child's run ended, from its exit and what its events said.
 Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimits& limits) {
@@ -431,6 +442,13 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
   return result;
 }
 
+/// The frames of a crashed run: the runner's own, from its crash file.
+void addCrashFrames(Supervised& result, const CrashFile& crash, long pid) {
+  if (result.harnessError || result.outcome.cls != OutcomeClass::Crash) return;
+  std::string text = crash.text(pid);
+  if (!text.empty()) result.stacks = std::move(text);
+}
+
 }  // namespace
 
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits) {
@@ -441,17 +459,59 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
     for (std::string& arg : runnerArgs(events))
       withEvents.args.push_back(std::move(arg));
   }
+  const CrashFile crash(!limits.target);
   std::optional<ChildProcess> child;
   try {
-    child.emplace(withEvents, childOptions(limits));
+    child.emplace(withEvents, childOptions(limits, crash.path()));
   } catch (const std::exception& e) {  // ChildStartError, or no descriptors or memory left
     Supervised result;
     result.harnessError = std::string("cannot start the child: ") + e.what();
     return result;
   }
   ProgressWatch watch(limits, child->pid());
-  return classify(child->run(watch), watch, limits);
+  Supervised result = classify(child->run(watch), watch, limits);
+  addCrashFrames(result, crash, child->pid());
+  if (limits.target && limits.captureStacks && !result.harnessError &&
+      result.outcome.cls == OutcomeClass::Crash) {
+    result.stacks = crashTextUnderDebugger(withEvents, limits);
+  }
+  return result;
 }
+
+namespace {
+
+std::string crashTextUnderDebugger(const ChildCommand& command, const SupervisionLimits& limits) {
+  const std::optional<StackDebugger> debugger = findStackDebugger();
+  if (!debugger) {
+    return "crash frames not taken: neither gdb nor cuda-gdb is installed; the crash's cause "
+           "is its class and operation\n";
+  }
+  SupervisionLimits underDebugger = limits;
+  underDebugger.forkServer = false;
+  underDebugger.captureStacks = false;
+  underDebugger.outputLimit = std::max<std::size_t>(limits.outputLimit, 256 * 1024);
+  underDebugger.startDeadline = limits.startDeadline + debugger->timeout;
+  // After the crash the debugger reads the modules' symbols before it prints: no events then.
+  underDebugger.progressDeadline =
+      std::max(limits.progressDeadline * kDebuggerSlowdown,
+               std::chrono::duration_cast<std::chrono::milliseconds>(debugger->timeout));
+  for (auto& [op, deadline] : underDebugger.opDeadlines)
+    deadline = std::max(deadline * kDebuggerSlowdown, underDebugger.progressDeadline);
+  const std::string note =
+      "crash frames not taken: under " + debugger->name + " (" + debugger->path + ") ";
+  try {
+    ChildProcess child(crashDebuggerCommand(debugger->path, command), childOptions(underDebugger));
+    ProgressWatch watch(underDebugger, child.pid());
+    const ChildExit exit = child.run(watch);
+    std::string text = crashTextFromDebugger(debugger->name, exit.outputTail);
+    if (!text.empty()) return text;
+    return note + "the program did not stop on a signal: " + lastLine(exit.outputTail) + "\n";
+  } catch (const std::exception& e) {
+    return note + "it could not start: " + e.what() + "\n";
+  }
+}
+
+}  // namespace
 
 PersistentChild::PersistentChild(ChildCommand command, std::filesystem::path requests,
                                  unsigned maxSequences)
@@ -471,6 +531,7 @@ PersistentChild::~PersistentChild() {
 
 void PersistentChild::end() {
   child_.reset();  // kills its group and reaps it
+  crash_.reset();
   if (requestFd_ >= 0) ::close(requestFd_);
   requestFd_ = -1;
   std::error_code ignored;
@@ -491,7 +552,8 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
       return result;
     }
     try {
-      child_ = std::make_unique<ChildProcess>(command_, childOptions(limits));
+      crash_ = std::make_unique<CrashFile>(true);
+      child_ = std::make_unique<ChildProcess>(command_, childOptions(limits, crash_->path()));
     } catch (const std::exception& e) {
       result.harnessError = std::string("cannot start the child: ") + e.what();
       end();
@@ -525,6 +587,7 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     return result;
   }
   result = classify(std::move(*exit), watch, limits);
+  if (crash_) addCrashFrames(result, *crash_, child_->pid());
   result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
   end();
   return result;

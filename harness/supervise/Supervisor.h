@@ -16,7 +16,9 @@
 //   cuda-gdb when asked for and available (StackCapture.h); then the group is killed. A stuck
 //   result is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
 //   finished: slow).
-// - A child killed by a signal is a crash at the last operation it began.
+// - A child killed by a signal is a crash at the last operation it began. The project's runner
+//   writes the frames where it died to a file named in its environment (CrashSite.h); a target's
+//   are taken by a second run under gdb or cuda-gdb when captureStacks asks for stacks.
 // - Otherwise the outcome is the one the child reported. The project's runner's must agree with
 //   its exit status (0: pass, 1: a failure); anything else is the harness's problem, not the
 //   system under test's: harnessError says what, and `outcome` is then meaningless. A target
@@ -43,6 +45,7 @@
 
 #include "harness/base/RunOutcome.h"
 #include "harness/supervise/ChildProcess.h"
+#include "harness/supervise/CrashSite.h"
 
 namespace gpufuzz {
 
@@ -122,7 +125,8 @@ struct Supervised {
   /// The child's CPU time over wall time in the later half of the stuck window (0..cores).
   double cpuShareWhileStuck = 0;
   /// Every thread's stack of the stuck child, headed by the debugger that took it, as it printed
-  /// it; empty if not captured.
+  /// it; for a crash, the crashing thread's frames (CrashSite.h: the runner's own, or a target's
+  /// by a run under a debugger when captureStacks asks for them); empty if not captured.
   std::string stacks;
   /// The last outputLimit bytes of stdout and stderr.
   std::string outputTail;
@@ -175,6 +179,7 @@ class PersistentChild {
   std::filesystem::path requests_;
   unsigned maxSequences_;
   std::unique_ptr<ChildProcess> child_;
+  std::unique_ptr<CrashFile> crash_;  // the running process's (CrashSite.h)
   int requestFd_ = -1;
   unsigned sequencesRun_ = 0;
 };

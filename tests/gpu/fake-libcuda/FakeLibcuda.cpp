@@ -31,6 +31,8 @@
 //   early-return  cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize return without
 //                 running the work; cuStreamQuery and cuEventQuery then say CUDA_ERROR_NOT_READY
 //   memset-plus-one  cuMemsetD8Async writes each byte one higher than asked
+//   pool-teardown-crash  cuMemPoolDestroy with allocations outstanding dies of SIGSEGV in a
+//                 function of its own, as NVIDIA's driver 580 does (corpus/runtimes/nvidia-580)
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
 
@@ -322,6 +324,16 @@ const std::string& plant() {
 }
 bool earlyReturn() {
   return plant() == "early-return";
+}
+
+/// pool-teardown-crash: a real invalid access, two calls deep in the stand-in, so that the
+/// frames a crash report gives are its own functions under cuMemPoolDestroy.
+[[gnu::noipa]] void releasePoolBlocks(volatile uint64_t* blocks) {
+  *blocks = 0;
+}
+[[gnu::noipa]] void tearDownPool(uint64_t outstanding) {
+  // The pool's block list is gone while allocations still point into it.
+  releasePoolBlocks(outstanding > 0 ? nullptr : &outstanding);
 }
 
 /// The host memory behind [address, address + bytes): an allocation's own (its address is a host
@@ -679,6 +691,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
   if (it->second.destroyed) {
     undefined("cuMemPoolDestroy", "pool " + hex(idOf(handle)) + " destroyed twice");
   }
+  if (plant() == "pool-teardown-crash") tearDownPool(it->second.outstanding);
   // With allocations outstanding it returns at once; the pool goes with the last of them.
   it->second.destroyed = true;
   return CUDA_SUCCESS;
