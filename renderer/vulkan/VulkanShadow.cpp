@@ -65,11 +65,12 @@ void Shadow::complete(uint64_t number) {
       cmd.phase = CmdState::Phase::Invalid;
       cmd.invalidBecause = "it was recorded for one submission, which completed";
       cmd.layerSeesInvalid = true;
+      cmd.invalidId = "UNASSIGNED-CoreValidation-DrawState-CommandBufferSingleSubmitViolation";
     }
   }
 }
 
-void Shadow::invalidateUsers(const std::string& name, const std::string& why) {
+void Shadow::invalidateUsers(const std::string& name, const std::string& why, const char* object) {
   for (auto& [cmdName, cmd] : cmds) {
     if (cmd.freed || cmd.uses.count(name) == 0) continue;
     if (cmd.phase == CmdState::Phase::Initial) continue;
@@ -78,9 +79,12 @@ void Shadow::invalidateUsers(const std::string& name, const std::string& why) {
       cmd.layerSeesInvalid = cmd.layerSeesInvalid || seen;
       continue;
     }
+    cmd.invalidWhileRecording = cmd.phase == CmdState::Phase::Recording;
     cmd.phase = CmdState::Phase::Invalid;
     cmd.invalidBecause = why;
     cmd.layerSeesInvalid = seen;
+    cmd.invalidId =
+        std::string("UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer-") + object;
   }
 }
 
@@ -143,9 +147,10 @@ void Shadow::apply(const Recorded& command, Submission& submission) {
   extent = std::max(extent, written);
 }
 
-uint64_t Shadow::submit(CmdState& cmd, const std::set<std::string>& extra) {
+uint64_t Shadow::submit(CmdState& cmd, const std::set<std::string>& extra, bool syncs) {
   Submission s;
   s.number = ++last_;
+  s.semaphores = syncs;
   s.uses = cmd.uses;
   s.uses.insert(extra.begin(), extra.end());
   s.layerUses = cmd.layerUses;
@@ -156,6 +161,11 @@ uint64_t Shadow::submit(CmdState& cmd, const std::set<std::string>& extra) {
   cmd.submittedSinceBegin = true;
   submissions_.push_back(std::move(s));
   return last_;
+}
+
+bool Shadow::semaphoreWorkPending() const {
+  return std::any_of(submissions_.begin(), submissions_.end(),
+                     [](const Submission& s) { return s.semaphores; });
 }
 
 uint64_t Shadow::settledFrom(const std::string& memory) const {

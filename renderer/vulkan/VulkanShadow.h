@@ -13,6 +13,8 @@
 //   submission went to the queue (every recorded command is followed by a full barrier, so
 //   submissions take effect in queue order). A read compares the known bytes that no pending
 //   submission writes.
+// - Zombies: an object whose destroy or free was refused stays in its map, alive as the device
+//   sees it, and is named in `zombies` until the executor ends it.
 // Not thread-safe: the executor holds its lock around every use.
 #pragma once
 
@@ -38,9 +40,15 @@ struct Breach {
   /// The call would hand Vulkan a handle that is already freed (its pool went): the layer cannot
   /// be asked without undefined behaviour, so only the executor refuses it.
   bool deadHandle = false;
-  /// Why the layer cannot see this breach (it does not check the rule, or misses the use that
-  /// makes it one); empty when it can. The executor then refuses the call itself.
+  /// Why the layer cannot see this breach (it misses the use that makes it one, and the call
+  /// would then do harm); empty when it can. The executor then refuses the call itself.
   std::string layerMisses;
+  /// The rule is about pending work, and work that signals or waits for a semaphore is pending:
+  /// the layer may have retired it already (Shadow::semaphoreWorkPending).
+  bool uncertain = false;
+  /// Other ids the layer may report for this call instead: the same rule in another version of
+  /// the layer (renumbered, or UNASSIGNED-...), or another rule the same call breaks.
+  std::vector<std::string> also;
 };
 
 /// One command recorded into a command buffer (each followed by a full barrier).
@@ -73,6 +81,11 @@ struct CmdState {
   /// Why it is invalid, when it is; and whether the layer knows (a use it tracks was ended).
   std::string invalidBecause;
   bool layerSeesInvalid = false;
+  /// The message id the 1.3.239 layer gives VUID-vkQueueSubmit-pCommandBuffers-00070 for this
+  /// cause (UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer-VkBuffer, ...).
+  std::string invalidId;
+  /// It was recording when it went invalid: a layer that does not see why still sees it recording.
+  bool invalidWhileRecording = false;
   uint64_t lastSubmission = 0;
 };
 
@@ -158,6 +171,8 @@ struct Submission {
   std::set<std::string> layerUses;
   /// Memory name → bytes from offset 0 that its commands write.
   std::map<std::string, uint64_t> writes;
+  /// It signals or waits for a semaphore: the layer may retire it before a wait shows it.
+  bool semaphores = false;
 };
 
 class Shadow {
@@ -173,6 +188,10 @@ class Shadow {
   std::map<std::string, SetState> sets;
   std::map<std::string, LayoutState> layouts;
   std::map<std::string, PipelineState> pipelines;
+  /// Zombies, name → kind: objects whose end the layer (or the executor) refused as predicted.
+  /// The sequence's names are dead, the handles alive in the maps above until the executor ends
+  /// them at the sequence's end, after vkDeviceWaitIdle.
+  std::map<std::string, std::string> zombies;
 
   /// The pending submission that uses `name`, if any (the oldest).
   const Submission* pendingUse(const std::string& name) const;
@@ -186,8 +205,8 @@ class Shadow {
   bool anyPending() const { return !submissions_.empty(); }
 
   /// Moves every command buffer that recorded a use of `name` (and is recording or executable)
-  /// to the invalid state, saying why.
-  void invalidateUsers(const std::string& name, const std::string& why);
+  /// to the invalid state, saying why; `object` is the Vulkan type of `name` ("VkBuffer").
+  void invalidateUsers(const std::string& name, const std::string& why, const char* object);
 
   /// Appends `command` to `cmd` and records what it uses.
   void record(CmdState& cmd, Recorded command);
@@ -196,7 +215,11 @@ class Shadow {
 
   /// Queues `cmd`'s commands as submission number lastSubmission()+1, applying their effects to
   /// the memory shadows; `extra` are the sync objects it uses. Returns its number.
-  uint64_t submit(CmdState& cmd, const std::set<std::string>& extra);
+  uint64_t submit(CmdState& cmd, const std::set<std::string>& extra, bool syncs);
+  /// Whether a pending submission signals or waits for a semaphore. The 1.3.239 layer retires
+  /// such work when a semaphore's operations are notified (a signal retired, a counter read),
+  /// which may be before a wait of the executor's shows it: "pending" is then uncertain.
+  bool semaphoreWorkPending() const;
 
   /// The first byte of memory `name` that no pending submission writes.
   uint64_t settledFrom(const std::string& memory) const;
