@@ -745,7 +745,7 @@ void VulkanExecutor::cmdEnd(const ModelCall& c) {
                                                       : std::string())};
       // The 1.3.239 layer names an invalid buffer's cause instead. One it does not see go invalid
       // while recording it still takes for recording: it would end it, unreported.
-      if (cb.phase == Phase::Invalid) breach->also.push_back(cb.invalidId);
+      if (cb.phase == Phase::Invalid) breach->also = cb.invalidIds;
       if (layerSeesRecording(cb) && copiesUnseen()) breach->layerMisses = kCopyMiss;
     }
   }
@@ -961,7 +961,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
   if (!breach && cb.phase == Phase::Invalid) {
     breach = Breach{"VUID-vkQueueSubmit-pCommandBuffers-00070",
                     "command buffer " + name + " is invalid: " + cb.invalidBecause};
-    breach->also.push_back(cb.invalidId);
+    breach->also = cb.invalidIds;
     if (!cb.layerSeesInvalid && copiesUnseen()) breach->layerMisses = kCopyMiss;
   }
   // What the command buffer breaks decides whether it is recorded first.

@@ -65,7 +65,7 @@ void Shadow::complete(uint64_t number) {
       cmd.phase = CmdState::Phase::Invalid;
       cmd.invalidBecause = "it was recorded for one submission, which completed";
       cmd.layerSeesInvalid = true;
-      cmd.invalidId = "UNASSIGNED-CoreValidation-DrawState-CommandBufferSingleSubmitViolation";
+      cmd.invalidIds = {"UNASSIGNED-CoreValidation-DrawState-CommandBufferSingleSubmitViolation"};
     }
   }
 }
@@ -75,16 +75,18 @@ void Shadow::invalidateUsers(const std::string& name, const std::string& why, co
     if (cmd.freed || cmd.uses.count(name) == 0) continue;
     if (cmd.phase == CmdState::Phase::Initial) continue;
     const bool seen = cmd.layerUses.count(name) != 0;
+    const std::string id =
+        std::string("UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer-") + object;
     if (cmd.phase == CmdState::Phase::Invalid) {
       cmd.layerSeesInvalid = cmd.layerSeesInvalid || seen;
+      cmd.invalidIds.push_back(id);
       continue;
     }
     cmd.invalidWhileRecording = cmd.phase == CmdState::Phase::Recording;
     cmd.phase = CmdState::Phase::Invalid;
     cmd.invalidBecause = why;
     cmd.layerSeesInvalid = seen;
-    cmd.invalidId =
-        std::string("UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer-") + object;
+    cmd.invalidIds = {id};
   }
 }
 

@@ -81,9 +81,10 @@ struct CmdState {
   /// Why it is invalid, when it is; and whether the layer knows (a use it tracks was ended).
   std::string invalidBecause;
   bool layerSeesInvalid = false;
-  /// The message id the 1.3.239 layer gives VUID-vkQueueSubmit-pCommandBuffers-00070 for this
-  /// cause (UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer-VkBuffer, ...).
-  std::string invalidId;
+  /// The message ids the 1.3.239 layer gives VUID-vkQueueSubmit-pCommandBuffers-00070 for each
+  /// cause so far (UNASSIGNED-CoreValidation-DrawState-InvalidCommandBuffer-VkBuffer, ...): it
+  /// names one of them.
+  std::vector<std::string> invalidIds;
   /// It was recording when it went invalid: a layer that does not see why still sees it recording.
   bool invalidWhileRecording = false;
   uint64_t lastSubmission = 0;
