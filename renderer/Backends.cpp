@@ -77,48 +77,26 @@ constexpr std::array<std::string_view, 1> kVulkanModels = {"vulkan"};
 
 /// The profile of each backend: measured on the H200 and this machine's CPU runtimes
 /// (bench/RESULTS.md, "--jobs on the GPU").
+/// - cuda: each context is a CUDA context, and the driver makes them one at a time; more
+///   children only stretch every operation's latency; 2 a GPU ran the most sequences a second.
+/// - cuda-async: contexts are cheap, but a fresh process's start (cuInit, the primary context's
+///   retain) serializes the same way: 4 children ran as many executions a second as 16, with a
+///   third of the p99. With --persistent a process starts once for many sequences: one a core.
+/// - opencl: NVIDIA's makes a CUDA context per OpenCL context, as cuda; pocl and rusticl do not.
+/// - sim: the seed's fault is planted where the renderer runs, and threads take turns by a
+///   seeded schedule.
 struct NamedProfile {
   std::string_view name;
   BackendProfile profile;
 };
 constexpr NamedProfile kProfiles[] = {
-    {"sim",
-     [] {
-       BackendProfile p;
-       p.defaultFaults = "max-26.5.0";  // the seed's fault, planted where the renderer runs
-       p.deterministic = true;
-       return p;
-     }()},
-    // Each context is a CUDA context: their creation serializes in the driver, so more children
-    // only stretch every operation's latency; 2 jobs a GPU ran the most sequences a second.
-    {"cuda",
-     [] {
-       BackendProfile p;
-       p.jobsPerDevice = 2;
-       p.spreadOverGpus = true;
-       p.sanitizer = true;
-       return p;
-     }()},
-    // Contexts are cheap, but a fresh process's start (cuInit, the primary context's retain)
-    // serializes the same way: 4 children ran as many executions a second as 16, with a third
-    // of the p99. With --persistent a process starts once for many sequences: one per core.
-    {"cuda-async",
-     [] {
-       BackendProfile p;
-       p.jobsPerDevice = 4;
-       p.jobsFreshOnly = true;
-       p.sanitizer = true;
-       return p;
-     }()},
-    // NVIDIA's OpenCL makes a CUDA context per OpenCL context: as cuda. pocl and rusticl do not.
-    {"opencl",
-     [] {
-       BackendProfile p;
-       p.jobsPerDevice = 2;
-       p.jobsOnlyOn = "nvidia";
-       return p;
-     }()},
-    {"vulkan", BackendProfile{}},
+    // name, {jobs per device, only on, fresh only, spread over GPUs, sanitizer, default faults,
+    //        deterministic}
+    {"sim", {0, "", false, false, false, "max-26.5.0", true}},
+    {"cuda", {2, "", false, true, true, "none", false}},
+    {"cuda-async", {4, "", true, false, true, "none", false}},
+    {"opencl", {2, "nvidia", false, false, false, "none", false}},
+    {"vulkan", {0, "", false, false, false, "none", false}},
 };
 
 constexpr BackendProfile profileOf(std::string_view name) {

@@ -155,15 +155,25 @@ std::optional<std::string> helpRequested(int argc, char** argv) {
 }
 
 CommandLine parseCommandLine(int argc, char** argv) {
-  if (argc < 2) throw InputError("no subcommand given\n" + usageText());
+  CommandLine cl =
+      parseCommandLine(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+  cl.asTyped.clear();
+  for (int i = 0; i < argc; ++i)
+    cl.asTyped += (i == 0 ? "" : " ") + std::string(argv[i]);
+  return cl;
+}
+
+CommandLine parseCommandLine(const std::vector<std::string>& args) {
+  if (args.empty()) throw InputError("no subcommand given\n" + usageText());
   CommandLine cl;
-  cl.command = argv[1];
+  cl.command = args.front();
   const CommandRow* command = findCommand(cl.command);
   if (command == nullptr) {
     throw InputError("unknown subcommand '" + cl.command + "' (expected " + commandNames() + ")");
   }
-  for (int i = 0; i < argc; ++i)
-    cl.asTyped += (i == 0 ? "" : " ") + std::string(argv[i]);
+  cl.asTyped = "gpufuzz";
+  for (const std::string& arg : args)
+    cl.asTyped += " " + arg;
   static const std::vector<OptionSpec> specs = optionSpecs();
   const auto accept = [&](std::size_t row) {
     if (std::strchr(kOptions[row].commands, command->letter) == nullptr) {
@@ -171,7 +181,7 @@ CommandLine parseCommandLine(int argc, char** argv) {
                        cl.command + "'");
     }
   };
-  ParsedOptions parsed = parseOptions(specs, std::vector<std::string>(argv + 2, argv + argc),
+  ParsedOptions parsed = parseOptions(specs, std::vector<std::string>(args.begin() + 1, args.end()),
                                       accept, "gpufuzz " + cl.command + " --help lists them");
   cl.files = std::move(parsed.operands);
   for (std::size_t i = 0; i < std::size(kOptions); ++i) {

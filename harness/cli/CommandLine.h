@@ -116,6 +116,8 @@ struct CommandLine {
 /// value, a value out of its bounds, an option the subcommand does not take, or a wrong number
 /// of files.
 CommandLine parseCommandLine(int argc, char** argv);
+/// The same for the words after the program's name (asTyped then begins with "gpufuzz").
+CommandLine parseCommandLine(const std::vector<std::string>& args);
 
 /// The option's row of Options.def.
 const OptionSpec& optionSpec(Option o);

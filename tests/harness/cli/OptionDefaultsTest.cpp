@@ -25,12 +25,8 @@
 namespace gpufuzz {
 namespace {
 
-CommandLine parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "gpufuzz");
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  return parseCommandLine(static_cast<int>(argv.size()), argv.data());
+CommandLine parse(const std::vector<std::string>& args) {
+  return parseCommandLine(args);
 }
 
 /// The "[default: X; bounds: B]" of FLAG's line in `gpufuzz COMMAND --help`, as run.
