@@ -34,10 +34,10 @@ constexpr uint32_t kGroup = 64;
 /// allocation never runs out (that would be VK_ERROR_OUT_OF_POOL_MEMORY, the pool's size).
 constexpr uint32_t kSetsPerPool = 64;
 
-/// Why the executor, not the layer, reports a rule that only copies break.
-constexpr const char* kCopyMiss =
-    "the validation layer before 1.3.292 does not track what vkCmdCopyBuffer uses "
-    "(corpus/runtimes/README.md)";
+/// Why the executor, not the layer, refuses a rule about a use the layer does not track.
+constexpr const char* kUnseenUse =
+    "the validation layer does not track this use: what vkCmdCopyBuffer uses, before 1.3.292 "
+    "(corpus/runtimes/README.md), and a descriptor set bound for a dispatch it refused";
 
 /// Thrown by guard() before any call of an operation whose predicted rule is about pending work
 /// that the layer may have retired already: run() waits for the queue and runs it again.
@@ -185,8 +185,6 @@ class VulkanExecutor final : public ModelExecutor {
   /// Whether the layer misses what only copies use (before 1.3.292, Vulkan-ValidationLayers
   /// pull request 8309).
   bool copiesUnseen() const;
-  /// Marks `breach` (an in-use rule of `name`) as one the layer misses when only copies use it.
-  void blindToCopies(Breach& breach, const std::string& name) const;
   /// Frees the sets of descriptor pool `dpool` (a reset or destroy did).
   void dropSets(vulkan::DpoolState& dpool);
   /// The highest submission that signals a value of `timeline` up to `value`.
@@ -235,6 +233,7 @@ VulkanExecutor::VulkanExecutor(const BackendOptions& options) {
     throw;
   }
   description_ += instance_.validationText + "; one VkDevice for the process";
+  shadow_.layerTracksCopies = !copiesUnseen();
 }
 
 VulkanExecutor::~VulkanExecutor() {
@@ -420,7 +419,7 @@ void VulkanExecutor::run(const ModelCall& call) {
     try {
       (this->*(it->second))(call);
     } catch (const Uncertain&) {
-      // The layer retires work that signals or waits for semaphores when their operations are
+      // The layer retires work that waits for semaphores when their operations are
       // notified, which can be before a wait of the model shows it complete: whether it would
       // report this rule depends on timing. The executor waits for the queue first, which makes
       // the order defined (and the call valid), and runs the operation again.
@@ -495,10 +494,6 @@ bool VulkanExecutor::copiesUnseen() const {
   return instance_.layerVersion < VK_MAKE_API_VERSION(0, 1, 3, 292);
 }
 
-void VulkanExecutor::blindToCopies(Breach& breach, const std::string& name) const {
-  if (copiesUnseen() && !shadow_.layerSeesPendingUse(name)) breach.layerMisses = kCopyMiss;
-}
-
 // ---- Locks ----
 
 std::mutex& VulkanExecutor::objectLock(const std::string& key) {
@@ -542,9 +537,13 @@ CmdState& VulkanExecutor::cmd(const std::string& name) {
 
 /// A breach of a rule about pending work. Uncertain while work with semaphores is pending (the
 /// layer may have retired it already: Shadow::semaphoreWorkPending).
-Breach inUse(const vulkan::Shadow& shadow, std::string vuid, std::string why) {
+/// `name`: the object in use, when the use is one the layer may not track (then the executor
+/// refuses the call itself).
+Breach inUse(const vulkan::Shadow& shadow, std::string vuid, std::string why,
+             const std::string& name = {}) {
   Breach breach(std::move(vuid), std::move(why));
   breach.uncertain = shadow.semaphoreWorkPending();
+  if (!name.empty() && !shadow.layerSeesPendingUse(name)) breach.layerMisses = kUnseenUse;
   return breach;
 }
 
@@ -746,7 +745,7 @@ void VulkanExecutor::cmdEnd(const ModelCall& c) {
       // The 1.3.239 layer names an invalid buffer's cause instead. One it does not see go invalid
       // while recording it still takes for recording: it would end it, unreported.
       if (cb.phase == Phase::Invalid) breach->also = cb.invalidIds;
-      if (layerSeesRecording(cb) && copiesUnseen()) breach->layerMisses = kCopyMiss;
+      if (layerSeesRecording(cb)) breach->layerMisses = kUnseenUse;
     }
   }
   if (guard("vkEndCommandBuffer", breach) ||
@@ -932,9 +931,11 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   const vulkan::PipelineState& p = shadow_.pipelines.at(pipelineName);
   if (refused) {
     // The binds before a refused dispatch were made. The layer tracks the bound pipeline, not the
-    // sets (it adds them to the command buffer at a dispatch), and the layout is used.
+    // set and its pool (it adds them to the command buffer at a dispatch): the executor refuses
+    // what breaks a rule through them (lavapipe crashes on a bound set freed before a submit).
     vulkan::Shadow::use(cb, pipelineName);
-    cb.uses.insert(p.layout);
+    for (const std::string& used : {p.layout, setName, shadow_.sets.at(setName).dpool})
+      cb.uses.insert(used);
     return;
   }
   for (const std::string& used : {pipelineName, p.layout, setName, shadow_.sets.at(setName).dpool})
@@ -962,7 +963,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
     breach = Breach{"VUID-vkQueueSubmit-pCommandBuffers-00070",
                     "command buffer " + name + " is invalid: " + cb.invalidBecause};
     breach->also = cb.invalidIds;
-    if (!cb.layerSeesInvalid && copiesUnseen()) breach->layerMisses = kCopyMiss;
+    if (!cb.layerSeesInvalid) breach->layerMisses = kUnseenUse;
   }
   // What the command buffer breaks decides whether it is recorded first.
   const bool cmdFine = !breach;
@@ -1071,8 +1072,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
   if (check("vkQueueSubmit", vk_.vkQueueSubmit(queue_, 1, &info, fenceHandle), breach, kRecord))
     return;
 
-  const uint64_t number = shadow_.submit(
-      cb, extra, !signal.empty() || !wait.empty() || !timeline.empty() || !timelineWaits.empty());
+  const uint64_t number = shadow_.submit(cb, extra, !wait.empty() || !timelineWaits.empty());
   if (!fence.empty()) shadow_.fences.at(fence).submission = number;
   if (!signal.empty()) shadow_.semaphores.at(signal).signalled = true;
   if (!wait.empty()) shadow_.semaphores.at(wait).signalled = false;
@@ -1084,6 +1084,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
 }
 
 void VulkanExecutor::checkComplete(const char* call, uint64_t through) {
+  std::vector<std::pair<const vulkan::TimelineState*, uint64_t>> reachedNow;
   for (const auto& [name, fence] : shadow_.fences) {
     if (fence.submission == 0 || fence.submission > through) continue;
     const VkResult status = vk_.vkGetFenceStatus(device_, fence.handle);
@@ -1105,7 +1106,12 @@ void VulkanExecutor::checkComplete(const char* call, uint64_t through) {
                       std::to_string(value) + ", below the value " + std::to_string(owed) +
                       " a submission before it signals");
     }
+    reachedNow.emplace_back(&timeline, value);
   }
+  // The layer retires the work that signals a value a counter read showed reached (it may be
+  // beyond what the wait waited for): so does the shadow.
+  for (const auto& [timeline, value] : reachedNow)
+    shadow_.complete(signalledThrough(*timeline, value));
 }
 
 uint64_t VulkanExecutor::counter(VkSemaphore handle, const char* call) {
@@ -1295,8 +1301,9 @@ void VulkanExecutor::timelineWait(const ModelCall& c) {
                     std::to_string(value) + ", below the value " + std::to_string(t.promised) +
                     " it waited for");
   }
-  t.reached = std::max(t.reached, t.promised);
-  shadow_.complete(signalledThrough(t, t.promised));
+  t.reached = std::max(t.reached, value);
+  // The layer retires the work that signals a value the counter read showed reached.
+  shadow_.complete(signalledThrough(t, value));
 }
 
 void VulkanExecutor::timelineValue(const ModelCall& c) {
@@ -1346,10 +1353,9 @@ void VulkanExecutor::bufferDestroy(const ModelCall& c) {
   const std::lock_guard lock(state_);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
-    breach =
-        inUse(shadow_, "VUID-vkDestroyBuffer-buffer-00922",
-              "buffer " + name + " is used by pending submission " + std::to_string(s->number));
-    blindToCopies(*breach, name);
+    breach = inUse(shadow_, "VUID-vkDestroyBuffer-buffer-00922",
+                   "buffer " + name + " is used by pending submission " + std::to_string(s->number),
+                   name);
   }
   end("buffer", name, "vkDestroyBuffer", breach);
 }
@@ -1408,10 +1414,9 @@ void VulkanExecutor::memoryFree(const ModelCall& c) {
   const std::lock_guard lock(state_);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
-    breach =
-        inUse(shadow_, "VUID-vkFreeMemory-memory-00677",
-              "memory " + name + " is used by pending submission " + std::to_string(s->number));
-    blindToCopies(*breach, name);
+    breach = inUse(shadow_, "VUID-vkFreeMemory-memory-00677",
+                   "memory " + name + " is used by pending submission " + std::to_string(s->number),
+                   name);
   }
   end("memory", name, "vkFreeMemory", breach);
 }
@@ -1477,7 +1482,8 @@ std::optional<Breach> dpoolInUse(const vulkan::Shadow& shadow, const std::string
   if (s == nullptr) return std::nullopt;
   return inUse(shadow, vuid,
                "a descriptor set of pool " + name + " is used by pending submission " +
-                   std::to_string(s->number));
+                   std::to_string(s->number),
+               name);
 }
 
 void VulkanExecutor::dpoolReset(const ModelCall& c) {
@@ -1533,7 +1539,8 @@ void VulkanExecutor::setUpdate(const ModelCall& c) {
   } else if (const vulkan::Submission* p = shadow_.pendingUse(name)) {
     breach = inUse(
         shadow_, "VUID-vkUpdateDescriptorSets-None-03047",
-        "descriptor set " + name + " is used by pending submission " + std::to_string(p->number));
+        "descriptor set " + name + " is used by pending submission " + std::to_string(p->number),
+        name);
   } else {
     breach = unbound(buffer, "VUID-VkWriteDescriptorSet-descriptorType-00329");
   }
@@ -1568,7 +1575,8 @@ void VulkanExecutor::setFree(const ModelCall& c) {
   } else if (const vulkan::Submission* p = shadow_.pendingUse(name)) {
     breach = inUse(
         shadow_, "VUID-vkFreeDescriptorSets-pDescriptorSets-00309",
-        "descriptor set " + name + " is used by pending submission " + std::to_string(p->number));
+        "descriptor set " + name + " is used by pending submission " + std::to_string(p->number),
+        name);
   }
   end("set", name, "vkFreeDescriptorSets", breach);
 }

@@ -99,7 +99,7 @@ MemoryState* Shadow::memoryOf(const std::string& buffer) {
 
 void Shadow::record(CmdState& cmd, Recorded command) {
   // The layer 1.3.239 tracks what fills and dispatches use, not what copies use.
-  const bool tracked = command.kind != Recorded::Kind::Copy;
+  const bool tracked = command.kind != Recorded::Kind::Copy || layerTracksCopies;
   const auto useBuffer = [&](const std::string& buffer) {
     if (buffer.empty()) return;
     const auto b = buffers.find(buffer);

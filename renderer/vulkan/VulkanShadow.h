@@ -43,7 +43,7 @@ struct Breach {
   /// Why the layer cannot see this breach (it misses the use that makes it one, and the call
   /// would then do harm); empty when it can. The executor then refuses the call itself.
   std::string layerMisses;
-  /// The rule is about pending work, and work that signals or waits for a semaphore is pending:
+  /// The rule is about pending work, and work that waits for a semaphore is pending:
   /// the layer may have retired it already (Shadow::semaphoreWorkPending).
   bool uncertain = false;
   /// Other ids the layer may report for this call instead: the same rule in another version of
@@ -76,7 +76,8 @@ struct CmdState {
   /// sets, descriptor pools).
   std::set<std::string> uses;
   /// Those the validation layer tracks too: the 1.3.239 layer does not track buffers (and their
-  /// memory) that only vkCmdCopyBuffer uses (corpus/runtimes/README.md).
+  /// memory) that only vkCmdCopyBuffer uses (corpus/runtimes/README.md), nor a descriptor set
+  /// bound for a dispatch it refused.
   std::set<std::string> layerUses;
   /// Why it is invalid, when it is; and whether the layer knows (a use it tracks was ended).
   std::string invalidBecause;
@@ -172,7 +173,7 @@ struct Submission {
   std::set<std::string> layerUses;
   /// Memory name → bytes from offset 0 that its commands write.
   std::map<std::string, uint64_t> writes;
-  /// It signals or waits for a semaphore: the layer may retire it before a wait shows it.
+  /// It waits for a semaphore: the layer may retire it before a wait shows it.
   bool semaphores = false;
 };
 
@@ -189,6 +190,8 @@ class Shadow {
   std::map<std::string, SetState> sets;
   std::map<std::string, LayoutState> layouts;
   std::map<std::string, PipelineState> pipelines;
+  /// Whether the validation layer tracks what vkCmdCopyBuffer uses (from 1.3.292 on).
+  bool layerTracksCopies = false;
   /// Zombies, name → kind: objects whose end the layer (or the executor) refused as predicted.
   /// The sequence's names are dead, the handles alive in the maps above until the executor ends
   /// them at the sequence's end, after vkDeviceWaitIdle.
@@ -217,9 +220,9 @@ class Shadow {
   /// Queues `cmd`'s commands as submission number lastSubmission()+1, applying their effects to
   /// the memory shadows; `extra` are the sync objects it uses. Returns its number.
   uint64_t submit(CmdState& cmd, const std::set<std::string>& extra, bool syncs);
-  /// Whether a pending submission signals or waits for a semaphore. The 1.3.239 layer retires
-  /// such work when a semaphore's operations are notified (a signal retired, a counter read),
-  /// which may be before a wait of the executor's shows it: "pending" is then uncertain.
+  /// Whether a pending submission waits for a semaphore. The 1.3.239 layer retires such work when
+  /// the semaphore's operations are notified (its signal retired, a counter read), which may be
+  /// before a wait of the executor's shows it: "pending" is then uncertain.
   bool semaphoreWorkPending() const;
 
   /// The first byte of memory `name` that no pending submission writes.
