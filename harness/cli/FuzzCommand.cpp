@@ -73,7 +73,7 @@ int runFuzz(Session& session) {
   FindingStore store(cl.value<Option::Out>());
   // A campaign in a folder where campaigns ran before continues their counts.
   std::optional<CampaignStats> previous = ownStats(store.root());
-  TrialRunner& trials = session.trials(backend, config.policy, faults, target);
+  TrialRunner& trials = session.trials(backend, config.policy, faults, target, gen.model->name);
   const std::string description =
       target ? target->text() + (target->version.empty() ? "" : ", " + target->version)
              : session.backendDescription(backend);

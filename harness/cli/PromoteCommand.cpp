@@ -119,8 +119,8 @@ int runPromote(Session& session) {
         continue;
       }
     }
-    TrialRunner& trials =
-        session.trials(backend, config.policy, faultsFor(config, backend), targetProgram);
+    TrialRunner& trials = session.trials(backend, config.policy, faultsFor(config, backend),
+                                         targetProgram, minimal.lifecycle().name);
     // A threaded finding fails on some schedules: the tries that see its rate with 95% odds.
     const uint32_t tries =
         minimal.threadCount() > 1 ? triesForRate(finding.reproduced, finding.confirmations) : 1;

@@ -261,7 +261,8 @@ Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) 
       target ? kTargetBackend : resolveBackend(backendRequest(run.config.backend, seq.lifecycle()));
   checkExecutable(seq.lifecycle(), target, run.backend, faultsFor(run.config, run.backend));
   checkFaultPlan(run.config, run.backend, seq, file);
-  run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend), target);
+  run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend), target,
+                       seq.lifecycle().name);
   return run;
 }
 
@@ -316,15 +317,16 @@ const TargetCommand& Session::resolveTarget(const std::string& text, const std::
 }
 
 TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
-                             const std::string& faults, const TargetCommand* target) {
+                             const std::string& faults, const TargetCommand* target,
+                             std::string_view model) {
   const std::string key = backend + "|" + std::string(policyName(policy)) + "|" + faults +
-                          (target ? "|" + target->text() : "");
+                          (target ? "|" + target->text() : "") + "|" + std::string(model);
   auto it = runners_.find(key);
   if (it != runners_.end()) return *it->second;
   loadFaultPlan(faults);  // a bad plan is bad input, found here rather than by a child
-  auto& calibrator = calibrators_[backend];
+  auto& calibrator = calibrators_[backend + "|" + std::string(model)];
   if (!calibrator) {
-    DeadlineSettings settings = DeadlineSettings::forBackend(backend);
+    DeadlineSettings settings = DeadlineSettings::forBackend(backend, model);
     if (const auto ms = cl_.value<Option::Deadline>()) settings.fixed = Millis(*ms);
     calibrator = std::make_unique<DeadlineCalibrator>(settings);
   }

@@ -76,11 +76,12 @@ class Session {
   const SanitizerSetup& sanitizer() const { return sanitizer_; }
 
   /// A trial runner for one configuration; runners are kept and shared (one calibrator per
-  /// backend), so asking twice for the same configuration gives the same runner. With `target`,
+  /// backend and model), so asking twice for the same configuration gives the same runner. `model`
+  /// names the sequences' model, whose operations may need longer deadlines. With `target`,
   /// its children are that program (docs/target.md) and `backend` is "target"; the first runner of
   /// a target checks that it passes an empty sequence (DeviceUnavailable when it does not).
   TrialRunner& trials(const std::string& backend, TeardownPolicy policy, const std::string& faults,
-                      const TargetCommand* target = nullptr);
+                      const TargetCommand* target = nullptr, std::string_view model = {});
 
   /// --target, resolved; null without it.
   const TargetCommand* commandLineTarget();

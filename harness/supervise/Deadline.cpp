@@ -46,9 +46,21 @@ const BackendDeadlines kBackendDeadlines[] = {
     {"target", 20, Millis{1'000}, Millis{0}, Millis{60'000}, Millis{30'000}, 4, Millis{10'000}},
 };
 
+/// A runtime model's deadlines where its operations cost more than its backend's renderer ones.
+struct ModelDeadlines {
+  const char* model;
+  Millis uncalibrated;
+};
+
+const ModelDeadlines kModelDeadlines[] = {
+    // The cuda-driver model creates driver contexts on cuda-async too. Its first cuCtxCreate in a
+    // fresh process took 2.2-2.9 s on the H200 (tools/gpu-models, replay): 1 s made it slow.
+    {"cuda-driver", Millis{5'000}},
+};
+
 }  // namespace
 
-DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
+DeadlineSettings DeadlineSettings::forBackend(const std::string& backend, std::string_view model) {
   DeadlineSettings s;
   for (const BackendDeadlines& d : kBackendDeadlines) {
     if (backend != d.backend) continue;
@@ -59,6 +71,9 @@ DeadlineSettings DeadlineSettings::forBackend(const std::string& backend) {
     s.start = d.start;
     s.confirmFactor = d.confirmFactor;
     s.confirmFloor = d.confirmFloor;
+  }
+  for (const ModelDeadlines& m : kModelDeadlines) {
+    if (model == m.model) s.uncalibrated = std::max(s.uncalibrated, m.uncalibrated);
   }
   return s;
 }

@@ -47,8 +47,9 @@ struct DeadlineSettings {
   uint32_t confirmFactor = 10;
   Millis confirmFloor{2'000};
 
-  /// The defaults for a backend: a fraction of a second on sim, seconds on cuda.
-  static DeadlineSettings forBackend(const std::string& backend);
+  /// The defaults for a backend: a fraction of a second on sim, seconds on cuda. A runtime model
+  /// whose operations cost more than the backend's own (`model`, a model's name) raises them.
+  static DeadlineSettings forBackend(const std::string& backend, std::string_view model = {});
 };
 
 /// Parses `auto` or a number of milliseconds; throws InputError.

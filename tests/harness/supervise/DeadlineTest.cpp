@@ -79,6 +79,20 @@ TEST(Deadline, CudaAsyncStartsLikeCudaButItsOperationsAreCheaper) {
   EXPECT_EQ(calibrator.startDeadline(), async.start);
 }
 
+TEST(Deadline, TheCudaDriverModelWaitsLongerForItsFirstContextsOnCudaAsync) {
+  // Its first cuCtxCreate in a fresh process took 2.2-2.9 s on the H200: until calibrated, its
+  // operations get seconds, not the renderer's 1 s. Other models and backends are unchanged.
+  const DeadlineSettings renderer = DeadlineSettings::forBackend("cuda-async", "renderer");
+  const DeadlineSettings driver = DeadlineSettings::forBackend("cuda-async", "cuda-driver");
+  EXPECT_EQ(renderer.uncalibrated, DeadlineSettings::forBackend("cuda-async").uncalibrated);
+  EXPECT_GE(driver.uncalibrated, Millis{5'000});
+  EXPECT_EQ(driver.floor, renderer.floor);
+  DeadlineCalibrator calibrator(driver);
+  EXPECT_GE(calibrator.deadline(), Millis{5'000});
+  EXPECT_GE(DeadlineSettings::forBackend("cuda", "cuda-driver").uncalibrated,
+            DeadlineSettings::forBackend("cuda").uncalibrated);
+}
+
 }  // namespace
 }  // namespace gpufuzz
 
