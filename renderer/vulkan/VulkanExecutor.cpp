@@ -212,6 +212,13 @@ class VulkanExecutor final : public ModelExecutor {
   /// Whether the device was waited idle since the last operation (the first release waits).
   bool idleForRelease_ = false;
 
+  /// GPUFUZZ_VULKAN_UNPREDICTED=VUID: the shadow forgets that rule, as a shadow with a gap would
+  /// (a test of the oracle: the layer's report of it is then `invalid`).
+  const std::string unpredicted_ = [] {
+    const char* vuid = std::getenv("GPUFUZZ_VULKAN_UNPREDICTED");
+    return std::string(vuid != nullptr ? vuid : "");
+  }();
+
   /// This sequence's refused calls, for the summary line at its end.
   std::mutex tallyMutex_;
   std::vector<std::string> refusedByLayer_;
@@ -440,7 +447,7 @@ void VulkanExecutor::fail(CallPoint point, const std::string& message) {
 }
 
 bool VulkanExecutor::guard(const char* call, const std::optional<Breach>& breach) {
-  if (!breach) return false;
+  if (!breach || breach->vuid == unpredicted_) return false;
   if (breach->uncertain && instance_.validation) throw Uncertain{};
   if (breach->deadHandle || !instance_.validation || !breach->layerMisses.empty()) {
     refusal(call, *breach, false);
@@ -450,16 +457,18 @@ bool VulkanExecutor::guard(const char* call, const std::optional<Breach>& breach
 }
 
 bool VulkanExecutor::check(const char* call, std::optional<VkResult> result,
-                           const std::optional<Breach>& breach, CallPoint point) {
+                           const std::optional<Breach>& predicted, CallPoint point) {
+  const std::optional<Breach> breach =
+      predicted && predicted->vuid == unpredicted_ ? std::nullopt : predicted;
   if (std::optional<vk::ValidationMessages::Error> error = messages_.take()) {
-    const bool predicted = breach && (error->vuid == breach->vuid ||
-                                      std::find(breach->also.begin(), breach->also.end(),
-                                                error->vuid) != breach->also.end());
+    const bool named = breach && (error->vuid == breach->vuid ||
+                                  std::find(breach->also.begin(), breach->also.end(),
+                                            error->vuid) != breach->also.end());
     // Skipped: a call that returns VkResult says so with VK_ERROR_VALIDATION_FAILED_EXT. A void
     // call returns early when a validate-phase check asks to skip, and every rule the shadow
     // predicts is checked there; a zombie's clean end at the sequence's end confirms it.
     const bool skipped = !result || *result == VK_ERROR_VALIDATION_FAILED_EXT;
-    if (predicted && skipped) {
+    if (named && skipped) {
       refusal(call, *breach, true);
       return true;
     }
@@ -469,7 +478,7 @@ bool VulkanExecutor::check(const char* call, std::optional<VkResult> result,
                        error->message;
     if (!breach) {
       text += " (not predicted by the executor)";
-    } else if (!predicted) {
+    } else if (!named) {
       text += " (the executor predicted " + breach->vuid + ")";
     } else {
       text += " (the layer did not skip the call: it returned " + vk::resultName(*result) + ")";
