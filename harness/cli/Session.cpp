@@ -142,14 +142,22 @@ const LifecycleModel& Session::fuzzModel() const {
   return model_ ? *model_ : builtinModel(cl_.value<Option::Ops>());
 }
 
+namespace {
+
+/// InputError unless `backend` executes the runtime model `model`.
+void requireRunsModel(const std::string& backend, const LifecycleModel& model) {
+  if (backendRunsModel(backend, model.name)) return;
+  throw InputError("model " + model.name + " is not executed by backend " + backend +
+                   ": it runs on " + backendsOfModelText(model.name));
+}
+
+}  // namespace
+
 void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* target,
                               const std::string& backend, const std::string& faults) const {
   if (target || hasRendererSemantics(model)) return;
   if (model.builtin && isRuntimeModel(model.name)) {
-    if (!backendRunsModel(backend, model.name)) {
-      throw InputError("model " + model.name + " is not executed by backend " + backend +
-                       ": it runs on " + backendsOfModelText(model.name));
-    }
+    requireRunsModel(backend, model);
     // Fault plans act at the device seam, which a runtime model's calls do not cross.
     if (faults != "none") {
       throw InputError("--faults " + faults +
@@ -168,7 +176,14 @@ void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* 
 
 std::string Session::backendRequest(const std::string& requested,
                                     const LifecycleModel& model) const {
-  if (requested != "auto" || !model.builtin) return requested;
+  if (requested != "auto" || !model.builtin) {
+    // A runtime model named with a backend that does not run it is bad input, whether or not
+    // that backend's runtime is here: say so before the backend is looked for.
+    if (model.builtin && isRuntimeModel(model.name) && findBackendProfile(requested) != nullptr) {
+      requireRunsModel(requested, model);
+    }
+    return requested;
+  }
   const std::string_view own = backendForModel(model.name);
   return own.empty() ? requested : std::string(own);
 }

@@ -154,7 +154,9 @@ TEST_F(ModelInput, ARuntimeModelRunsOnlyOnTheBackendsThatExecuteIt) {
   for (const auto& [model, backend, runsOn] :
        std::vector<std::array<std::string, 3>>{{"vulkan", "sim", "vulkan"},
                                                {"cuda-driver", "opencl", "cuda, cuda-async"},
-                                               {"opencl", "vulkan", "opencl"}}) {
+                                               {"opencl", "vulkan", "opencl"},
+                                               // Said before cuda's driver is looked for.
+                                               {"vulkan", "cuda", "vulkan"}}) {
     const auto r = testing::gpufuzz("fuzz --backend " + backend + " --model " + model + out);
     EXPECT_EQ(r.status, 2) << model << " on " << backend << "\n" << r.output;
     EXPECT_NE(r.output.find("model " + model + " is not executed by backend " + backend +
