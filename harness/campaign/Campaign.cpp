@@ -214,6 +214,10 @@ class Campaign {
         Campaign* campaign;
         ~Release() { campaign->releaseClaims(); }
       } release{this};
+      const struct EndExamining {
+        Campaign* campaign;
+        ~EndExamining() { campaign->endExamining(); }
+      } endExamining{this};
       // Until it is done, the sequence is where a resumed campaign goes on: one cut short by a
       // stop counts nothing here and is run again then.
       const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, *k));
@@ -230,14 +234,15 @@ class Campaign {
       } else if (t = trials_.runPersistent(*persistent, seq);
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;
-        if (!t.harnessError && persistentHit(t)) {
+        bool hit = !t.harnessError && persistentHit(t);
+        if (!hit) ranBefore = rerunFresh(failing, t, hit);
+        if (hit) {
           done(*k);
           ++sequences_;
           ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
           ++failures_;
           continue;
         }
-        ranBefore = rerunFresh(failing, t);
       }
       if (t.outcome.unsupported && !t.harnessError) {
         // Not a finding: the target lacks what the model asks of it. The campaign stops.
@@ -317,9 +322,12 @@ class Campaign {
   /// sequence), until it fails or all of them were tried. `failing` and `t` become what failed
   /// in the fresh process (or the pass alone, when nothing did); returns how many sequences
   /// before it that needed.
-  std::size_t rerunFresh(Sequence& failing, TrialResult& t) {
+  /// `hit`: set when the persistent failure's crash frames became a known cause's meanwhile (a
+  /// worker examining them confirmed it): the re-runs stop there, and `t` is the persistent one.
+  std::size_t rerunFresh(Sequence& failing, TrialResult& t, bool& hit) {
     const bool harnessFailed = t.harnessError.has_value();
     const std::vector<Sequence> before = std::move(t.before);
+    const TrialResult persistentRun = t;
     const OutcomeClass persistentClass = t.outcome.cls;
     const Sequence seq = failing;
     t = classified(seq, trials_.run(seq, TrialMode::Quick));
@@ -329,6 +337,11 @@ class Campaign {
     if (t.outcome.failed() || t.harnessError || before.empty()) return 0;
     // 1, 2, 4, ... sequences before it, the last try all of them.
     for (std::size_t k = 1; !stopRequested(); k = std::min(2 * k, before.size())) {
+      if (persistentHit(persistentRun, /*wait=*/false)) {
+        hit = true;
+        t = persistentRun;
+        return 0;
+      }
       std::vector<Sequence> parts(before.end() - static_cast<std::ptrdiff_t>(k), before.end());
       parts.push_back(seq);
       const Sequence whole = concatenate(parts);
@@ -574,7 +587,7 @@ class Campaign {
   /// in a fresh process: a crash whose frames a known cause has, or a hang or spin of a kind
   /// confirmed already. The process may have been poisoned by a sequence it ran before, which
   /// is what the re-runs with its history would look for, at the cost of long runs.
-  bool persistentHit(const TrialResult& t) {
+  bool persistentHit(const TrialResult& t, bool wait = true) {
     if (t.evidence.stuck && trials_.isConfirmedKind(t.outcome)) {
       trials_.countSkippedConfirmation();
       std::lock_guard lock(mutex_);
@@ -586,13 +599,34 @@ class Campaign {
                 !crashState(t.evidence.stacks).empty()
             ? failureCause(t.outcome, Sequence{}, trials_.setup().policy, t.evidence.stacks)
             : std::string();
-    if (cause.empty() || !store_.causes().contains(cause)) return false;
+    if (cause.empty()) return false;
     {
-      std::lock_guard lock(mutex_);
+      // A crash site another worker examines (re-runs, shrinks) is waited for, not examined
+      // twice: its verdict makes this a hit. Without a verdict, this worker claims it.
+      std::unique_lock lock(mutex_);
+      const auto self = std::this_thread::get_id();
+      while (wait && examining_.contains(cause) && examining_[cause] != self &&
+             !store_.causes().contains(cause) && !stopRequested())
+        turn_.wait_for(lock, std::chrono::milliseconds(50));
+      if (!store_.causes().contains(cause)) {
+        if (wait) examining_.try_emplace(cause, self);
+        return false;
+      }
       ++triageHits_;
     }
     store_.countHit(cause);
     return true;
+  }
+
+  /// Ends the calling worker's claims on crash sites (persistentHit), once its sequence is done.
+  void endExamining() {
+    {
+      std::lock_guard lock(mutex_);
+      std::erase_if(examining_, [self = std::this_thread::get_id()](const auto& c) {
+        return c.second == self;
+      });
+    }
+    turn_.notify_all();
   }
 
   /// A failure that waits for the shrink: a new crash site goes before the others (waitTurn
@@ -858,6 +892,8 @@ class Campaign {
   /// Each cause's operations that have a minimal sequence (its own or a variant's).
   std::map<std::string, std::set<std::string>> variantOps_;
   unsigned newSitesWaiting_ = 0;  // mutex_
+  /// Crash sites (causes) a worker re-runs or shrinks now, and that worker (mutex_).
+  std::map<std::string, std::thread::id> examining_;
   std::condition_variable turn_;
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;
