@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -79,7 +80,8 @@ fs::path binDir() {
   return fs::read_symlink("/proc/self/exe").parent_path();
 }
 
-/// Runs a program with stdout and stderr to /dev/null; its exit status (-1 if it did not run).
+/// Runs a program with stdout and stderr to /dev/null; its exit status (-1 if it did not run,
+/// with errno saying why).
 int runQuietly(const std::string& program, const std::vector<std::string>& args) {
   std::vector<char*> argv{const_cast<char*>(program.c_str())};
   for (const std::string& a : args)
@@ -90,9 +92,17 @@ int runQuietly(const std::string& program, const std::vector<std::string>& args)
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  // A loaded machine may refuse a process for a moment: a few tries before giving up.
+  for (int tries = 1; (rc == EAGAIN || rc == ENOMEM) && tries < 5; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200 * tries));
+    rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  }
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
+  if (rc != 0) {
+    errno = rc;
+    return -1;
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }
@@ -161,6 +171,7 @@ std::optional<std::pair<double, double>> runCampaign(const std::string& backend,
               {"--out", (dir / "findings").string(), "--report", (dir / "report.json").string()});
   if (!forkServer) args.push_back("--no-fork-server");
   const int status = runQuietly((binDir() / "gpufuzz").string(), args);
+  const int spawnError = errno;
   std::ifstream in(dir / "report.json");
   std::stringstream text;
   text << in.rdbuf();
@@ -169,7 +180,9 @@ std::optional<std::pair<double, double>> runCampaign(const std::string& backend,
   const auto execs = reportNumber(text.str(), "executions");
   const auto elapsed = reportNumber(text.str(), "elapsed_s");
   if (status > 1 || !execs || !elapsed || *elapsed <= 0) {
-    error = "gpufuzz fuzz (" + backend + ") exited " + std::to_string(status) +
+    error = "gpufuzz fuzz (" + backend + ") " +
+            (status == -1 ? std::string("could not start: ") + std::strerror(spawnError)
+                          : "exited " + std::to_string(status)) +
             " without a usable report";
     return std::nullopt;
   }
@@ -274,13 +287,14 @@ void Threads(benchmark::State& state, int threads) {
 }
 
 /// VulkanModel/<mode>: campaigns of the `vulkan` runtime model (one VkDevice per process) under
-/// the validation layer against campaigns of the renderer model on sim, in alternating pairs.
-/// ratio_to_sim: the vulkan model's executions/s over sim's; vulkan_execs_per_s is the figure the
-/// goal speaks of (at least 100 a second here).
+/// the validation layer against campaigns of the renderer model on sim, both in `mode`, in
+/// alternating pairs. ratio_to_sim: the vulkan model's executions/s over sim's;
+/// vulkan_execs_per_s is the figure the goal speaks of (at least 100 a second here).
 void VulkanModel(benchmark::State& state, const std::string& mode) {
   std::vector<std::string> args = modeArgs(mode);
   args.insert(args.end(), {"--model", "vulkan", "--validation", "on"});
-  alternatingPairs(state, "sim", {}, "vulkan", args, vulkanRuns, "ratio_to_sim", "sim", "vulkan");
+  alternatingPairs(state, "sim", modeArgs(mode), "vulkan", args, vulkanRuns, "ratio_to_sim", "sim",
+                   "vulkan");
 }
 
 /// Whether `gpufuzz-runner --probe --backend vulkan` can make the backend (in its own process).
