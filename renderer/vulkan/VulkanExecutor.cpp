@@ -1857,10 +1857,14 @@ void VulkanExecutor::summarize() {
     std::fflush(stdout);
   }
   // GPUFUZZ_VULKAN_TALLY=FILE: one line a sequence, appended, so a campaign's children can be
-  // counted (tests/renderer/vulkan/CMakeLists.txt).
+  // counted (tests/renderer/vulkan/campaign.sh): the two counts, then the VUIDs the layer refused.
   if (const char* tally = std::getenv("GPUFUZZ_VULKAN_TALLY")) {
     if (FILE* out = std::fopen(tally, "a")) {
-      std::fprintf(out, "refused-by-layer %zu refused-by-executor %zu\n", layer, own);
+      std::string calls;
+      for (const std::string& call : refusedByLayer_)
+        calls += " " + call.substr(call.find(' ') + 1);
+      std::fprintf(out, "refused-by-layer %zu refused-by-executor %zu%s\n", layer, own,
+                   calls.c_str());
       std::fclose(out);
     }
   }
