@@ -7,13 +7,15 @@
 //   mode it serves many sequences. The shader module and descriptor set layout of the model's
 //   kernel (Lifecycle.comp, embedded SPIR-V) are made once too. Every other object is a
 //   sequence's, by its name, and is released by the sequence.
-// - The oracle of rules: a shadow (VulkanShadow.h) predicts which Vulkan rule a call would break.
-//   The call is then made under the layer, which must report it and skip the call; the executor
-//   throws InvalidUse with the layer's VUID. A predicted breach the layer does not report is a
-//   finding: DeviceError "the validation layer did not report VUID-...". A breach the layer alone
-//   reports is InvalidUse too, marked "not predicted". Without the layer, and for a freed handle
-//   (which the layer cannot be handed safely), the executor refuses the call itself (InvalidUse,
-//   "predicted by the executor").
+// - The oracle of rules: a shadow (VulkanShadow.h) predicts which Vulkan rule a call would break,
+//   and the call is made under the layer. When the layer reports that VUID and skips the call,
+//   the operation is refused as predicted: nothing of it happened, the run goes on, and the
+//   refusal is counted (a summary line per sequence). A refused destroy or free leaves a zombie,
+//   which the executor ends after vkDeviceWaitIdle at the sequence's end (leaked()). A predicted
+//   breach the layer does not report is a finding: DeviceError "the validation layer did not
+//   report VUID-...". A layer message not predicted, or one for a call the layer did not skip, is
+//   InvalidUse. Without the layer, for a freed handle, and for a use the layer does not track, the
+//   executor refuses the call itself, and the run goes on too.
 // - The wait oracle: after vkWaitForFences, vkQueueWaitIdle, vkDeviceWaitIdle and vkWaitSemaphores
 //   return, what they waited for must be complete, asked of the runtime (vkGetFenceStatus,
 //   vkGetSemaphoreCounterValue); else DeviceError.
