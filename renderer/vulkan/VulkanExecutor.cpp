@@ -117,7 +117,7 @@ class VulkanExecutor final : public ModelExecutor {
   bool beginIfNeeded(const std::string& name, const char* call);
   /// Whether the layer takes `cb` for recording (it is, or went invalid unseen while it was).
   bool layerSeesRecording(const vulkan::CmdState& cb) const;
-  /// Resets `name` when it is invalid for a reason the layer does not see (before a begin).
+  /// Resets `name` when it is invalid, before a begin (the layer's view of it stays exact).
   void resetUnseenInvalid(const std::string& name);
   /// A full barrier after each recorded command: later commands, later submissions and host
   /// reads see its writes, so submissions take effect in queue order.
@@ -729,10 +729,14 @@ bool VulkanExecutor::layerSeesRecording(const CmdState& cb) const {
 void VulkanExecutor::resetUnseenInvalid(const std::string& name) {
   const std::lock_guard lock(state_);
   const CmdState& cb = cmd(name);
-  if (cb.phase != Phase::Invalid || cb.layerSeesInvalid) return;
-  // Invalid by a use the layer does not track (a copy, before 1.3.292): the layer takes it for
-  // recording or executable, and would report a begin of one recording. A reset first is valid
-  // for both (the pool has the reset bit, and it is not pending), so the begin is too.
+  if (cb.phase != Phase::Invalid) return;
+  // A begin resets an invalid buffer implicitly, but the layer does not always see it so:
+  // - invalid by a use it does not track (a copy, before 1.3.292), it takes the buffer for
+  //   recording or executable, and would report a begin of one recording;
+  // - gone invalid while recording, the 1.3.239 layer begins it again without forgetting what
+  //   it used, and reports those objects' ends at the next end or submit.
+  // An explicit reset first is valid (the pool has the reset bit; it is not pending), and the
+  // begin after it is clean for both.
   check("vkResetCommandBuffer", vk_.vkResetCommandBuffer(cb.handle, 0), {}, kRecord);
 }
 
