@@ -826,11 +826,13 @@ void VulkanExecutor::cmdFill(const ModelCall& c) {
   const std::string& buffer = c.names[1];
   auto poolLock = lockPoolOf(name);
   if (!beginIfNeeded(name, "vkCmdFillBuffer")) return;
+  // Recording runs under the executor's lock too: a free on another thread between the
+  // shadow's look and the call would change what the layer sees the command use.
+  const std::lock_guard lock(state_);
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkBuffer target = VK_NULL_HANDLE;
   {
-    const std::lock_guard lock(state_);
     handle = cmd(name).handle;
     target = shadow_.buffers.at(buffer).handle;
     breach = unbound(buffer, "VUID-vkCmdFillBuffer-dstBuffer-00031");
@@ -840,7 +842,6 @@ void VulkanExecutor::cmdFill(const ModelCall& c) {
   vk_.vkCmdFillBuffer(handle, target, 0, VK_WHOLE_SIZE, value);
   if (check("vkCmdFillBuffer", std::nullopt, breach, kRecord)) return;
   barrier(handle);
-  const std::lock_guard lock(state_);
   shadow_.record(cmd(name), Recorded{Recorded::Kind::Fill, buffer, "", value, false});
 }
 
@@ -850,12 +851,14 @@ void VulkanExecutor::cmdCopy(const ModelCall& c) {
   const std::string& dst = c.names[2];
   auto poolLock = lockPoolOf(name);
   if (!beginIfNeeded(name, "vkCmdCopyBuffer")) return;
+  // Recording runs under the executor's lock too: a free on another thread between the
+  // shadow's look and the call would change what the layer sees the command use.
+  const std::lock_guard lock(state_);
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkBuffer from = VK_NULL_HANDLE, to = VK_NULL_HANDLE;
   VkBufferCopy region{0, 0, 0};
   {
-    const std::lock_guard lock(state_);
     handle = cmd(name).handle;
     const vulkan::BufferState& s = shadow_.buffers.at(src);
     const vulkan::BufferState& d = shadow_.buffers.at(dst);
@@ -874,7 +877,6 @@ void VulkanExecutor::cmdCopy(const ModelCall& c) {
   vk_.vkCmdCopyBuffer(handle, from, to, 1, &region);
   if (check("vkCmdCopyBuffer", std::nullopt, breach, kRecord)) return;
   barrier(handle);
-  const std::lock_guard lock(state_);
   shadow_.record(cmd(name), Recorded{Recorded::Kind::Copy, dst, src, 0, false});
 }
 
@@ -899,6 +901,9 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
     }
   }
   if (guard("vkCmdBindDescriptorSets", breach) || !beginIfNeeded(name, "vkCmdDispatch")) return;
+  // Recording runs under the executor's lock too: a free on another thread between the
+  // shadow's look and the call would change what the layer sees the command use.
+  const std::lock_guard lock(state_);
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -907,7 +912,6 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   std::string buffer;
   bool xorOp = false;
   {
-    const std::lock_guard lock(state_);
     handle = cmd(name).handle;
     const vulkan::PipelineState& p = shadow_.pipelines.at(pipelineName);
     pipeline = p.handle;
@@ -939,7 +943,6 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   vk_.vkCmdDispatch(handle, groups, 1, 1);
   const bool refused = check("vkCmdDispatch", std::nullopt, breach, kRecord);
   if (!refused) barrier(handle);
-  const std::lock_guard lock(state_);
   CmdState& cb = cmd(name);
   const vulkan::PipelineState& p = shadow_.pipelines.at(pipelineName);
   if (refused) {
