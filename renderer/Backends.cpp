@@ -147,9 +147,9 @@ const std::array kRegistry = {
                kOpenClModels, nullptr),
 #endif
 #if GPUFUZZ_HAVE_VULKAN
-    withModels(builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true,
-                            preloadVulkanLibraries),
-               kVulkanModels, makeVulkanExecutor),
+    withModels(
+        builtBackend("vulkan", makeVulkanBackend, /*probeInChild=*/true, preloadVulkanLibraries),
+        kVulkanModels, makeVulkanExecutor),
 #else
     withModels(missingBackend("vulkan",
                               "this gpufuzz was built without the vulkan backend (no glslc or "

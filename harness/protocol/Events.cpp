@@ -143,7 +143,8 @@ EventOrder::EventOrder(std::vector<std::string> expectedOps,
 
 std::string EventOrder::acceptBegin(const Event& e) {
   if (e.at.isEnd()) {
-    if (!running_.empty()) return "begin end while operation " + std::to_string(*running_.begin()) + " runs";
+    if (!running_.empty())
+      return "begin end while operation " + std::to_string(*running_.begin()) + " runs";
     if (done_ != operations_) {
       return "begin end before operation " + std::to_string(done_ + 1) + " is done";
     }
@@ -161,10 +162,10 @@ std::string EventOrder::acceptBegin(const Event& e) {
     return "begin " + atText(e.at) + " names '" + e.op + "', the operation is " + expected_[k - 1];
   }
   if (waits_.empty()) {
-    if (!running_.empty()) return "begin while operation " + std::to_string(*running_.begin()) + " runs";
+    if (!running_.empty())
+      return "begin while operation " + std::to_string(*running_.begin()) + " runs";
     if (k != done_ + 1) {
-      return "begin " + atText(e.at) + " where operation " + std::to_string(done_ + 1) +
-             " is next";
+      return "begin " + atText(e.at) + " where operation " + std::to_string(done_ + 1) + " is next";
     }
   } else {
     if (begun_[k - 1]) return "a second begin " + atText(e.at);
@@ -208,8 +209,9 @@ std::string EventOrder::accept(const Event& e) {
       }
       if (!running_.contains(e.at.ordinal)) {
         return "done " + atText(e.at) +
-               (running_.empty() ? " without its begin"
-                                 : " while operation " + std::to_string(*running_.begin()) + " runs");
+               (running_.empty()
+                    ? " without its begin"
+                    : " while operation " + std::to_string(*running_.begin()) + " runs");
       }
       running_.erase(e.at.ordinal);
       finished_[e.at.ordinal - 1] = true;

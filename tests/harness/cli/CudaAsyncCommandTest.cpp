@@ -48,21 +48,20 @@ TEST(SanitizerOption, BadOrUnusableSanitizersAreExitStatusTwoBeforeAnythingRuns)
   EXPECT_EQ(bogus.status, 2) << bogus.output;
   EXPECT_NE(bogus.output.find("--sanitizer: 'asan' is not one of"), std::string::npos)
       << bogus.output;
-  const auto missing = testing::runCommand("GPUFUZZ_COMPUTE_SANITIZER=/nonexistent " + gpufuzz +
-                                           " replay --backend cuda --sanitizer memcheck " +
-                                           seq.string());
+  const auto missing =
+      testing::runCommand("GPUFUZZ_COMPUTE_SANITIZER=/nonexistent " + gpufuzz +
+                          " replay --backend cuda --sanitizer memcheck " + seq.string());
   EXPECT_EQ(missing.status, 2) << missing.output;
   EXPECT_NE(missing.output.find("--sanitizer memcheck: compute-sanitizer not found"),
             std::string::npos)
       << missing.output;
   const std::string fake =
       (testing::sourceDir() / "tests/harness/supervise/fake-compute-sanitizer").string();
-  const auto sim = testing::runCommand("GPUFUZZ_COMPUTE_SANITIZER=" + fake + " " + gpufuzz +
-                                       " replay --backend sim --sanitizer memcheck " +
-                                       seq.string());
+  const auto sim =
+      testing::runCommand("GPUFUZZ_COMPUTE_SANITIZER=" + fake + " " + gpufuzz +
+                          " replay --backend sim --sanitizer memcheck " + seq.string());
   EXPECT_EQ(sim.status, 2) << sim.output;
-  EXPECT_NE(sim.output.find("compute-sanitizer checks CUDA only"), std::string::npos)
-      << sim.output;
+  EXPECT_NE(sim.output.find("compute-sanitizer checks CUDA only"), std::string::npos) << sim.output;
 }
 
 }  // namespace
