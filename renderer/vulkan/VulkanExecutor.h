@@ -21,10 +21,10 @@
 //   vkGetSemaphoreCounterValue); else DeviceError.
 // - Contents: memory_read maps the memory and compares it with the shadow's bytes; a difference
 //   throws DataMismatch.
-// - Threads: threadSafe(). Calls that change what is pending, end objects, wait or read memory run
-//   under one lock, so the shadow sees the order the layer sees; recording into command buffers
-//   and creating objects run beside them, under the lock of their command pool or descriptor
-//   pool (Vulkan's external synchronization). The queue is only used under the one lock.
+// - Threads: threadSafe(). Calls that record, change what is pending, end objects, wait or read
+//   memory run under one lock, so the shadow sees the order the layer sees; creating objects runs
+//   beside them, under the lock of their command pool or descriptor pool (Vulkan's external
+//   synchronization). The queue is only used under the one lock.
 #pragma once
 
 #include <memory>
