@@ -7,7 +7,9 @@
 //   slots, since the model file ships beside it (model/models/NAME.model).
 // - run() executes one operation. A failed runtime call throws DeviceError naming the call and the
 //   runtime's error. A rule broken, as the runtime's own checker reports it (a validation layer),
-//   throws InvalidUse naming the rule. Bytes read back that differ from what the operations wrote
+//   throws InvalidUse naming the rule, unless the executor predicted that rule and the checker
+//   refused the call: then nothing happened on the device and the run goes on (the vulkan
+//   executor's "refused as predicted"). Bytes read back that differ from what the operations wrote
 //   throw DataMismatch. Each is thrown before the call could do what the checker predicts.
 // - release() releases one leftover after the last operation, kind by kind in the model's release
 //   order, each kind in creation order (the runner computes the order).
