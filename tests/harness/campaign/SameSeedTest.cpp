@@ -48,6 +48,9 @@ std::string normalised(const fs::path& relative, std::string text, const fs::pat
     // The timeline's measured latencies (its deadlines are fixed by --deadline).
     static const std::regex latency(R"re("(elapsed_ms|watched_ms)": [0-9.e+-]+)re");
     text = replaceAll(text, latency, "\"$1\": (volatile)");
+    // Where the frames were taken: "stacks by gdb (...), process PID".
+    static const std::regex process("process [0-9]+");
+    text = replaceAll(text, process, "process ?");
   }
   if (relative.filename() == "explanation.md") {
     // Its last line: "48 experiments, 48 executions, 3.8 s".
