@@ -47,6 +47,11 @@ void resolveModelSymbols(void* library, CudaDriver& d) {
   resolveSymbol(library, "cuMemUnmap", d.memUnmap, m);
   resolveSymbol(library, "cuMemSetAccess", d.memSetAccess, m);
   resolveSymbol(library, "cuMemGetAllocationGranularity", d.memGetAllocationGranularity, m);
+  resolveSymbol(library, "cuDeviceCanAccessPeer", d.deviceCanAccessPeer, m);
+  resolveSymbol(library, "cuCtxEnablePeerAccess", d.ctxEnablePeerAccess, m);
+  resolveSymbol(library, "cuCtxDisablePeerAccess", d.ctxDisablePeerAccess, m);
+  resolveSymbol(library, "cuMemcpyPeerAsync", d.memcpyPeerAsync, m);
+  resolveSymbol(library, "cuMemPoolSetAccess", d.memPoolSetAccess, m);
 }
 
 LoadResult load() {

@@ -113,6 +113,14 @@ struct CudaDriver {
                            size_t count) = nullptr;
   CUresult (*memGetAllocationGranularity)(size_t* granularity, const CUmemAllocationProp* prop,
                                           CUmemAllocationGranularity_flags option) = nullptr;
+  /// Across devices: peer access between contexts, copies between them, pools' access.
+  CUresult (*deviceCanAccessPeer)(int* canAccess, CUdevice device, CUdevice peer) = nullptr;
+  CUresult (*ctxEnablePeerAccess)(CUcontext peer, unsigned int flags) = nullptr;
+  CUresult (*ctxDisablePeerAccess)(CUcontext peer) = nullptr;
+  CUresult (*memcpyPeerAsync)(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
+                              CUcontext srcContext, size_t bytes, CUstream stream) = nullptr;
+  CUresult (*memPoolSetAccess)(CUmemoryPool pool, const CUmemAccessDesc* map,
+                               size_t count) = nullptr;
   /// The model's entry points this driver lacks; empty when all are there.
   std::string modelMissing;
 

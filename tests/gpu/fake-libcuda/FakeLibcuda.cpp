@@ -26,6 +26,16 @@
 // resolved when the work runs: a freed allocation, an unmapped range or pinned host memory freed
 // before then aborts.
 //
+// Devices: FAKE_LIBCUDA_DEVICES (1 to 16, default 1) devices, of which CUDA_VISIBLE_DEVICES leaves
+// those it lists, as the real driver does: ordinals or UUIDs ("GPU-" and a prefix of one), comma-
+// separated, renumbered 0..n-1 in the listed order; the list ends at its first entry that names no
+// device or one named before. Every context, stream, pool, allocation and mapping belongs to one
+// device. Work on a stream may touch memory of another device only where access was given:
+// cuCtxEnablePeerAccess for cuMemAlloc's memory, cuMemPoolSetAccess for a pool's, cuMemSetAccess
+// for a mapping's; other cross-device access aborts. cuMemcpyPeer and cuMemcpyPeerAsync copy
+// between devices without access, from and to memory of the contexts they name. Any two devices
+// can access each other (cuDeviceCanAccessPeer); a device and itself cannot.
+//
 // FAKE_LIBCUDA_TRACE=1 traces every call's name on stderr. Thread-safe: one lock around every call.
 // FAKE_LIBCUDA_PLANT plants a fault, so that tests see the executor catch it:
 //   early-return  cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize return without
@@ -80,6 +90,9 @@ uint64_t checksum(const std::byte* data, size_t bytes) {
 struct Context {
   bool primary = false;
   bool live = true;
+  int device = 0;
+  /// Contexts whose memory this one may access (cuCtxEnablePeerAccess).
+  std::set<uint64_t> peers;
 };
 
 struct Stream {
@@ -138,13 +151,15 @@ struct Block {
 struct Mapping {
   size_t bytes = 0;
   uint64_t block = 0;
-  bool accessible = false;  // cuMemSetAccess
+  std::set<int> devices;  // given read-write access by cuMemSetAccess
 };
 
 struct Pool {
   bool destroyed = false;  // by cuMemPoolDestroy; gone once `outstanding` is 0
   uint64_t outstanding = 0;
   cuuint64_t releaseThreshold = 0;
+  int device = 0;
+  std::set<int> access;  // other devices given read-write access (cuMemPoolSetAccess)
 };
 
 struct Allocation {
@@ -152,6 +167,7 @@ struct Allocation {
   size_t bytes = 0;
   uint64_t pool = 0;        // 0: cuMemAlloc in `context`
   uint64_t context = 0;     // cuMemAlloc's context
+  int device = 0;           // its pool's, or its context's
   bool freeQueued = false;  // cuMemFreeAsync was called; no call may name it again
 };
 
@@ -165,28 +181,102 @@ struct Function {
 };
 
 constexpr size_t kTotalBytes = size_t{8} << 30;
-constexpr uint64_t kPrimary = 1;
+constexpr int kMostDevices = 16;
 constexpr size_t kGranularity = size_t{2} << 20;
 /// Where reserved address ranges begin: far from any host pointer (the allocations' addresses).
 constexpr CUdeviceptr kVirtualBase = 0x200000000000ULL;
 constexpr int kLeastPriority = 0;
 constexpr int kGreatestPriority = -5;
 
+/// Physical device `physical`'s UUID (cuDeviceGetUuid): 0xfa bytes, the ordinal last.
+CUuuid fakeUuid(int physical) {
+  CUuuid uuid{};
+  std::memset(uuid.bytes, 0xfa, sizeof uuid.bytes);
+  uuid.bytes[15] = static_cast<char>(physical);
+  return uuid;
+}
+
+/// The UUID as CUDA_VISIBLE_DEVICES and nvidia-smi write it: GPU-8-4-4-4-12 hex digits.
+std::string fakeUuidText(int physical) {
+  const CUuuid uuid = fakeUuid(physical);
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    char byte[3];
+    std::snprintf(byte, sizeof byte, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
+    text += byte;
+  }
+  return text;
+}
+
+/// The physical devices CUDA_VISIBLE_DEVICES leaves of `count`, in its order (see the top).
+std::vector<int> visibleDevices(int count, const char* list) {
+  std::vector<int> visible;
+  if (list == nullptr) {
+    for (int i = 0; i < count; ++i)
+      visible.push_back(i);
+    return visible;
+  }
+  std::string rest = list;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string entry = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    int device = -1;
+    if (entry.starts_with("GPU-") && entry.size() > 4) {
+      for (int i = 0; i < count; ++i) {
+        if (fakeUuidText(i).starts_with(entry)) device = i;
+      }
+    } else if (!entry.empty() && entry.size() < 4 &&
+               entry.find_first_not_of("0123456789") == std::string::npos) {
+      device = std::stoi(entry);
+    }
+    if (device < 0 || device >= count ||
+        std::find(visible.begin(), visible.end(), device) != visible.end()) {
+      break;
+    }
+    visible.push_back(device);
+  }
+  return visible;
+}
+
 /// The whole driver's state. Handles are the ids of these maps, cast to the handle types; ids
 /// count up and are never reused.
 struct Driver {
+  Driver() {
+    const char* count = std::getenv("FAKE_LIBCUDA_DEVICES");
+    const int devices = count != nullptr ? std::atoi(count) : 1;
+    if (devices < 1 || devices > kMostDevices) {
+      undefined("FAKE_LIBCUDA_DEVICES", "must be 1 to " + std::to_string(kMostDevices));
+    }
+    physical = visibleDevices(devices, std::getenv("CUDA_VISIBLE_DEVICES"));
+    for (size_t i = 0; i < physical.size(); ++i) {
+      Context primary;
+      primary.primary = true;
+      primary.device = static_cast<int>(i);
+      primaries.push_back(nextId);
+      contexts.emplace(nextId++, std::move(primary));
+    }
+    primaryRetains.assign(physical.size(), 0);
+  }
   std::recursive_mutex lock;
   bool initialised = false;
   bool deinitialised = false;
-  uint64_t nextId = 2;  // 1 is the primary context
-  std::map<uint64_t, Context> contexts{{kPrimary, Context{true, true}}};
+  uint64_t nextId = 1;
+  /// The visible devices' physical ordinals, by CUdevice.
+  std::vector<int> physical;
+  /// Each visible device's primary context, by CUdevice.
+  std::vector<uint64_t> primaries;
+  std::vector<int> primaryRetains;
+  std::map<uint64_t, Context> contexts;
   std::map<uint64_t, Stream> streams;
   std::map<uint64_t, Pool> pools;
   std::map<uint64_t, Module> modules;
   std::map<uint64_t, Function> functions;
   std::map<CUdeviceptr, Allocation> allocations;
   size_t bytesInUse = 0;
-  int primaryRetains = 0;
   std::map<uint64_t, Event> events;
   std::map<uint64_t, Graph> graphs;
   std::map<uint64_t, GraphExec> execs;
@@ -248,6 +338,53 @@ Stream& liveStream(Driver& d, CUstream handle, const char* call) {
     undefined(call, "stream " + hex(idOf(handle)) + " of a destroyed context");
   }
   return it->second;
+}
+
+bool validDevice(const Driver& d, CUdevice device) {
+  return device >= 0 && static_cast<size_t>(device) < d.physical.size();
+}
+
+/// A context handle passed as a peer: its id, or 0 for one that is no context. A destroyed one
+/// aborts: its handle may not be passed again.
+uint64_t peerContext(const Driver& d, CUcontext handle, const char* call) {
+  auto it = d.contexts.find(idOf(handle));
+  if (it == d.contexts.end()) return 0;
+  if (!it->second.live) undefined(call, "context " + hex(it->first) + " used after its destroy");
+  return it->first;
+}
+
+/// Peer access from and to context `id` ends with it (a destroy, a primary context's reset).
+void forgetPeers(Driver& d, uint64_t id) {
+  d.contexts.at(id).peers.clear();
+  for (auto& [other, context] : d.contexts)
+    context.peers.erase(id);
+}
+
+/// Aborts unless work on `stream` may touch the memory at `address`: memory of the stream's own
+/// device, or of another one that gave the stream's device (or context) access (see the top).
+void checkReach(Driver& d, CUdeviceptr address, const Stream& stream, const char* call,
+                const char* role) {
+  const Context& context = d.contexts.at(stream.context);
+  const std::string where = std::string(role) + " " + hex(address);
+  if (address >= kVirtualBase && address < d.nextVirtual) {
+    auto it = d.mappings.upper_bound(address);
+    if (it == d.mappings.begin()) return;  // resolve() says what is wrong
+    if (!std::prev(it)->second.devices.contains(context.device)) {
+      undefined(call, where + " is mapped without access for device " +
+                          std::to_string(context.device) + " (cuMemSetAccess)");
+    }
+    return;
+  }
+  auto it = d.allocations.upper_bound(address);
+  if (it == d.allocations.begin()) return;
+  const Allocation& a = std::prev(it)->second;
+  if (a.device == context.device) return;
+  if (a.pool != 0 && d.pools.at(a.pool).access.contains(context.device)) return;
+  if (a.pool == 0 && context.peers.contains(a.context)) return;
+  undefined(call, where + " is memory of device " + std::to_string(a.device) + ", which device " +
+                      std::to_string(context.device) +
+                      (a.pool != 0 ? " was given no access to (cuMemPoolSetAccess)"
+                                   : " has no peer access to (cuCtxEnablePeerAccess)"));
 }
 
 bool currentIsLive(const Driver& d) {
@@ -357,7 +494,7 @@ std::byte* resolve(Driver& d, CUdeviceptr address, size_t bytes, const char* cal
   if (bytes > it->second.bytes - offset) {
     undefined(call, std::string(role) + " " + hex(address) + " runs past its mapping");
   }
-  if (!it->second.accessible) {
+  if (it->second.devices.empty()) {
     undefined(call, std::string(role) + " " + hex(address) + " is mapped without cuMemSetAccess");
   }
   return d.blocks.at(it->second.block).memory.get() + offset;
@@ -402,6 +539,7 @@ extern "C" {
 CUresult cuInit(unsigned int flags) {
   FAKE_ENTER("cuInit", false);
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (d.physical.empty()) return CUDA_ERROR_NO_DEVICE;
   if (!d.initialised) {
     std::atexit(deinitialise);
     d.defaultPool = d.nextId++;
@@ -430,6 +568,9 @@ CUresult cuGetErrorName(CUresult error, const char** name) {
       {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
       {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
       {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"},
+      {CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
+      {CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED"},
   };
   auto it = names.find(error);
   if (it == names.end() || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -445,62 +586,90 @@ CUresult cuDriverGetVersion(int* version) {
 
 CUresult cuDeviceGetCount(int* count) {
   FAKE_ENTER("cuDeviceGetCount", true);
-  *count = 1;
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *count = static_cast<int>(d.physical.size());
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   FAKE_ENTER("cuDeviceGet", true);
-  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-  *device = 0;
+  if (!validDevice(d, ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetName(char* name, int length, CUdevice device) {
   FAKE_ENTER("cuDeviceGetName", true);
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!validDevice(d, device)) return CUDA_ERROR_INVALID_DEVICE;
   if (name == nullptr || length < 1) return CUDA_ERROR_INVALID_VALUE;
-  std::snprintf(name, static_cast<size_t>(length), "%s", "fake libcuda device");
+  // Physical device 0 keeps the name of the one-device stand-in; the others add their ordinal.
+  const int physical = d.physical[static_cast<size_t>(device)];
+  const std::string text =
+      physical == 0 ? "fake libcuda device" : "fake libcuda device " + std::to_string(physical);
+  std::snprintf(name, static_cast<size_t>(length), "%s", text.c_str());
+  return CUDA_SUCCESS;
+}
+
+// cuda.h makes this cuDeviceGetUuid_v2, the symbol the driver exports.
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice device) {
+  FAKE_ENTER("cuDeviceGetUuid_v2", true);
+  if (!validDevice(d, device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *uuid = fakeUuid(d.physical[static_cast<size_t>(device)]);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceCanAccessPeer(int* canAccess, CUdevice device, CUdevice peer) {
+  FAKE_ENTER("cuDeviceCanAccessPeer", true);
+  if (!validDevice(d, device) || !validDevice(d, peer)) return CUDA_ERROR_INVALID_DEVICE;
+  if (canAccess == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *canAccess = device != peer ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain", true);
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
-  ++d.primaryRetains;
-  *context = handleOf<CUcontext>(kPrimary);
+  if (!validDevice(d, device)) return CUDA_ERROR_INVALID_DEVICE;
+  ++d.primaryRetains[static_cast<size_t>(device)];
+  *context = handleOf<CUcontext>(d.primaries[static_cast<size_t>(device)]);
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   FAKE_ENTER("cuDevicePrimaryCtxRelease_v2", true);
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
-  if (d.primaryRetains == 0) undefined("cuDevicePrimaryCtxRelease", "released more than retained");
-  if (--d.primaryRetains > 0) return CUDA_SUCCESS;
-  // The last release resets the context: what it held is gone.
+  if (!validDevice(d, device)) return CUDA_ERROR_INVALID_DEVICE;
+  int& retains = d.primaryRetains[static_cast<size_t>(device)];
+  if (retains == 0) undefined("cuDevicePrimaryCtxRelease", "released more than retained");
+  if (--retains > 0) return CUDA_SUCCESS;
+  // The last release resets the context: what it held is gone, its peer access with it.
+  const uint64_t primary = d.primaries[static_cast<size_t>(device)];
   for (auto& [id, stream] : d.streams) {
-    if (stream.context == kPrimary && stream.live) {
+    if (stream.context == primary && stream.live) {
       stream.work.clear();
       stream.live = false;
       stream.reset = true;
     }
   }
   for (auto& [id, event] : d.events) {
-    if (event.context == kPrimary) event.live = false;
+    if (event.context == primary) event.live = false;
   }
+  forgetPeers(d, primary);
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxCreate_v4(CUcontext* context, CUctxCreateParams* /*params*/, unsigned int flags,
                         CUdevice device) {
   FAKE_ENTER("cuCtxCreate_v4", true);
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!validDevice(d, device)) return CUDA_ERROR_INVALID_DEVICE;
   if (flags != CU_CTX_SCHED_AUTO && flags != CU_CTX_SCHED_SPIN && flags != CU_CTX_SCHED_YIELD &&
       flags != CU_CTX_SCHED_BLOCKING_SYNC) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   const uint64_t id = d.nextId++;
-  d.contexts.emplace(id, Context{});
+  Context created;
+  created.device = device;
+  d.contexts.emplace(id, std::move(created));
   contextStack.push_back(id);
   *context = handleOf<CUcontext>(id);
   return CUDA_SUCCESS;
@@ -534,6 +703,7 @@ CUresult cuCtxDestroy_v2(CUcontext handle) {
     d.livePinned.erase(entry.second.id);
     return true;
   });
+  forgetPeers(d, id);
   std::erase(contextStack, id);
   return CUDA_SUCCESS;
 }
@@ -547,6 +717,29 @@ CUresult cuCtxSetCurrent(CUcontext handle) {
   }
   if (!contextStack.empty()) contextStack.pop_back();
   if (id != 0) contextStack.push_back(id);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+  FAKE_ENTER("cuCtxEnablePeerAccess", true);
+  if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
+  const uint64_t id = peerContext(d, peer, "cuCtxEnablePeerAccess");
+  Context& current = d.contexts.at(contextStack.back());
+  if (id == 0 || id == contextStack.back()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (d.contexts.at(id).device == current.device) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+  if (!current.peers.insert(id).second) return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peer) {
+  FAKE_ENTER("cuCtxDisablePeerAccess", true);
+  if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
+  const uint64_t id = peerContext(d, peer, "cuCtxDisablePeerAccess");
+  if (id == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (d.contexts.at(contextStack.back()).peers.erase(id) == 0) {
+    return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+  }
   return CUDA_SUCCESS;
 }
 
@@ -638,7 +831,8 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
 
 namespace {
 
-CUresult allocate(Driver& d, CUdeviceptr* address, size_t bytes, uint64_t pool, uint64_t context) {
+CUresult allocate(Driver& d, CUdeviceptr* address, size_t bytes, uint64_t pool, uint64_t context,
+                  int device) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > kTotalBytes - d.bytesInUse) return CUDA_ERROR_OUT_OF_MEMORY;
   Allocation a;
@@ -646,6 +840,7 @@ CUresult allocate(Driver& d, CUdeviceptr* address, size_t bytes, uint64_t pool, 
   a.bytes = bytes;
   a.pool = pool;
   a.context = context;
+  a.device = device;
   const auto base = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(a.memory.get()));
   d.bytesInUse += bytes;
   d.allocations.emplace(base, std::move(a));
@@ -660,7 +855,8 @@ extern "C" {
 CUresult cuMemAlloc_v2(CUdeviceptr* address, size_t bytes) {
   FAKE_ENTER("cuMemAlloc_v2", true);
   if (!currentIsLive(d)) return CUDA_ERROR_INVALID_CONTEXT;
-  return allocate(d, address, bytes, 0, contextStack.back());
+  return allocate(d, address, bytes, 0, contextStack.back(),
+                  d.contexts.at(contextStack.back()).device);
 }
 
 CUresult cuMemFree_v2(CUdeviceptr address) {
@@ -675,11 +871,14 @@ CUresult cuMemFree_v2(CUdeviceptr address) {
 CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
   FAKE_ENTER("cuMemPoolCreate", true);
   if (pool == nullptr || props == nullptr || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
-      props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id != 0) {
+      props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (!validDevice(d, props->location.id)) return CUDA_ERROR_INVALID_DEVICE;
   const uint64_t id = d.nextId++;
-  d.pools.emplace(id, Pool{});
+  Pool made;
+  made.device = props->location.id;
+  d.pools.emplace(id, std::move(made));
   *pool = handleOf<CUmemoryPool>(id);
   return CUDA_SUCCESS;
 }
@@ -710,7 +909,7 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr* address, size_t bytes, CUmemoryPoo
   if (it->second.destroyed) {
     undefined("cuMemAllocFromPoolAsync", "pool " + hex(idOf(handle)) + " used after its destroy");
   }
-  const CUresult result = allocate(d, address, bytes, it->first, 0);
+  const CUresult result = allocate(d, address, bytes, it->first, 0, it->second.device);
   if (result == CUDA_SUCCESS) ++it->second.outstanding;
   return result;
 }
@@ -742,6 +941,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CU
   FAKE_ENTER("cuMemcpyHtoDAsync_v2", true);
   Stream& stream = liveStream(d, handle, "cuMemcpyHtoDAsync");
   resolve(d, dst, bytes, "cuMemcpyHtoDAsync", "destination", true);
+  checkReach(d, dst, stream, "cuMemcpyHtoDAsync", "destination");
   const auto* from = static_cast<const std::byte*>(src);
   const uint64_t sum = checksum(from, bytes);
   const uint64_t pinned = pinnedId(d, src, bytes);
@@ -763,6 +963,7 @@ CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream
   FAKE_ENTER("cuMemcpyDtoHAsync_v2", true);
   Stream& stream = liveStream(d, handle, "cuMemcpyDtoHAsync");
   resolve(d, src, bytes, "cuMemcpyDtoHAsync", "source", true);
+  checkReach(d, src, stream, "cuMemcpyDtoHAsync", "source");
   const uint64_t pinned = pinnedId(d, dst, bytes);
   if (stream.capturing && pinned == 0) {
     undefined("cuMemcpyDtoHAsync", "captured into pageable host memory");
@@ -1053,7 +1254,8 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool handle, CUmemPool_attribute attr, vo
 CUresult cuMemAllocAsync(CUdeviceptr* address, size_t bytes, CUstream handle) {
   FAKE_ENTER("cuMemAllocAsync", true);
   Stream& stream = liveStream(d, handle, "cuMemAllocAsync");
-  const CUresult result = allocate(d, address, bytes, d.defaultPool, 0);
+  const CUresult result =
+      allocate(d, address, bytes, d.defaultPool, 0, d.contexts.at(stream.context).device);
   if (result != CUDA_SUCCESS) return result;
   ++d.pools.at(d.defaultPool).outstanding;
   if (stream.capturing) {
@@ -1096,6 +1298,7 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUs
   FAKE_ENTER("cuMemsetD8Async", true);
   Stream& stream = liveStream(d, handle, "cuMemsetD8Async");
   resolve(d, dst, count, "cuMemsetD8Async", "destination", true);
+  checkReach(d, dst, stream, "cuMemsetD8Async", "destination");
   const unsigned char written =
       plant() == "memset-plus-one" ? static_cast<unsigned char>(value + 1) : value;
   enqueue(stream, [&d, dst, written, count] {
@@ -1110,6 +1313,8 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CU
   Stream& stream = liveStream(d, handle, "cuMemcpyDtoDAsync");
   resolve(d, dst, bytes, "cuMemcpyDtoDAsync", "destination", true);
   resolve(d, src, bytes, "cuMemcpyDtoDAsync", "source", true);
+  checkReach(d, dst, stream, "cuMemcpyDtoDAsync", "destination");
+  checkReach(d, src, stream, "cuMemcpyDtoDAsync", "source");
   enqueue(stream, [&d, dst, src, bytes] {
     constexpr const char* kCall = "cuMemcpyDtoDAsync (when it ran)";
     std::memmove(resolve(d, dst, bytes, kCall, "destination", false),
@@ -1241,9 +1446,10 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
   FAKE_ENTER("cuMemCreate", true);
   if (handle == nullptr || prop == nullptr || size == 0 || size % kGranularity != 0 || flags != 0 ||
       prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
-      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop->location.id != 0) {
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (!validDevice(d, prop->location.id)) return CUDA_ERROR_INVALID_DEVICE;
   if (size > kTotalBytes - d.bytesInUse) return CUDA_ERROR_OUT_OF_MEMORY;
   const uint64_t id = d.nextId++;
   Block& b = d.blocks[id];
@@ -1303,7 +1509,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     // "cuMemMap can only create mappings on VA range reservations that are not currently mapped."
     undefined("cuMemMap", hex(ptr) + " is already mapped");
   }
-  d.mappings.emplace(ptr, Mapping{size, handle, false});
+  d.mappings.emplace(ptr, Mapping{size, handle, {}});
   ++block->second.mappings;
   return CUDA_SUCCESS;
 }
@@ -1314,11 +1520,18 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
   if (it == d.mappings.end() || it->second.bytes != size) {
     undefined("cuMemSetAccess", hex(ptr) + " is not the start of a mapping of that size");
   }
-  if (desc == nullptr || count != 1 || desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-      desc->location.id != 0) {
-    return CUDA_ERROR_INVALID_VALUE;
+  if (desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) {
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (!validDevice(d, desc[i].location.id)) return CUDA_ERROR_INVALID_DEVICE;
   }
-  it->second.accessible = desc->flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  for (size_t i = 0; i < count; ++i) {
+    if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      it->second.devices.insert(desc[i].location.id);
+    } else {
+      it->second.devices.erase(desc[i].location.id);
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -1332,6 +1545,102 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   d.mappings.erase(it);
   --d.blocks.at(block).mappings;
   releaseBlockIfUnused(d, block);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAccess(CUmemoryPool handle, const CUmemAccessDesc* map, size_t count) {
+  FAKE_ENTER("cuMemPoolSetAccess", true);
+  auto it = d.pools.find(idOf(handle));
+  if (it == d.pools.end() || it->second.destroyed) {
+    undefined("cuMemPoolSetAccess", "pool " + hex(idOf(handle)) + " unknown or destroyed");
+  }
+  if (map == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) {
+    if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (!validDevice(d, map[i].location.id)) return CUDA_ERROR_INVALID_DEVICE;
+    // The pool's own device always has read-write access: the stand-in refuses taking it away.
+    if (map[i].location.id == it->second.device &&
+        map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (map[i].location.id == it->second.device) continue;
+    if (map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      it->second.access.insert(map[i].location.id);
+    } else {
+      it->second.access.erase(map[i].location.id);
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool handle,
+                            CUmemLocation* location) {
+  FAKE_ENTER("cuMemPoolGetAccess", true);
+  auto it = d.pools.find(idOf(handle));
+  if (it == d.pools.end() || it->second.destroyed) {
+    undefined("cuMemPoolGetAccess", "pool " + hex(idOf(handle)) + " unknown or destroyed");
+  }
+  if (flags == nullptr || location == nullptr || location->type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!validDevice(d, location->id)) return CUDA_ERROR_INVALID_DEVICE;
+  const bool access = location->id == it->second.device || it->second.access.contains(location->id);
+  *flags = access ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
+
+namespace {
+
+/// What cuMemcpyPeer and cuMemcpyPeerAsync check: both contexts live, and each address memory of
+/// its context's device, which the documentation makes the caller's promise.
+void checkPeerCopy(Driver& d, CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
+                   CUcontext srcContext, size_t bytes, const char* call) {
+  const auto device = [&d, call](CUdeviceptr address, CUcontext handle, size_t size,
+                                 const char* role) {
+    auto it = d.contexts.find(idOf(handle));
+    if (it == d.contexts.end() || !it->second.live) {
+      undefined(call,
+                std::string(role) + " context " + hex(idOf(handle)) + " unknown or destroyed");
+    }
+    const Allocation& a = enqueuedRange(d, address, size, call, role);
+    if (a.device != it->second.device) {
+      undefined(call, std::string(role) + " " + hex(address) + " is memory of device " +
+                          std::to_string(a.device) + ", not of its context's device " +
+                          std::to_string(it->second.device));
+    }
+  };
+  device(dst, dstContext, bytes, "destination");
+  device(src, srcContext, bytes, "source");
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
+                           CUcontext srcContext, size_t bytes, CUstream handle) {
+  FAKE_ENTER("cuMemcpyPeerAsync", true);
+  Stream& stream = liveStream(d, handle, "cuMemcpyPeerAsync");
+  checkPeerCopy(d, dst, dstContext, src, srcContext, bytes, "cuMemcpyPeerAsync");
+  enqueue(stream, [&d, dst, src, bytes] {
+    constexpr const char* kCall = "cuMemcpyPeerAsync (when it ran)";
+    std::memmove(resolve(d, dst, bytes, kCall, "destination", false),
+                 resolve(d, src, bytes, kCall, "source", false), bytes);
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CUcontext srcContext,
+                      size_t bytes) {
+  FAKE_ENTER("cuMemcpyPeer", true);
+  checkPeerCopy(d, dst, dstContext, src, srcContext, bytes, "cuMemcpyPeer");
+  // Synchronous, on no stream of the model's: the copy is made now.
+  std::memmove(resolve(d, dst, bytes, "cuMemcpyPeer", "destination", false),
+               resolve(d, src, bytes, "cuMemcpyPeer", "source", false), bytes);
   return CUDA_SUCCESS;
 }
 
