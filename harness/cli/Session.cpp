@@ -343,6 +343,7 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   if (!calibrator) {
     DeadlineSettings settings = DeadlineSettings::forBackend(backend, model);
     if (const auto ms = cl_.value<Option::Deadline>()) settings.fixed = Millis(*ms);
+    if (const auto ms = cl_.value<Option::ConfirmDeadline>()) settings.confirmFixed = Millis(*ms);
     calibrator = std::make_unique<DeadlineCalibrator>(settings);
   }
   TrialSetup setup;

@@ -121,6 +121,7 @@ Millis DeadlineCalibrator::scaled(std::chrono::microseconds p99) const {
 }
 
 Millis DeadlineCalibrator::confirmationOf(Millis deadline) const {
+  if (settings_.confirmFixed) return std::max(*settings_.confirmFixed, deadline);
   return std::clamp(deadline * settings_.confirmFactor, settings_.confirmFloor,
                     std::max(settings_.confirmFloor, settings_.ceiling * 2));
 }

@@ -46,6 +46,9 @@ struct DeadlineSettings {
   /// most twice the ceiling.
   uint32_t confirmFactor = 10;
   Millis confirmFloor{2'000};
+  /// Set by `--confirm-deadline MS`: every confirmation runs under this, or under the deadline
+  /// it confirms where that is longer. For targets whose hangs are known to block for good.
+  std::optional<Millis> confirmFixed;
 
   /// The defaults for a backend: a fraction of a second on sim, seconds on cuda. A runtime model
   /// whose operations cost more than the backend's own (`model`, a model's name) raises them.

@@ -183,3 +183,26 @@ TEST(Deadline, EndDoesNotSetTheDeadlineOfKindsNotYetCalibrated) {
 
 }  // namespace
 }  // namespace gpufuzz
+
+namespace gpufuzz {
+namespace {
+
+// --confirm-deadline MS replaces the confirmation's factor and floor, but a confirmation never
+// waits less than the deadline it confirms.
+TEST(Deadline, AFixedConfirmationDeadlineReplacesTheFloorButNotTheDeadline) {
+  DeadlineSettings target = DeadlineSettings::forBackend("target");
+  DeadlineCalibrator automatic(target);
+  EXPECT_EQ(automatic.confirmationDeadline(), Millis{10'000}) << "the target's floor";
+  target.confirmFixed = Millis{1'500};
+  DeadlineCalibrator fixed(target);
+  EXPECT_EQ(fixed.confirmationDeadline(), Millis{1'500});
+  for (int i = 0; i < 64; ++i)
+    fixed.observe("draw", std::chrono::microseconds(200'000));
+  EXPECT_EQ(fixed.deadlineFor("draw"), Millis{4'000}) << "20 x 200 ms";
+  EXPECT_EQ(fixed.kindConfirmationDeadlines().at("draw"), Millis{4'000}) << "not below it";
+  target.fixed = Millis{250};
+  EXPECT_EQ(DeadlineCalibrator(target).confirmationDeadline(), Millis{1'500});
+}
+
+}  // namespace
+}  // namespace gpufuzz
