@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ struct Ctx {
   CUcontext handle = nullptr;
   bool primary = false;
   bool destroyed = false;
+  CUdevice device = 0;
 };
 
 struct Event;
@@ -93,10 +95,14 @@ using Shadow = std::vector<int16_t>;
 struct Pool {
   std::string name;
   CUmemoryPool handle = nullptr;
+  CUdevice device = 0;
+  /// Other devices given read-write access (cuMemPoolSetAccess); kept while allocations live.
+  std::set<CUdevice> access;
 };
 
 struct Buf {
   std::string name;
+  std::shared_ptr<Pool> pool;
   CUdeviceptr address = 0;
   size_t bytes = 0;
   LastUse use;
@@ -189,6 +195,31 @@ class CudaDriverExecutor final : public ModelExecutor {
   }
   void currentPrimary(CallPoint point) const { current(*primary_, point); }
 
+  // Devices.
+  /// The device the model's `device=k` argument names: the k-th after the executor's own,
+  /// wrapping around the devices present (the model's bound is static; docs/models.md).
+  CUdevice deviceArg(const ModelCall& c) const;
+  /// Device `device`'s primary context and the executor's stream in it, retained for the life of
+  /// the executor on first use.
+  struct DeviceState {
+    std::shared_ptr<Ctx> primary;
+    std::shared_ptr<Stream> own;
+  };
+  DeviceState& stateOf(CUdevice device);
+  /// Work of `s` on memory of `device` that `s`'s device may not touch runs on the executor's
+  /// stream of `device` instead, ordered after `s`'s work so far; rejoin() orders `s` after it.
+  std::shared_ptr<Stream> detour(const std::shared_ptr<Stream>& s, CUdevice device,
+                                 CallPoint point);
+  void rejoin(const std::shared_ptr<Stream>& s, const std::shared_ptr<Stream>& on, CallPoint point);
+  /// `s` when its device may touch `buf` (its pool's device, or one the pool gave access), else
+  /// detour()'s stream.
+  std::shared_ptr<Stream> reaching(const std::shared_ptr<Stream>& s, const Buf& buf,
+                                   CallPoint point);
+  /// What peer access is keyed by: one record per context, whichever name retained it.
+  const Ctx* identity(const Ctx& ctx) {
+    return ctx.primary ? stateOf(ctx.device).primary.get() : &ctx;
+  }
+
   // Names.
   template <typename T>
   static T& named(std::map<std::string, std::shared_ptr<T>>& records, const std::string& name) {
@@ -262,6 +293,10 @@ class CudaDriverExecutor final : public ModelExecutor {
   void memcpyDtoH(const ModelCall& c);
   void hostCheck(const ModelCall& c);
   void hostFree(const ModelCall& c);
+  void peerEnable(const ModelCall& c);
+  void peerDisable(const ModelCall& c);
+  void memcpyPeer(const ModelCall& c);
+  void poolAccess(const ModelCall& c);
   void graphCapture(const ModelCall& c);
   void graphInstantiate(const ModelCall& c);
   void graphLaunch(const ModelCall& c);
@@ -305,6 +340,10 @@ class CudaDriverExecutor final : public ModelExecutor {
   std::shared_ptr<Stream> own_;
   /// helperOf's streams, by context; a destroyed context's are orphans.
   std::map<const Ctx*, std::shared_ptr<Stream>> helpers_;
+  /// stateOf's devices; the executor's own is there from the start.
+  std::map<CUdevice, DeviceState> devices_;
+  /// Peer access enabled, as (from, to) by identity(); pairs of a destroyed context go with it.
+  std::set<std::pair<const Ctx*, const Ctx*>> peers_;
 
   std::map<std::string, std::shared_ptr<Ctx>> ctxs_;
   std::map<std::string, std::shared_ptr<Stream>> streams_;
@@ -346,10 +385,11 @@ CudaDriverExecutor::CudaDriverExecutor(std::string_view backend, int ordinal)
     throw DeviceUnavailable("CUDA device " + std::to_string(ordinal) +
                             " unusable: cuDeviceGet: " + driver_.errorName(got));
   }
-  primary_ = std::make_shared<Ctx>(
-      Ctx{"the primary context", cuda::retainedPrimaryContext(driver_, device_), true, false});
+  primary_ = std::make_shared<Ctx>(Ctx{
+      "the primary context", cuda::retainedPrimaryContext(driver_, device_), true, false, device_});
   try {
     own_ = makeStream("the executor's stream", primary_, CU_STREAM_NON_BLOCKING, 0);
+    devices_[device_] = DeviceState{primary_, own_};
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -412,6 +452,10 @@ const std::map<std::string_view, CudaDriverExecutor::Handler>& CudaDriverExecuto
       {"graph_launch", &E::graphLaunch},
       {"graph_exec_destroy", &E::graphExecDestroy},
       {"graph_destroy", &E::graphDestroy},
+      {"peer_enable", &E::peerEnable},
+      {"peer_disable", &E::peerDisable},
+      {"memcpy_peer", &E::memcpyPeer},
+      {"pool_access", &E::poolAccess},
       {"va_reserve", &E::vaReserve},
       {"mem_create", &E::memCreate},
       {"mem_map", &E::memMap},
@@ -457,10 +501,13 @@ void CudaDriverExecutor::release(std::string_view kind, const std::string& name)
 }
 
 std::string CudaDriverExecutor::leaked() {
-  // Everything is released; wait for what the primary context still runs (frees, destroyed
+  // Everything is released; wait for what the primary contexts still run (frees, destroyed
   // streams' work), so that host functions and graph slots can be accounted for.
-  currentPrimary(CallPoint::Sync);
-  ok(driver_.ctxSynchronize(), CallPoint::Sync, "cuCtxSynchronize(the primary context)");
+  for (const auto& [device, state] : devices_) {
+    current(*state.primary, CallPoint::Sync);
+    ok(driver_.ctxSynchronize(), CallPoint::Sync,
+       "cuCtxSynchronize(the primary context of device " + std::to_string(device) + ")");
+  }
   pruneRetired();
   std::string held;
   for (const std::shared_ptr<Ticket>& t : inFlight_) {
@@ -472,8 +519,53 @@ std::string CudaDriverExecutor::leaked() {
 
 // ---- Ordering and waits ----------------------------------------------------------------------
 
+CUdevice CudaDriverExecutor::deviceArg(const ModelCall& c) const {
+  const uint64_t count = static_cast<uint64_t>(driver_.deviceCount);
+  return static_cast<CUdevice>((static_cast<uint64_t>(device_) + c.arg("device") % count) % count);
+}
+
+CudaDriverExecutor::DeviceState& CudaDriverExecutor::stateOf(CUdevice device) {
+  auto it = devices_.find(device);
+  if (it != devices_.end()) return it->second;
+  const std::string name = "the primary context of device " + std::to_string(device);
+  auto primary = std::make_shared<Ctx>(
+      Ctx{name, cuda::retainedPrimaryContext(driver_, device), true, false, device});
+  DeviceState state{primary, makeStream("the executor's stream of device " + std::to_string(device),
+                                        primary, CU_STREAM_NON_BLOCKING, 0)};
+  return devices_.emplace(device, std::move(state)).first->second;
+}
+
+std::shared_ptr<Stream> CudaDriverExecutor::detour(const std::shared_ptr<Stream>& s,
+                                                   CUdevice device, CallPoint point) {
+  const std::shared_ptr<Stream> on = stateOf(device).own;
+  recordFence(*s, point);
+  ok(driver_.streamWaitEvent(on->handle, s->fence, 0), point,
+     "cuStreamWaitEvent(" + streamLabel(*on) + ", the executor's event of " + streamLabel(*s) +
+         ")");
+  current(*on->ctx, point);
+  return on;
+}
+
+void CudaDriverExecutor::rejoin(const std::shared_ptr<Stream>& s, const std::shared_ptr<Stream>& on,
+                                CallPoint point) {
+  if (on == s) return;
+  recordFence(*on, point);
+  ok(driver_.streamWaitEvent(s->handle, on->fence, 0), point,
+     "cuStreamWaitEvent(" + streamLabel(*s) + ", the executor's event of " + streamLabel(*on) +
+         ")");
+}
+
+std::shared_ptr<Stream> CudaDriverExecutor::reaching(const std::shared_ptr<Stream>& s,
+                                                     const Buf& buf, CallPoint point) {
+  const CUdevice device = s->ctx->device;
+  if (device == buf.pool->device || buf.pool->access.contains(device)) return s;
+  // Pool memory is reachable from another device only through the pool's access
+  // (cuMemPoolSetAccess), never through peer access; any other touch is undefined.
+  return detour(s, buf.pool->device, point);
+}
+
 std::shared_ptr<Stream> CudaDriverExecutor::helperOf(const std::shared_ptr<Ctx>& ctx) {
-  if (ctx->handle == primary_->handle) return own_;
+  if (ctx->primary) return stateOf(ctx->device).own;
   std::shared_ptr<Stream>& helper = helpers_[ctx.get()];
   if (!helper) {
     helper = makeStream("the executor's stream of " + ctx->name, ctx, CU_STREAM_NON_BLOCKING, 0);
@@ -580,25 +672,28 @@ void CudaDriverExecutor::compare(const Shadow& shadow, const std::byte* got, siz
 
 void CudaDriverExecutor::primaryRetain(const ModelCall& c) {
   const std::string& name = c.names[0];
+  const CUdevice device = deviceArg(c);
+  const CUcontext primary = stateOf(device).primary->handle;
   CUcontext handle = nullptr;
-  ok(driver_.primaryCtxRetain(&handle, device_), CallPoint::CtxCreate,
-     "cuDevicePrimaryCtxRetain(" + name + ")");
-  if (handle != primary_->handle) {
+  ok(driver_.primaryCtxRetain(&handle, device), CallPoint::CtxCreate,
+     "cuDevicePrimaryCtxRetain(" + name + ", device " + std::to_string(device) + ")");
+  if (handle != primary) {
     throw DeviceError(CallPoint::CtxCreate,
                       "cuDevicePrimaryCtxRetain(" + name +
                           ") returned a context other than the device's primary context");
   }
-  ctxs_[name] = std::make_shared<Ctx>(Ctx{name, handle, true, false});
+  ctxs_[name] = std::make_shared<Ctx>(Ctx{name, handle, true, false, device});
 }
 
 void CudaDriverExecutor::ctxCreate(const ModelCall& c) {
   const std::string& name = c.names[0];
   static constexpr unsigned kSched[] = {CU_CTX_SCHED_AUTO, CU_CTX_SCHED_SPIN, CU_CTX_SCHED_YIELD,
                                         CU_CTX_SCHED_BLOCKING_SYNC};
+  const CUdevice device = deviceArg(c);
   CUcontext handle = nullptr;
-  ok(driver_.ctxCreate(&handle, kSched[c.arg("sched")], device_), CallPoint::CtxCreate,
-     "cuCtxCreate(" + name + ")");
-  ctxs_[name] = std::make_shared<Ctx>(Ctx{name, handle, false, false});
+  ok(driver_.ctxCreate(&handle, kSched[c.arg("sched")], device), CallPoint::CtxCreate,
+     "cuCtxCreate(" + name + ", device " + std::to_string(device) + ")");
+  ctxs_[name] = std::make_shared<Ctx>(Ctx{name, handle, false, false, device});
 }
 
 void CudaDriverExecutor::ctxSync(const ModelCall& c) {
@@ -611,7 +706,7 @@ void CudaDriverExecutor::ctxSync(const ModelCall& c) {
   for (const auto& [name, s] : streams_) {
     if (!s->orphan() && s->ctx->handle == ctx.handle) mine.push_back(s);
   }
-  if (ctx.handle == primary_->handle) mine.push_back(own_);
+  if (ctx.primary) mine.push_back(stateOf(ctx.device).own);
   for (const std::shared_ptr<Stream>& s : mine)
     checkStreamDone(*s, wait);
   for (const std::shared_ptr<Stream>& s : retired_) {
@@ -628,10 +723,14 @@ void CudaDriverExecutor::destroyCtx(const std::string& name) {
   if (ctx->primary) {
     // The executor's own retain keeps the primary context from being reset here, so its streams
     // and events stay valid.
-    ok(driver_.primaryCtxRelease(device_), CallPoint::CtxDestroy,
+    ok(driver_.primaryCtxRelease(ctx->device), CallPoint::CtxDestroy,
        "cuDevicePrimaryCtxRelease(" + name + ")");
     return;
   }
+  // Peer access from and to it ends with it.
+  std::erase_if(peers_, [&ctx](const auto& pair) {
+    return pair.first == ctx.get() || pair.second == ctx.get();
+  });
   // The documentation does not say what becomes of work still pending on the context's streams
   // (stream-ordered frees among it) at cuCtxDestroy, so the executor waits for it first.
   current(*ctx, CallPoint::CtxDestroy);
@@ -801,14 +900,16 @@ void CudaDriverExecutor::destroyEvent(const std::string& name) {
 
 void CudaDriverExecutor::poolCreate(const ModelCall& c) {
   const std::string& name = c.names[0];
-  currentPrimary(CallPoint::CtxCreate);
+  const CUdevice device = deviceArg(c);
+  current(*stateOf(device).primary, CallPoint::CtxCreate);
   CUmemPoolProps props{};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
   props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = device_;
+  props.location.id = device;
   auto p = std::make_shared<Pool>();
   p->name = name;
+  p->device = device;
   ok(driver_.memPoolCreate(&p->handle, &props), CallPoint::CtxCreate,
      "cuMemPoolCreate(" + name + ")");
   pools_[name] = std::move(p);
@@ -851,11 +952,14 @@ void CudaDriverExecutor::destroyPool(const std::string& name) {
 }
 
 void CudaDriverExecutor::alloc(const ModelCall& c) {
-  const Pool& p = named(pools_, c.names[0]);
+  const std::shared_ptr<Pool>& pool = pools_.at(c.names[0]);
+  const Pool& p = *pool;
+  // The pool may be of another device than the stream (documented): the allocation is the pool's.
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::BufAlloc);
   const std::string& name = c.names[2];
   auto b = std::make_shared<Buf>();
   b->name = name;
+  b->pool = pool;
   b->bytes = c.arg("bytes");
   ok(driver_.memAllocFromPoolAsync(&b->address, b->bytes, p.handle, s->handle), CallPoint::BufAlloc,
      "cuMemAllocFromPoolAsync(" + name + ", " + p.name + ", " + c.names[1] + ")");
@@ -880,10 +984,12 @@ void CudaDriverExecutor::freeBuf(const std::string& name, std::shared_ptr<Stream
 void CudaDriverExecutor::memset(const ModelCall& c) {
   Buf& b = named(bufs_, c.names[0]);
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
+  const std::shared_ptr<Stream> on = reaching(s, b, CallPoint::CopyToDevice);
   const auto value = static_cast<uint8_t>(c.arg("value"));
-  order(b.use, s, CallPoint::CopyToDevice);
-  ok(driver_.memsetD8Async(b.address, value, b.bytes, s->handle), CallPoint::CopyToDevice,
-     "cuMemsetD8Async(" + b.name + ", " + c.names[1] + ")");
+  order(b.use, on, CallPoint::CopyToDevice);
+  ok(driver_.memsetD8Async(b.address, value, b.bytes, on->handle), CallPoint::CopyToDevice,
+     "cuMemsetD8Async(" + b.name + ", " + streamLabel(*on) + ")");
+  rejoin(s, on, CallPoint::CopyToDevice);
   std::fill(b.shadow.begin(), b.shadow.end(), static_cast<int16_t>(value));
 }
 
@@ -894,8 +1000,20 @@ void CudaDriverExecutor::memcpyDtoD(const ModelCall& c) {
   const size_t bytes = std::min(dst.bytes, src.bytes);
   order(dst.use, s, CallPoint::CopyToDevice);
   order(src.use, s, CallPoint::CopyToDevice);
-  ok(driver_.memcpyDtoDAsync(dst.address, src.address, bytes, s->handle), CallPoint::CopyToDevice,
-     "cuMemcpyDtoDAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  const std::string names = "(" + dst.name + ", " + src.name + ", " + c.names[2] + ")";
+  const CUdevice device = s->ctx->device;
+  const auto reaches = [device](const Buf& b) {
+    return device == b.pool->device || b.pool->access.contains(device);
+  };
+  if (reaches(dst) && reaches(src)) {
+    ok(driver_.memcpyDtoDAsync(dst.address, src.address, bytes, s->handle), CallPoint::CopyToDevice,
+       "cuMemcpyDtoDAsync" + names);
+  } else {
+    // Memory the stream's device may not touch: a peer copy, which needs no access, instead.
+    ok(driver_.memcpyPeerAsync(dst.address, stateOf(dst.pool->device).primary->handle, src.address,
+                               stateOf(src.pool->device).primary->handle, bytes, s->handle),
+       CallPoint::CopyToDevice, "cuMemcpyPeerAsync" + names);
+  }
   std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
 }
 
@@ -913,10 +1031,106 @@ void CudaDriverExecutor::readBack(const std::shared_ptr<Stream>& stream, CUdevic
 void CudaDriverExecutor::read(const ModelCall& c) {
   Buf& b = named(bufs_, c.names[0]);
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
-  order(b.use, s, CallPoint::CopyToHost);
+  const std::shared_ptr<Stream> on = reaching(s, b, CallPoint::CopyToHost);
+  order(b.use, on, CallPoint::CopyToHost);
   const size_t bytes = std::min(b.bytes, kShadowBytes);
-  readBack(s, b.address, bytes, b.shadow, "cuMemcpyDtoHAsync(" + b.name + ", " + c.names[1] + ")",
+  readBack(on, b.address, bytes, b.shadow, "cuMemcpyDtoHAsync(" + b.name + ", " + c.names[1] + ")",
            "buf " + b.name);
+}
+
+// ---- Across devices ----------------------------------------------------------------------------
+
+void CudaDriverExecutor::peerEnable(const ModelCall& c) {
+  const Ctx& from = named(ctxs_, c.names[0]);
+  const Ctx& to = named(ctxs_, c.names[1]);
+  int can = 0;
+  ok(driver_.deviceCanAccessPeer(&can, from.device, to.device), CallPoint::CtxCreate,
+     "cuDeviceCanAccessPeer(" + from.name + ", " + to.name + ")");
+  current(from, CallPoint::CtxCreate);
+  const std::string call = "cuCtxEnablePeerAccess(" + from.name + " to " + to.name + ")";
+  const CUresult result = driver_.ctxEnablePeerAccess(to.handle, 0);
+  const auto pair = std::make_pair(identity(from), identity(to));
+  CUresult expected = CUDA_SUCCESS;
+  if (from.handle == to.handle) {
+    // Two retains of one primary context: "CUDA_ERROR_INVALID_CONTEXT if ... the current context
+    // is peerContext".
+    expected = CUDA_ERROR_INVALID_CONTEXT;
+  } else if (can == 0) {
+    // Two contexts of one device, or devices without peer access: the documentation names
+    // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED where cuDeviceCanAccessPeer says no, but not what a
+    // device and itself get. Any error is the operation's result; success is the finding.
+    if (result != CUDA_SUCCESS) return;
+    throw DeviceError(CallPoint::CtxCreate, call + ": CUDA_SUCCESS where cuDeviceCanAccessPeer(" +
+                                                from.name + ", " + to.name + ") said 0");
+  } else if (peers_.contains(pair)) {
+    expected = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  }
+  if (result != expected) {
+    throw DeviceError(CallPoint::CtxCreate, call + ": " + driver_.errorName(result) +
+                                                ", the documentation says " +
+                                                driver_.errorName(expected));
+  }
+  if (expected == CUDA_SUCCESS) peers_.insert(pair);
+}
+
+void CudaDriverExecutor::peerDisable(const ModelCall& c) {
+  const Ctx& from = named(ctxs_, c.names[0]);
+  const Ctx& to = named(ctxs_, c.names[1]);
+  current(from, CallPoint::CtxDestroy);
+  const std::string call = "cuCtxDisablePeerAccess(" + from.name + " to " + to.name + ")";
+  const CUresult result = driver_.ctxDisablePeerAccess(to.handle);
+  if (from.handle == to.handle) {
+    // A context and itself: never enabled, and not a peer either; the documentation gives both
+    // CUDA_ERROR_PEER_ACCESS_NOT_ENABLED and CUDA_ERROR_INVALID_CONTEXT. Any error is the result.
+    if (result != CUDA_SUCCESS) return;
+    throw DeviceError(CallPoint::CtxDestroy, call + ": CUDA_SUCCESS for a context and itself");
+  }
+  const auto pair = std::make_pair(identity(from), identity(to));
+  const CUresult expected =
+      peers_.contains(pair) ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+  if (result != expected) {
+    throw DeviceError(CallPoint::CtxDestroy, call + ": " + driver_.errorName(result) +
+                                                 ", the documentation says " +
+                                                 driver_.errorName(expected));
+  }
+  peers_.erase(pair);
+}
+
+void CudaDriverExecutor::memcpyPeer(const ModelCall& c) {
+  Buf& dst = named(bufs_, c.names[0]);
+  Buf& src = named(bufs_, c.names[1]);
+  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
+  const size_t bytes = std::min(dst.bytes, src.bytes);
+  order(dst.use, s, CallPoint::CopyToDevice);
+  order(src.use, s, CallPoint::CopyToDevice);
+  // Pool memory belongs to no context: each side names its device's primary context, which the
+  // executor keeps retained. A peer copy needs no access between the devices.
+  ok(driver_.memcpyPeerAsync(dst.address, stateOf(dst.pool->device).primary->handle, src.address,
+                             stateOf(src.pool->device).primary->handle, bytes, s->handle),
+     CallPoint::CopyToDevice,
+     "cuMemcpyPeerAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
+}
+
+void CudaDriverExecutor::poolAccess(const ModelCall& c) {
+  Pool& p = named(pools_, c.names[0]);
+  const Ctx& ctx = named(ctxs_, c.names[1]);
+  // The pool's own device always has access; the documentation does not say what setting it
+  // again does, so the executor makes no call for it.
+  if (ctx.device == p.device) return;
+  int can = 0;
+  ok(driver_.deviceCanAccessPeer(&can, ctx.device, p.device), CallPoint::BufAlloc,
+     "cuDeviceCanAccessPeer(" + ctx.name + ", " + p.name + ")");
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = ctx.device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  const std::string call =
+      "cuMemPoolSetAccess(" + p.name + ", read-write for the device of " + ctx.name + ")";
+  const CUresult result = driver_.memPoolSetAccess(p.handle, &access, 1);
+  if (can == 0 && result != CUDA_SUCCESS) return;  // no peer access: its error is the result
+  ok(result, CallPoint::BufAlloc, call);
+  p.access.insert(ctx.device);
 }
 
 // ---- Pinned host memory ------------------------------------------------------------------------
@@ -951,11 +1165,13 @@ void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
   Buf& dst = named(bufs_, c.names[0]);
   HostBuf& src = named(hostBufs_, c.names[1]);
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
+  const std::shared_ptr<Stream> on = reaching(s, dst, CallPoint::CopyToDevice);
   const size_t bytes = std::min(dst.bytes, src.bytes);
-  order(dst.use, s, CallPoint::CopyToDevice);
-  order(src.use, s, CallPoint::CopyToDevice);
-  ok(driver_.memcpyHtoDAsync(dst.address, src.host, bytes, s->handle), CallPoint::CopyToDevice,
-     "cuMemcpyHtoDAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  order(dst.use, on, CallPoint::CopyToDevice);
+  order(src.use, on, CallPoint::CopyToDevice);
+  ok(driver_.memcpyHtoDAsync(dst.address, src.host, bytes, on->handle), CallPoint::CopyToDevice,
+     "cuMemcpyHtoDAsync(" + dst.name + ", " + src.name + ", " + streamLabel(*on) + ")");
+  rejoin(s, on, CallPoint::CopyToDevice);
   std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
 }
 
@@ -963,11 +1179,13 @@ void CudaDriverExecutor::memcpyDtoH(const ModelCall& c) {
   HostBuf& dst = named(hostBufs_, c.names[0]);
   Buf& src = named(bufs_, c.names[1]);
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToHost);
+  const std::shared_ptr<Stream> on = reaching(s, src, CallPoint::CopyToHost);
   const size_t bytes = std::min(dst.bytes, src.bytes);
-  order(dst.use, s, CallPoint::CopyToHost);
-  order(src.use, s, CallPoint::CopyToHost);
-  ok(driver_.memcpyDtoHAsync(dst.host, src.address, bytes, s->handle), CallPoint::CopyToHost,
-     "cuMemcpyDtoHAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
+  order(dst.use, on, CallPoint::CopyToHost);
+  order(src.use, on, CallPoint::CopyToHost);
+  ok(driver_.memcpyDtoHAsync(dst.host, src.address, bytes, on->handle), CallPoint::CopyToHost,
+     "cuMemcpyDtoHAsync(" + dst.name + ", " + src.name + ", " + streamLabel(*on) + ")");
+  rejoin(s, on, CallPoint::CopyToHost);
   std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
 }
 
@@ -1211,12 +1429,16 @@ void CudaDriverExecutor::mapMemset(const ModelCall& c) {
   // A mapping unmapped with its va's free has no memory behind it any more.
   if (a.unmapped) return;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
+  // Mappings give access to the executor's device only (cuMemSetAccess in mem_map).
+  const std::shared_ptr<Stream> on =
+      s->ctx->device == device_ ? s : detour(s, device_, CallPoint::CopyToDevice);
   Phys& m = *a.phys;
   const size_t bytes = std::min<size_t>(c.arg("bytes"), granularity_);
   const auto value = static_cast<uint8_t>(c.arg("value"));
-  order(m.use, s, CallPoint::CopyToDevice);
-  ok(driver_.memsetD8Async(a.address, value, bytes, s->handle), CallPoint::CopyToDevice,
-     "cuMemsetD8Async(" + a.name + ", " + c.names[1] + ")");
+  order(m.use, on, CallPoint::CopyToDevice);
+  ok(driver_.memsetD8Async(a.address, value, bytes, on->handle), CallPoint::CopyToDevice,
+     "cuMemsetD8Async(" + a.name + ", " + streamLabel(*on) + ")");
+  rejoin(s, on, CallPoint::CopyToDevice);
   std::fill_n(m.shadow.begin(), std::min(bytes, m.shadow.size()), static_cast<int16_t>(value));
 }
 
@@ -1224,10 +1446,12 @@ void CudaDriverExecutor::mapRead(const ModelCall& c) {
   Mapping& a = named(mappings_, c.names[0]);
   if (a.unmapped) return;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
+  const std::shared_ptr<Stream> on =
+      s->ctx->device == device_ ? s : detour(s, device_, CallPoint::CopyToHost);
   Phys& m = *a.phys;
   const size_t bytes = std::min({static_cast<size_t>(c.arg("bytes")), granularity_, kShadowBytes});
-  order(m.use, s, CallPoint::CopyToHost);
-  readBack(s, a.address, bytes, m.shadow, "cuMemcpyDtoHAsync(" + a.name + ", " + c.names[1] + ")",
+  order(m.use, on, CallPoint::CopyToHost);
+  readBack(on, a.address, bytes, m.shadow, "cuMemcpyDtoHAsync(" + a.name + ", " + c.names[1] + ")",
            "mapping " + a.name + " of " + m.name);
 }
 

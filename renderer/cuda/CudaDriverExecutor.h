@@ -2,9 +2,12 @@
 // docs/models.md) on the CUDA driver API, for the cuda and cuda-async backends alike.
 //
 // The contract (ModelExecutor.h), and what this executor adds to it:
-// - Each operation makes the driver calls its name says, on the device `ordinal`, with the
-//   context its names belong to made current first. A failed call throws DeviceError naming the
-//   call, the model's names and the CUresult.
+// - Each operation makes the driver calls its name says, with the context its names belong to
+//   made current first. A failed call throws DeviceError naming the call, the model's names and
+//   the CUresult.
+// - Devices: `ordinal` is the executor's own; the model's `device=k` names the k-th device after
+//   it, modulo the devices present. Pool memory touched from a device the pool gave no access runs
+//   on a stream of the pool's device instead (copies between two devices become peer copies).
 // - Where the documentation gives an error code for an order the model allows, the call is made
 //   and that exact code is the operation's result; any other result is a DeviceError.
 // - Where the documentation leaves an order undefined, the executor keeps it defined (each case is
@@ -17,8 +20,8 @@
 //   cuEventSynchronize, cuCtxSynchronize, and the events a stream waited for), cuStreamQuery and
 //   cuEventQuery must say CUDA_SUCCESS and every host function enqueued before must have run; else
 //   DeviceError naming the wait and what was still pending.
-// - The device's primary context is retained for the life of the process besides the model's
-//   retains, so releasing a model's retain never resets it.
+// - Each device's primary context is retained for the life of the process besides the model's
+//   retains, so releasing a model's retain never resets it (nor ends its peer access).
 // Not thread-safe: calls come one at a time, from any thread.
 #pragma once
 

@@ -36,8 +36,9 @@
 // between devices without access, from and to memory of the contexts they name. Any two devices
 // can access each other (cuDeviceCanAccessPeer); a device and itself cannot.
 //
-// FAKE_LIBCUDA_TRACE=1 traces every call's name on stderr. Thread-safe: one lock around every call.
-// FAKE_LIBCUDA_PLANT plants a fault, so that tests see the executor catch it:
+// FAKE_LIBCUDA_TRACE=1 traces every call's name on stderr (an absolute path: appends to that file).
+// Thread-safe: one lock around every call. FAKE_LIBCUDA_PLANT plants a fault, so that tests see the
+// executor catch it:
 //   early-return  cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize return without
 //                 running the work; cuStreamQuery and cuEventQuery then say CUDA_ERROR_NOT_READY
 //   memset-plus-one  cuMemsetD8Async writes each byte one higher than asked
@@ -308,19 +309,31 @@ Handle handleOf(uint64_t id) {
   return reinterpret_cast<Handle>(static_cast<uintptr_t>(id));
 }
 
-/// FAKE_LIBCUDA_TRACE set (to anything): every call's name on stderr, in order.
+/// FAKE_LIBCUDA_TRACE set (to anything): every call's name on stderr, in order; set to an
+/// absolute path: appended to that file instead, so that a campaign's children can be traced.
 bool tracing() {
   static const bool on = std::getenv("FAKE_LIBCUDA_TRACE") != nullptr;
   return on;
 }
+void trace(const char* call) {
+  static const char* path = std::getenv("FAKE_LIBCUDA_TRACE");
+  if (path[0] != '/') {
+    std::fprintf(stderr, "fake libcuda: trace: %s\n", call);
+    return;
+  }
+  if (FILE* file = std::fopen(path, "a")) {
+    std::fprintf(file, "fake libcuda: trace: %s\n", call);
+    std::fclose(file);
+  }
+}
 
 /// Entry: the lock, the trace, and CUDA_ERROR_NOT_INITIALIZED / _DEINITIALIZED where the driver
 /// is not up.
-#define FAKE_ENTER(call, needsInit)                                       \
-  Driver& d = driver();                                                   \
-  const std::lock_guard guard(d.lock);                                    \
-  if (tracing()) std::fprintf(stderr, "fake libcuda: trace: %s\n", call); \
-  if (d.deinitialised) return CUDA_ERROR_DEINITIALIZED;                   \
+#define FAKE_ENTER(call, needsInit)                     \
+  Driver& d = driver();                                 \
+  const std::lock_guard guard(d.lock);                  \
+  if (tracing()) trace(call);                           \
+  if (d.deinitialised) return CUDA_ERROR_DEINITIALIZED; \
   if ((needsInit) && !d.initialised) return CUDA_ERROR_NOT_INITIALIZED
 
 Stream& liveStream(Driver& d, CUstream handle, const char* call) {
