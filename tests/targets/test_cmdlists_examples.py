@@ -9,6 +9,7 @@ two targets agree on every sequence, bug on or off.
                                                                   is; without it, Python only)
 """
 
+import concurrent.futures
 import os
 import random
 import select
@@ -99,7 +100,10 @@ class Fixture(unittest.TestCase):
     def outcome(self, ops, bug):
         """The outcome on every target (they must agree)."""
         path = self.seq(ops)
-        results = {name: run(command, path, bug) for name, command in targets()}
+        # The targets run side by side: a hang costs each the same quiet time.
+        with concurrent.futures.ThreadPoolExecutor() as pool:
+            futures = {name: pool.submit(run, command, path, bug) for name, command in targets()}
+            results = {name: future.result() for name, future in futures.items()}
         self.assertEqual(len(set(results.values())), 1, f"{ops}: {results}")
         return next(iter(results.values()))
 

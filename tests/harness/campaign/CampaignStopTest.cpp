@@ -297,10 +297,10 @@ TEST(CampaignStop, AStoppedCampaignResumedCountsEverySequenceOnce) {
       << "a sequence is counted, or unfinished, never both";
 
   const std::string again = "fuzz --backend sim " + settings +
-                            " --deadline 150 --confirmations 2 --no-explain --jobs 2 --quiet "
-                            "--out " +
+                            " --deadline 150 --confirm-deadline 600 --confirmations 2 "
+                            "--no-explain --jobs 2 --quiet --out " +
                             out.string();
-  const auto resumed = testing::gpufuzz(again + " --time 8s");
+  const auto resumed = testing::gpufuzz(again + " --time 4s");
   const std::optional<CampaignStats> second = readStats(statsFile);
   ASSERT_TRUE(second.has_value() && second->nextSequence.has_value()) << resumed.output;
   EXPECT_NE(resumed.output.find("continuing the stream of seed 5 at its sequence " +
