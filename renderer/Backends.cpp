@@ -85,6 +85,9 @@ constexpr std::array<std::string_view, 1> kVulkanModels = {"vulkan"};
 /// - opencl: NVIDIA's makes a CUDA context per OpenCL context, as cuda; pocl and rusticl do not.
 /// - sim: the seed's fault is planted where the renderer runs, and threads take turns by a
 ///   seeded schedule.
+/// - Every GPU backend spreads its children over the GPUs: CUDA's by CUDA_VISIBLE_DEVICES, the
+///   others by GPUFUZZ_DEVICE_INDEX on NVIDIA's GPUs.
+using Spread = BackendProfile::Spread;
 struct NamedProfile {
   std::string_view name;
   BackendProfile profile;
@@ -92,11 +95,11 @@ struct NamedProfile {
 constexpr NamedProfile kProfiles[] = {
     // name, {jobs per device, only on, fresh only, spread over GPUs, sanitizer, default faults,
     //        deterministic}
-    {"sim", {0, "", false, false, false, "max-26.5.0", true}},
-    {"cuda", {2, "", false, true, true, "none", false}},
-    {"cuda-async", {4, "", true, false, true, "none", false}},
-    {"opencl", {2, "nvidia", false, false, false, "none", false}},
-    {"vulkan", {0, "", false, false, false, "none", false}},
+    {"sim", {0, "", false, Spread::None, false, "max-26.5.0", true}},
+    {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false}},
+    {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false}},
+    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false}},
+    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false}},
 };
 
 constexpr BackendProfile profileOf(std::string_view name) {

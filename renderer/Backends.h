@@ -38,8 +38,12 @@ struct BackendProfile {
   std::string_view jobsOnlyOn;
   /// The cap holds only for children that run one sequence each (not with --persistent N > 1).
   bool jobsFreshOnly = false;
-  /// Children are spread over the CUDA devices (CUDA_VISIBLE_DEVICES); the cap is per device.
-  bool spreadOverGpus = false;
+  /// How children are spread over several GPUs, the cap per GPU (harness/search/Trial.h):
+  /// - CudaVisibleDevices: each child's CUDA_VISIBLE_DEVICES names its GPU first;
+  /// - DeviceIndex: each child's GPUFUZZ_DEVICE_INDEX (renderer/device/DeviceIndex.h), where the
+  ///   description names NVIDIA, whose GPUs the harness counts through the CUDA driver.
+  enum class Spread { None, CudaVisibleDevices, DeviceIndex };
+  Spread spreadOverGpus = Spread::None;
   /// compute-sanitizer checks its children (--sanitizer).
   bool sanitizer = false;
   /// The fault plan when neither --faults nor a file's `faults` directive names one.

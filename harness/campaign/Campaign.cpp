@@ -99,6 +99,7 @@ class Campaign {
     s.lastFind = lastFindUnix_ ? lastFindUnix_ : previous_ ? previous_->lastFind : std::nullopt;
     s.deadline = trials_.deadlines().describe();
     s.deadlineByKind = trials_.deadlines().describeKinds();
+    s.childrenByGpu = trials_.childrenByGpu();
     s.shrinking = shrinking_;
     s.nextSequence = std::max(frontier_, startedUpTo_);
     s.unfinished.assign(unfinished_.begin(), unfinished_.end());

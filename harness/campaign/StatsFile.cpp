@@ -53,6 +53,7 @@ void visitStats(Io& io, Stats& s) {
   io.numbers("unfinished", s.unfinished);
   io.text("backend", s.backend);
   io.text("device", s.device);
+  io.text("children_by_gpu", s.childrenByGpu);
   io.text("target", s.target);
   io.text("target_version", s.targetVersion);
   io.text("policy", s.policy);
@@ -317,6 +318,7 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
   }
   m.backend = shared(parts, &CampaignStats::backend);
   m.device = shared(parts, &CampaignStats::device);
+  m.childrenByGpu = shared(parts, &CampaignStats::childrenByGpu);
   m.target = shared(parts, &CampaignStats::target);
   m.targetVersion = shared(parts, &CampaignStats::targetVersion);
   m.policy = shared(parts, &CampaignStats::policy);

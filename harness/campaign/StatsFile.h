@@ -76,6 +76,9 @@ struct CampaignStats {
   std::string backend, policy, faults, ops;
   /// What the backend runs on (platform, device, driver), as the runner's --probe says.
   std::string device;
+  /// Children started on each GPU of a session spread over several ("0: 12, 1: 11"); empty with
+  /// one GPU.
+  std::string childrenByGpu;
   uint64_t persistent = 1;  // --persistent N: sequences a child may run in one process
   uint64_t threads = 1;     // --threads N: each sequence's operations over up to N threads
   /// --target's command line and what its --version said; empty for the project's runner.

@@ -22,6 +22,7 @@
 #include "renderer/InputError.h"
 #include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/DeviceIndex.h"
 #include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {
@@ -247,10 +248,23 @@ std::string Session::resolveBackend(const std::string& requested) {
     held_.push_back(std::move(backend));
   }
   int gpus = 1;
-  if (info.profile.spreadOverGpus && !devices_) {
+  using Spread = BackendProfile::Spread;
+  if (info.profile.spreadOverGpus == Spread::CudaVisibleDevices) {
     gpus = cudaDeviceCount();
-    devices_ = std::make_shared<DeviceSpread>(
-        DeviceSpread::visibleDevices(gpus, std::getenv("CUDA_VISIBLE_DEVICES")));
+    if (!devices_) {
+      devices_ = std::make_shared<DeviceSpread>(
+          DeviceSpread::visibleDevices(gpus, std::getenv("CUDA_VISIBLE_DEVICES")));
+    }
+  } else if (info.profile.spreadOverGpus == Spread::DeviceIndex &&
+             containsIgnoringCase(descriptions_[requested], "nvidia")) {
+    // NVIDIA's GPUs, counted through the CUDA driver; each child picks its own by index.
+    gpus = cudaDeviceCount();
+    if (!indexDevices_) {
+      std::vector<std::string> indexes;
+      for (int i = 0; i < gpus; ++i)
+        indexes.push_back(std::to_string(i));
+      indexDevices_ = std::make_shared<DeviceSpread>(indexes, kDeviceIndexVariable);
+    }
   }
   if (auto most = driverContextJobs(requested, descriptions_[requested], gpus, persistent())) {
     capDefaultJobs(*most);
@@ -365,7 +379,11 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.captureStacks = !cl_.value<Option::NoStacks>();
   setup.forkServer = !cl_.value<Option::NoForkServer>();
   setup.slots = slots_;
-  if (profile && profile->spreadOverGpus) setup.devices = devices_;
+  if (profile && profile->spreadOverGpus == BackendProfile::Spread::CudaVisibleDevices) {
+    setup.devices = devices_;
+  } else if (profile && profile->spreadOverGpus == BackendProfile::Spread::DeviceIndex) {
+    setup.devices = indexDevices_;
+  }
   setup.stopRequested = &Session::stopRequested;
   if (target) setup.target = *target;
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);

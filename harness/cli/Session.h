@@ -120,6 +120,8 @@ class Session {
   SanitizerSetup sanitizer_;
   std::shared_ptr<ChildSlots> slots_;
   std::shared_ptr<DeviceSpread> devices_;  // the GPUs children are spread over (the profile's)
+  /// The same for backends that pick their GPU by GPUFUZZ_DEVICE_INDEX (BackendProfile::Spread).
+  std::shared_ptr<DeviceSpread> indexDevices_;
   std::map<std::string, std::string> resolved_;
   std::map<std::string, std::string> descriptions_;
   /// In-process backends, held for the session: each keeps its runtime (the CUDA driver)

@@ -37,8 +37,27 @@ std::filesystem::path executableDir() {
   return ec ? std::filesystem::current_path() : exe.parent_path();
 }
 
-DeviceSpread::DeviceSpread(std::vector<std::string> devices)
-    : devices_(std::move(devices)), running_(devices_.size(), 0) {}
+DeviceSpread::DeviceSpread(std::vector<std::string> devices, std::string variable)
+    : devices_(std::move(devices)),
+      variable_(std::move(variable)),
+      running_(devices_.size(), 0),
+      started_(devices_.size(), 0) {}
+
+std::string DeviceSpread::value(std::size_t index) const {
+  if (variable_ != "CUDA_VISIBLE_DEVICES") return devices_[index];
+  std::string list = devices_[index];
+  for (std::size_t i = 1; i < devices_.size(); ++i)
+    list += "," + devices_[(index + i) % devices_.size()];
+  return list;
+}
+
+std::string DeviceSpread::startedText() const {
+  std::lock_guard lock(mutex_);
+  std::string text;
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    text += (i ? ", " : "") + devices_[i] + ": " + std::to_string(started_[i]);
+  return text;
+}
 
 std::vector<std::string> DeviceSpread::visibleDevices(int count, const char* cudaVisibleDevices) {
   std::vector<std::string> devices;
@@ -63,6 +82,7 @@ std::size_t DeviceSpread::acquire() {
     if (running_[i] < running_[best]) best = i;
   }
   ++running_[best];
+  ++started_[best];
   return best;
 }
 
@@ -183,7 +203,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
     }
   } device(spread());
   if (device.spread) {
-    limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", device.spread->device(device.index));
+    limits.environment.emplace_back(device.spread->variable(), device.spread->value(device.index));
   }
   ++executions_;
   if (setup_.sanitizer.tool != SanitizerTool::None) {
@@ -191,6 +211,11 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
                                    file.string() + ".sanitizer.log", firstContextDestroy(seq));
   }
   return supervise(command, limits);
+}
+
+std::string TrialRunner::childrenByGpu() const {
+  const DeviceSpread* s = spread();
+  return s ? s->startedText() : std::string();
 }
 
 DeviceSpread* TrialRunner::spread() const {
@@ -265,7 +290,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
     runs.device_ = runs.spread_->acquire();
   }
   if (runs.device_) {
-    limits.environment.emplace_back("CUDA_VISIBLE_DEVICES", runs.spread_->device(*runs.device_));
+    limits.environment.emplace_back(runs.spread_->variable(), runs.spread_->value(*runs.device_));
   }
   {
     const SlotHold slot(setup_.slots.get());

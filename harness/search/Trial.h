@@ -39,12 +39,17 @@ class ChildSlots {
   std::counting_semaphore<1 << 20> semaphore_;
 };
 
-/// The GPUs a session's children are spread over: each child gets CUDA_VISIBLE_DEVICES set to
-/// the device with the fewest children running on it now (ties: the lowest index).
+/// The GPUs a session's children are spread over: each child gets the device with the fewest
+/// children running on it now (ties: the lowest index), by one environment variable:
+/// - CUDA_VISIBLE_DEVICES: its device first, then the others in order, so that its device 0 is
+///   the chosen one and a model that crosses devices (cuda-driver's device=) still reaches them;
+/// - GPUFUZZ_DEVICE_INDEX (kDeviceIndexVariable): its device's index, for backends that pick
+///   their GPU by it (NVIDIA's OpenCL and Vulkan).
 class DeviceSpread {
  public:
-  /// `devices`: CUDA_VISIBLE_DEVICES values, one per device (ordinals or UUIDs).
-  explicit DeviceSpread(std::vector<std::string> devices);
+  /// `devices`: the devices' names, one per device (CUDA ordinals or UUIDs; or indexes).
+  explicit DeviceSpread(std::vector<std::string> devices,
+                        std::string variable = "CUDA_VISIBLE_DEVICES");
   /// The devices of this machine as the harness sees them: the entries of its own
   /// CUDA_VISIBLE_DEVICES when set, else 0..count-1.
   static std::vector<std::string> visibleDevices(int count, const char* cudaVisibleDevices);
@@ -54,11 +59,18 @@ class DeviceSpread {
   void release(std::size_t index);
   const std::string& device(std::size_t index) const { return devices_[index]; }
   std::size_t size() const { return devices_.size(); }
+  /// The variable a child is given, and its value for device `index`.
+  const std::string& variable() const { return variable_; }
+  std::string value(std::size_t index) const;
+  /// Children started on each device so far: "0: 12, 1: 11" (the campaign's stats.json).
+  std::string startedText() const;
 
  private:
   std::vector<std::string> devices_;
-  std::mutex mutex_;
+  std::string variable_;
+  mutable std::mutex mutex_;
   std::vector<unsigned> running_;
+  std::vector<uint64_t> started_;
 };
 
 struct TrialSetup {
@@ -185,6 +197,8 @@ class TrialRunner {
   /// Stops new children from `when` on, as a stop request does (a campaign's time and grace).
   void stopAt(std::chrono::steady_clock::time_point when);
   bool stopRequested() const;
+  /// Children started on each GPU (DeviceSpread::startedText); empty with one GPU or none.
+  std::string childrenByGpu() const;
 
  private:
   /// One child; `plantedHang`, a rule whose hang or spin is known here too (knownFaults).

@@ -3,6 +3,7 @@
 
 #include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/DeviceIndex.h"
 
 namespace gpufuzz {
 
@@ -88,17 +89,18 @@ std::vector<OpenClDevice> listOpenClDevices(const OpenClApi& api) {
 }
 
 OpenClDevice selectOpenClDevice(const std::vector<OpenClDevice>& devices, std::string_view text) {
-  if (text.empty()) {
-    for (const OpenClDevice& d : devices) {
-      if (d.gpu) return d;
-    }
-    return devices.front();
-  }
+  const auto matches = [text](const OpenClDevice& d) {
+    return text.empty() || containsIgnoringCase(d.platformName, text) ||
+           containsIgnoringCase(d.platformVendor, text) || containsIgnoringCase(d.deviceName, text);
+  };
+  // Among the GPUs that match, the one GPUFUZZ_DEVICE_INDEX names (DeviceIndex.h).
+  std::vector<const OpenClDevice*> gpus;
   for (const OpenClDevice& d : devices) {
-    if (containsIgnoringCase(d.platformName, text) ||
-        containsIgnoringCase(d.platformVendor, text) || containsIgnoringCase(d.deviceName, text)) {
-      return d;
-    }
+    if (d.gpu && matches(d)) gpus.push_back(&d);
+  }
+  if (!gpus.empty()) return *gpus[deviceIndexAmong(gpus.size())];
+  for (const OpenClDevice& d : devices) {
+    if (matches(d)) return d;
   }
   throw DeviceUnavailable("no OpenCL device matches --device '" + std::string(text) +
                           "'; there are:" + listing(devices));

@@ -12,6 +12,7 @@
 
 #include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/DeviceIndex.h"
 #include "renderer/device/HandleChecks.h"
 #include "renderer/device/PendingWork.h"
 #include "renderer/vulkan/RasterShader.h"
@@ -270,9 +271,13 @@ void VulkanBackend::pickPhysicalDevice(const std::string& wanted) {
             : "no usable Vulkan device matches --device '" + wanted + "' (devices: " + seen + ")";
     throw DeviceUnavailable(why + unusable);
   }
-  auto chosen =
-      std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.gpu; });
-  if (chosen == candidates.end()) chosen = candidates.begin();
+  // The GPU GPUFUZZ_DEVICE_INDEX names among the usable ones (DeviceIndex.h), else the first.
+  std::vector<Candidate*> gpus;
+  for (Candidate& c : candidates) {
+    if (c.gpu) gpus.push_back(&c);
+  }
+  const Candidate* chosen =
+      gpus.empty() ? &candidates.front() : gpus[deviceIndexAmong(gpus.size())];
   physical_ = chosen->device;
   queueFamily_ = chosen->family;
   description_ = chosen->text;

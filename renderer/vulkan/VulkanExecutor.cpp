@@ -13,6 +13,7 @@
 
 #include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/DeviceIndex.h"
 #include "renderer/vulkan/LifecycleShader.h"
 #include "renderer/vulkan/VulkanApi.h"
 #include "renderer/vulkan/VulkanPreload.h"
@@ -264,7 +265,14 @@ void VulkanExecutor::pickDevice(const std::string& wanted) {
     throw DeviceUnavailable("vkEnumeratePhysicalDevices: " + vk::resultName(result));
   }
   std::string seen;
-  bool foundGpu = false;
+  struct Candidate {
+    VkPhysicalDevice device;
+    uint32_t family;
+    uint32_t memoryType;
+    std::string description;
+    bool gpu;
+  };
+  std::vector<Candidate> candidates;
   for (VkPhysicalDevice device : devices) {
     VkPhysicalDeviceDriverProperties driver{};
     driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
@@ -304,13 +312,24 @@ void VulkanExecutor::pickDevice(const std::string& wanted) {
       continue;
     const bool gpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
                      p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
-    if (physical_ != VK_NULL_HANDLE && (foundGpu || !gpu)) continue;
-    physical_ = device;
-    foundGpu = gpu;
-    family_ = *compute;
-    memoryType_ = *hostVisible;
-    description_ = std::string(p.deviceName) + ", driver " + driver.driverName + " " +
-                   driver.driverInfo + ", Vulkan " + vk::versionText(p.apiVersion);
+    candidates.push_back(Candidate{device, *compute, *hostVisible,
+                                   std::string(p.deviceName) + ", driver " + driver.driverName +
+                                       " " + driver.driverInfo + ", Vulkan " +
+                                       vk::versionText(p.apiVersion),
+                                   gpu});
+  }
+  // The GPU GPUFUZZ_DEVICE_INDEX names among the usable ones (DeviceIndex.h), else the first.
+  std::vector<const Candidate*> gpus;
+  for (const Candidate& c : candidates) {
+    if (c.gpu) gpus.push_back(&c);
+  }
+  if (!candidates.empty()) {
+    const Candidate& chosen =
+        gpus.empty() ? candidates.front() : *gpus[deviceIndexAmong(gpus.size())];
+    physical_ = chosen.device;
+    family_ = chosen.family;
+    memoryType_ = chosen.memoryType;
+    description_ = chosen.description;
   }
   if (physical_ == VK_NULL_HANDLE) {
     throw DeviceUnavailable(

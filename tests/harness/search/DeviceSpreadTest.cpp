@@ -43,5 +43,29 @@ TEST(DeviceSpread, ManyChildrenOnTwoDevicesStayBalanced) {
   EXPECT_EQ(perDevice, (std::vector<unsigned>{4, 4}));
 }
 
+TEST(DeviceSpread, ACudaChildSeesItsDeviceFirstAndTheOthersAfter) {
+  DeviceSpread spread({"4", "6", "7"});
+  EXPECT_EQ(spread.variable(), "CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(spread.value(0), "4,6,7");
+  EXPECT_EQ(spread.value(1), "6,7,4");
+  EXPECT_EQ(spread.value(2), "7,4,6");
+}
+
+TEST(DeviceSpread, OtherBackendsAreGivenTheirDevicesIndex) {
+  DeviceSpread spread({"0", "1"}, "GPUFUZZ_DEVICE_INDEX");
+  EXPECT_EQ(spread.variable(), "GPUFUZZ_DEVICE_INDEX");
+  EXPECT_EQ(spread.value(1), "1");
+}
+
+TEST(DeviceSpread, CountsTheChildrenStartedOnEachDevice) {
+  DeviceSpread spread({"0", "1"});
+  EXPECT_EQ(spread.startedText(), "0: 0, 1: 0");
+  for (int i = 0; i < 3; ++i)
+    spread.release(spread.acquire());
+  spread.acquire();
+  spread.acquire();
+  EXPECT_EQ(spread.startedText(), "0: 4, 1: 1");
+}
+
 }  // namespace
 }  // namespace gpufuzz
