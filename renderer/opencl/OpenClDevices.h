@@ -3,9 +3,9 @@
 // `--device TEXT` (docs/cli.md) picks the first GPU whose platform name, platform vendor or
 // device name contains TEXT, ignoring case ("pocl", "rusticl", "nvidia", "llvmpipe"), else the
 // first device that does; with no TEXT, the first GPU, else the first device. Where several GPUs
-// match, GPUFUZZ_DEVICE_INDEX picks one of them (renderer/device/DeviceIndex.h). Platforms without devices (Mesa's clover on a machine
-// without a supported GPU) are skipped. Enumerating is the first OpenCL call of a process: see
-// OpenClApi.h on fork.
+// match, GPUFUZZ_DEVICE_INDEX picks one of them (renderer/device/DeviceIndex.h). Platforms
+// without devices (Mesa's clover on a machine without a supported GPU) are skipped. Enumerating
+// is the first OpenCL call of a process: see OpenClApi.h on fork.
 #pragma once
 
 #include <string>
