@@ -1,0 +1,1 @@
+// TestPch.cpp: the object the tests' precompiled header is built with (tests/CMakeLists.txt).
