@@ -64,8 +64,9 @@ std::string normalised(const fs::path& relative, std::string text, const fs::pat
                       "process ?");
     text = replaceAll(text, trialFile, "gpufuzz-?/trial-?-");
   }
-  static const std::regex quiet("no progress for [0-9]+ ms");
-  return replaceAll(text, quiet, "no progress for ? ms");
+  // A stuck child's measured quiet time and CPU share ("no progress for 150 ms, 44.5% CPU").
+  static const std::regex quiet("no progress for [0-9]+ ms"), cpu("[0-9.]+% CPU");
+  return replaceAll(replaceAll(text, quiet, "no progress for ? ms"), cpu, "?% CPU");
 }
 
 /// Every file under `out` (by path relative to it), normalised.
