@@ -1264,8 +1264,12 @@ void VulkanExecutor::semaphoreCreate(const ModelCall& c) {
 std::optional<Breach> semaphoreInUse(const vulkan::Shadow& shadow, const std::string& name) {
   const vulkan::Submission* s = shadow.pendingUse(name);
   if (s == nullptr) return std::nullopt;
-  return inUse(shadow, "VUID-vkDestroySemaphore-semaphore-01137",
-               "semaphore " + name + " is used by pending submission " + std::to_string(s->number));
+  // Layers 1.3.239 and 1.4.309 name the rule 05149; 01137 is its number in older registries.
+  Breach breach = inUse(shadow, "VUID-vkDestroySemaphore-semaphore-05149",
+                        "semaphore " + name + " is used by pending submission " +
+                            std::to_string(s->number));
+  breach.also.push_back("VUID-vkDestroySemaphore-semaphore-01137");
+  return breach;
 }
 
 void VulkanExecutor::semaphoreDestroy(const ModelCall& c) {
