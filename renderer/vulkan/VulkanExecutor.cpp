@@ -1265,9 +1265,9 @@ std::optional<Breach> semaphoreInUse(const vulkan::Shadow& shadow, const std::st
   const vulkan::Submission* s = shadow.pendingUse(name);
   if (s == nullptr) return std::nullopt;
   // Layers 1.3.239 and 1.4.309 name the rule 05149; 01137 is its number in older registries.
-  Breach breach = inUse(shadow, "VUID-vkDestroySemaphore-semaphore-05149",
-                        "semaphore " + name + " is used by pending submission " +
-                            std::to_string(s->number));
+  Breach breach =
+      inUse(shadow, "VUID-vkDestroySemaphore-semaphore-05149",
+            "semaphore " + name + " is used by pending submission " + std::to_string(s->number));
   breach.also.push_back("VUID-vkDestroySemaphore-semaphore-01137");
   return breach;
 }
