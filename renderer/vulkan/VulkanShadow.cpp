@@ -65,7 +65,9 @@ void Shadow::complete(uint64_t number) {
       cmd.phase = CmdState::Phase::Invalid;
       cmd.invalidBecause = "it was recorded for one submission, which completed";
       cmd.layerSeesInvalid = true;
-      cmd.invalidIds = {"UNASSIGNED-CoreValidation-DrawState-CommandBufferSingleSubmitViolation"};
+      // The id of layer 1.3.239, then of 1.4.309.
+      cmd.invalidIds = {"UNASSIGNED-CoreValidation-DrawState-CommandBufferSingleSubmitViolation",
+                        "UNASSIGNED-DrawState-CommandBufferSingleSubmitViolation"};
     }
   }
 }
@@ -168,6 +170,10 @@ uint64_t Shadow::submit(CmdState& cmd, const std::set<std::string>& extra, bool 
 bool Shadow::semaphoreWorkPending() const {
   return std::any_of(submissions_.begin(), submissions_.end(),
                      [](const Submission& s) { return s.semaphores; });
+}
+
+bool Shadow::pendingUncertain() const {
+  return layerRetiresOnItsOwn ? !submissions_.empty() : semaphoreWorkPending();
 }
 
 uint64_t Shadow::settledFrom(const std::string& memory) const {

@@ -192,6 +192,9 @@ class Shadow {
   std::map<std::string, PipelineState> pipelines;
   /// Whether the validation layer tracks what vkCmdCopyBuffer uses (from 1.3.292 on).
   bool layerTracksCopies = false;
+  /// Whether the layer retires finished submissions on its own, between the executor's waits.
+  /// Then whether it still counts a submission pending is a matter of timing.
+  bool layerRetiresOnItsOwn = false;
   /// Zombies, name → kind: objects whose end the layer (or the executor) refused as predicted.
   /// The sequence's names are dead, the handles alive in the maps above until the executor ends
   /// them at the sequence's end, after vkDeviceWaitIdle.
@@ -224,6 +227,9 @@ class Shadow {
   /// the semaphore's operations are notified (its signal retired, a counter read), which may be
   /// before a wait of the executor's shows it: "pending" is then uncertain.
   bool semaphoreWorkPending() const;
+  /// Whether the layer may already have retired what the shadow holds pending: with work that
+  /// waits for a semaphore, or any pending work under a layer that retires on its own.
+  bool pendingUncertain() const;
 
   /// The first byte of memory `name` that no pending submission writes.
   uint64_t settledFrom(const std::string& memory) const;
