@@ -773,13 +773,16 @@ class Campaign {
       writeStatsFile(false);
       if (last - lastPlot_.first >= std::chrono::minutes(1)) appendPlotLine(false);
       if (plan_.quiet) continue;
+      // The status is read (mutex_) before the output is taken (outputMutex_): a worker prints
+      // a finding holding mutex_, so the other order deadlocked a campaign (pocl 6.0, 2026-12-04).
+      const std::vector<std::string> block =
+          tty_ ? statusBlock() : std::vector<std::string>{statusLine()};
       std::lock_guard lock(outputMutex_);
       if (!tty_) {
-        std::fprintf(stderr, "%s\n", statusLine().c_str());
+        std::fprintf(stderr, "%s\n", block.front().c_str());
         continue;
       }
       clearStatusBlock();
-      const std::vector<std::string> block = statusBlock();
       for (const std::string& line : block)
         std::fprintf(stderr, "%s\033[K\n", line.c_str());
       blockLines_ = block.size();
@@ -848,7 +851,8 @@ class Campaign {
   std::optional<std::string> report_;
   std::optional<uint64_t> runs_;
   const bool tty_ = ::isatty(STDERR_FILENO) != 0;
-  std::mutex outputMutex_;  // status block and messages
+  // Status block and messages. Taken after mutex_ where both are held, never before it.
+  std::mutex outputMutex_;
   std::size_t blockLines_ = 0;
   std::optional<Clock::time_point> deadline_;
   const Clock::time_point started_ = Clock::now();
