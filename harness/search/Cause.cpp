@@ -1,7 +1,9 @@
 // Cause.cpp: a failure's cause, from its lifecycle roles and its stuck thread's frames.
 #include "harness/search/Cause.h"
 
+#include <cctype>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "harness/search/Explainer.h"
@@ -29,6 +31,30 @@ std::string frameFunction(const std::string& line) {
   }
   const std::size_t end = line.find(" (", start);
   return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+/// A verdict's words without what differs from run to run: addresses and handles (0x...), the
+/// sequence's names (e1, sv0) and plain numbers. Ids such as VUID-vk...-05149 or CL_... stay.
+std::string maskedVerdict(const std::string& text) {
+  static const std::regex hex("0x[0-9a-fA-F]+"), name("\\b[a-z]{1,4}[0-9]+\\b");
+  const std::string words = std::regex_replace(std::regex_replace(text, hex, "0x?"), name, "?");
+  std::string out;
+  for (std::size_t i = 0; i < words.size();) {
+    const auto c = static_cast<unsigned char>(words[i]);
+    const bool digit = std::isdigit(c) != 0;
+    const bool joined = i > 0 && (std::isalnum(static_cast<unsigned char>(words[i - 1])) != 0 ||
+                                  words[i - 1] == '_' || words[i - 1] == '-');
+    const bool hexMark = i + 1 < words.size() && words[i + 1] == 'x';  // "0x?", masked above
+    if (!digit || joined || hexMark) {
+      out += words[i++];
+      continue;
+    }
+    while (i < words.size() &&
+           (std::isdigit(static_cast<unsigned char>(words[i])) != 0 || words[i] == '.'))
+      ++i;
+    out += '?';
+  }
+  return out;
 }
 
 }  // namespace
@@ -81,6 +107,13 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
     }
   }
   std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
+  // An error or a checker's report says what went wrong in the runtime's own words: the same
+  // verdict at the same kind of operation, reached by other sequences, is the same fault. Five
+  // minimal sequences of one missing context check gave five causes when keyed by their needs.
+  if ((outcome.cls == OutcomeClass::Error || outcome.cls == OutcomeClass::Invalid) &&
+      !outcome.detail.empty()) {
+    return cause + "; says " + maskedVerdict(outcome.detail);
+  }
   // Operations after the failing one never ran: they need nothing.
   std::size_t ran = minimal.ops.size();
   if (outcome.at && !outcome.at->isEnd()) ran = std::min<std::size_t>(ran, outcome.at->ordinal);

@@ -7,6 +7,8 @@
 // A failure a fault-plan rule planted has that rule for its cause: a rule acts on a device call
 // that several kinds of operation make, and its conditions can come to hold in several ways,
 // each a 1-minimal witness of its own; they are one planted bug.
+// An error or a checker's report (invalid) that says what went wrong is its class, its kind of
+// operation and those words, its run's names and numbers masked: the runtime's own verdict.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +25,9 @@ namespace gpufuzz {
 /// for a crash with frames (supervise/CrashSite.h), only its crash state, whatever operation it
 /// came at: "crash; frames chunk_unlink pool_free_all pool_release";
 /// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
-/// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4". A threaded
+/// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4";
+/// for an error or invalid outcome with a detail, "error at set_user_event_status; says
+/// clSetUserEventStatus ?: CL_INVALID_OPERATION, where ...". A threaded
 /// minimal sequence's cause says "; concurrent" after the class and place (or the rule).
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks);

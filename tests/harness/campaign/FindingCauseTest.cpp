@@ -173,3 +173,34 @@ TEST(OneCause, StacksAddTheStuckThreadsTopFrames) {
 
 }  // namespace
 }  // namespace gpufuzz
+
+namespace gpufuzz {
+namespace {
+
+// One runtime fault met by minimal sequences of different needs is one cause: an error's cause
+// is the runtime's verdict, its run's names and numbers masked, never the VUID's own number.
+TEST(OneCause, AnErrorIsItsVerdictWhateverTheSequenceNeeds) {
+  const Sequence a = parseSequence("create r0\ndraw r0\ndestroy r0\n", "a.seq");
+  const Sequence b = parseSequence("create r0\ncreate r1\ndraw r1\ndraw r0\ndestroy r1\n", "b.seq");
+  const auto error = [](std::string detail) {
+    return RunOutcome{OutcomeClass::Error, At{3}, "destroy", std::move(detail), {}};
+  };
+  const auto cause = [](const RunOutcome& o, const Sequence& s) {
+    return failureCause(o, s, TeardownPolicy::Shipped, "");
+  };
+  const std::string first = cause(error("clReleaseEvent e1: CL_SUCCESS at 0x7f12, 3 left"), a);
+  EXPECT_EQ(first, cause(error("clReleaseEvent e12: CL_SUCCESS at 0x5a00, 14 left"), b));
+  EXPECT_EQ(first, "error at destroy; says clReleaseEvent ?: CL_SUCCESS at 0x?, ? left");
+  EXPECT_NE(first, cause(error("clReleaseEvent e1: CL_INVALID_EVENT at 0x7f12, 3 left"), a));
+  const RunOutcome vuid{OutcomeClass::Invalid,
+                        At{3},
+                        "destroy",
+                        "vkDestroySemaphore: VUID-vkDestroySemaphore-semaphore-05149: in use",
+                        {}};
+  EXPECT_NE(cause(vuid, a).find("semaphore-05149: in use"), std::string::npos) << cause(vuid, a);
+  // Without words of its own, an error is what it needs, as a hang is.
+  EXPECT_NE(cause(error(""), a), cause(error(""), b));
+}
+
+}  // namespace
+}  // namespace gpufuzz
