@@ -43,6 +43,8 @@ constexpr const char* kUnseenUse =
 /// Thrown by guard() before any call of an operation whose predicted rule is about pending work
 /// that the layer may have retired already: run() waits for the queue and runs it again.
 struct Uncertain {};
+/// How often an operation waits for the queue while other threads keep queueing work.
+constexpr int kUncertainTries = 64;
 
 /// Where a call's failure is said to happen (fault plans do not act on runtime models).
 constexpr CallPoint kMake = CallPoint::BufAlloc;
@@ -453,9 +455,21 @@ void VulkanExecutor::run(const ModelCall& call) {
       // The layer retires work that waits for semaphores when their operations are
       // notified, which can be before a wait of the model shows it complete: whether it would
       // report this rule depends on timing. The executor waits for the queue first, which makes
-      // the order defined (and the call valid), and runs the operation again.
-      waitIdle(false);
-      (this->*(it->second))(call);
+      // the order defined (and the call valid), and runs the operation again. Another thread
+      // may queue work between the wait and the call: then it waits again. Once, an Uncertain
+      // escaped the second call of a threaded run on layer 1.4.309 and ended the process.
+      for (int tries = 1;; ++tries) {
+        waitIdle(false);
+        try {
+          (this->*(it->second))(call);
+          break;
+        } catch (const Uncertain&) {
+          if (tries == kUncertainTries) {
+            throw std::logic_error(std::string(call.op) + ": other threads kept work pending " +
+                                   "through " + std::to_string(tries) + " waits for the queue");
+          }
+        }
+      }
     }
   } catch (...) {
     failed_ = true;
