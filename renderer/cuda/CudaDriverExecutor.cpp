@@ -107,6 +107,12 @@ struct Buf {
   size_t bytes = 0;
   LastUse use;
   Shadow shadow;
+
+  /// Whether work on `device` may touch this memory: its pool's device, or one the pool gave
+  /// access to (cuMemPoolSetAccess). Peer access never reaches pool memory.
+  bool reachableFrom(CUdevice device) const {
+    return device == pool->device || pool->access.contains(device);
+  }
 };
 
 struct HostBuf {
@@ -296,6 +302,9 @@ class CudaDriverExecutor final : public ModelExecutor {
   void peerEnable(const ModelCall& c);
   void peerDisable(const ModelCall& c);
   void memcpyPeer(const ModelCall& c);
+  /// memcpy_dtod and memcpy_peer: a peer copy when asked (`peer`) or where the stream's device
+  /// cannot reach both buffers, else cuMemcpyDtoDAsync.
+  void copyDevice(const ModelCall& c, bool peer);
   void poolAccess(const ModelCall& c);
   void graphCapture(const ModelCall& c);
   void graphInstantiate(const ModelCall& c);
@@ -557,10 +566,8 @@ void CudaDriverExecutor::rejoin(const std::shared_ptr<Stream>& s, const std::sha
 
 std::shared_ptr<Stream> CudaDriverExecutor::reaching(const std::shared_ptr<Stream>& s,
                                                      const Buf& buf, CallPoint point) {
-  const CUdevice device = s->ctx->device;
-  if (device == buf.pool->device || buf.pool->access.contains(device)) return s;
-  // Pool memory is reachable from another device only through the pool's access
-  // (cuMemPoolSetAccess), never through peer access; any other touch is undefined.
+  if (buf.reachableFrom(s->ctx->device)) return s;
+  // Any other touch of pool memory from another device is undefined.
   return detour(s, buf.pool->device, point);
 }
 
@@ -994,6 +1001,14 @@ void CudaDriverExecutor::memset(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::memcpyDtoD(const ModelCall& c) {
+  copyDevice(c, false);
+}
+
+void CudaDriverExecutor::memcpyPeer(const ModelCall& c) {
+  copyDevice(c, true);
+}
+
+void CudaDriverExecutor::copyDevice(const ModelCall& c, bool peer) {
   Buf& dst = named(bufs_, c.names[0]);
   Buf& src = named(bufs_, c.names[1]);
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
@@ -1002,14 +1017,13 @@ void CudaDriverExecutor::memcpyDtoD(const ModelCall& c) {
   order(src.use, s, CallPoint::CopyToDevice);
   const std::string names = "(" + dst.name + ", " + src.name + ", " + c.names[2] + ")";
   const CUdevice device = s->ctx->device;
-  const auto reaches = [device](const Buf& b) {
-    return device == b.pool->device || b.pool->access.contains(device);
-  };
-  if (reaches(dst) && reaches(src)) {
+  if (!peer && dst.reachableFrom(device) && src.reachableFrom(device)) {
     ok(driver_.memcpyDtoDAsync(dst.address, src.address, bytes, s->handle), CallPoint::CopyToDevice,
        "cuMemcpyDtoDAsync" + names);
   } else {
-    // Memory the stream's device may not touch: a peer copy, which needs no access, instead.
+    // A peer copy needs no access between the devices: asked for, or memory the stream's device
+    // may not touch. Pool memory belongs to no context: each side names its device's primary
+    // context, which the executor keeps retained.
     ok(driver_.memcpyPeerAsync(dst.address, stateOf(dst.pool->device).primary->handle, src.address,
                                stateOf(src.pool->device).primary->handle, bytes, s->handle),
        CallPoint::CopyToDevice, "cuMemcpyPeerAsync" + names);
@@ -1094,22 +1108,6 @@ void CudaDriverExecutor::peerDisable(const ModelCall& c) {
                                                  driver_.errorName(expected));
   }
   peers_.erase(pair);
-}
-
-void CudaDriverExecutor::memcpyPeer(const ModelCall& c) {
-  Buf& dst = named(bufs_, c.names[0]);
-  Buf& src = named(bufs_, c.names[1]);
-  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
-  const size_t bytes = std::min(dst.bytes, src.bytes);
-  order(dst.use, s, CallPoint::CopyToDevice);
-  order(src.use, s, CallPoint::CopyToDevice);
-  // Pool memory belongs to no context: each side names its device's primary context, which the
-  // executor keeps retained. A peer copy needs no access between the devices.
-  ok(driver_.memcpyPeerAsync(dst.address, stateOf(dst.pool->device).primary->handle, src.address,
-                             stateOf(src.pool->device).primary->handle, bytes, s->handle),
-     CallPoint::CopyToDevice,
-     "cuMemcpyPeerAsync(" + dst.name + ", " + src.name + ", " + c.names[2] + ")");
-  std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
 }
 
 void CudaDriverExecutor::poolAccess(const ModelCall& c) {
