@@ -235,7 +235,7 @@ class Campaign {
       } else if (t = trials_.runPersistent(*persistent, seq);
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;
-        bool hit = !t.harnessError && persistentHit(t);
+        bool hit = !t.harnessError && persistentHit(seq, t);
         if (!hit) ranBefore = rerunFresh(failing, t, hit);
         if (hit) {
           done(*k);
@@ -338,7 +338,7 @@ class Campaign {
     if (t.outcome.failed() || t.harnessError || before.empty()) return 0;
     // 1, 2, 4, ... sequences before it, the last try all of them.
     for (std::size_t k = 1; !stopRequested(); k = std::min(2 * k, before.size())) {
-      if (persistentHit(persistentRun, /*wait=*/false)) {
+      if (persistentHit(seq, persistentRun, /*wait=*/false)) {
         hit = true;
         t = persistentRun;
         return 0;
@@ -432,8 +432,9 @@ class Campaign {
   /// one generated with seqSeed.
   bool onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
                  std::size_t ranBefore) {
-    // Triage first: a crash whose frames are a known cause's is a hit of it, and costs no shrink
-    // unless it came at an operation that cause has no variant for yet.
+    // Triage first: a failure whose first run settles a known cause (a crash's frames, a planted
+    // rule, an error's verdict) is a hit of it, and costs no shrink unless it came at an
+    // operation that cause has no variant for yet.
     const Triage triage = triaged(seq, t);
     if (triage.hit) return true;
     const std::string kind = failureKind(t.outcome);
@@ -523,9 +524,9 @@ class Campaign {
 
   Report reportUnlocked() const;
 
-  /// What triage made of a failure: its cause when its frames give one, whether it is a hit of
-  /// a known cause (counted already), a variant of one (a known cause at a new operation: shrunk
-  /// for its minimal sequence), or a new crash site.
+  /// What triage made of a failure: its cause when its first run settles one (settledCause),
+  /// whether it is a hit of a known cause (counted already), a variant of one (a known cause at
+  /// a new operation: shrunk for its minimal sequence), or a new cause, shrunk first.
   struct Triage {
     std::string cause;
     bool hit = false;
@@ -533,18 +534,31 @@ class Campaign {
     bool newSite = false;
   };
 
-  /// The cause a crash's frames give (Cause.h), from the failing run's own (the runner's crash
-  /// handler) or, for a target, from a fresh run under a debugger; empty without frames.
-  std::string crashCauseOf(const Sequence& seq, const TrialResult& t) {
-    if (t.outcome.cls != OutcomeClass::Crash || !t.outcome.fault.empty()) return {};
+  /// The cause a failure's first run settles (Cause.h), before any shrink; empty when the cause
+  /// needs the minimal sequence (a leak, a wrong image, a hang nothing planted):
+  /// - a crash: its frames, from the failing run's own (the runner's crash handler) or, for a
+  ///   target, from a fresh run under a debugger; none without frames;
+  /// - a failure a fault-plan rule planted: its rule;
+  /// - an error or a checker's report: its verdict at its kind of operation.
+  /// Only a sequence on one thread: a threaded one's cause says whether its minimal sequence
+  /// still needs threads, which only its shrink tells. `freshFrames`: whether a target's crash
+  /// without frames may be run again for them.
+  std::string settledCause(const Sequence& seq, const TrialResult& t, bool freshFrames = true) {
+    if (seq.threadCount() > 1) return {};
+    const RunOutcome& o = t.outcome;
+    const bool verdict =
+        (o.cls == OutcomeClass::Error || o.cls == OutcomeClass::Invalid) && !o.detail.empty();
+    if (!o.fault.empty() || verdict) return failureCause(o, seq, trials_.setup().policy, {});
+    if (o.cls != OutcomeClass::Crash) return {};
     std::string stacks = t.evidence.stacks;
-    if (!isCrashText(stacks) && !trials_.setup().target.empty() && trials_.setup().captureStacks) {
+    if (freshFrames && !isCrashText(stacks) && !trials_.setup().target.empty() &&
+        trials_.setup().captureStacks) {
       const TrialResult fresh = trials_.run(seq, TrialMode::Evidence);
       if (!fresh.harnessError && fresh.outcome.cls == OutcomeClass::Crash)
         stacks = fresh.evidence.stacks;
     }
     if (crashState(stacks).empty()) return {};
-    return failureCause(t.outcome, seq, trials_.setup().policy, stacks);
+    return failureCause(o, seq, trials_.setup().policy, stacks);
   }
 
   /// Whether `cause` is known and `op` is one of its variants' operations: then the failure is
@@ -562,7 +576,7 @@ class Campaign {
 
   Triage triaged(const Sequence& seq, const TrialResult& t) {
     Triage triage;
-    triage.cause = crashCauseOf(seq, t);
+    triage.cause = settledCause(seq, t);
     if (triage.cause.empty()) return triage;
     if (knownHit(triage.cause, t.outcome.op)) {
       triage.hit = true;
@@ -585,33 +599,34 @@ class Campaign {
   }
 
   /// A persistent process's failure that is a known cause's hit, counted without re-running it
-  /// in a fresh process: a crash whose frames a known cause has, or a hang or spin of a kind
-  /// confirmed already. The process may have been poisoned by a sequence it ran before, which
-  /// is what the re-runs with its history would look for, at the cost of long runs.
-  bool persistentHit(const TrialResult& t, bool wait = true) {
+  /// in a fresh process: one whose run settles a known cause (settledCause: a crash's frames, a
+  /// planted rule, an error's verdict), or a hang or spin of a kind confirmed already. The
+  /// process may have been poisoned by a sequence it ran before, which is what the re-runs with
+  /// its history would look for, at the cost of long runs.
+  bool persistentHit(const Sequence& seq, const TrialResult& t, bool wait = true) {
     if (t.evidence.stuck && trials_.isConfirmedKind(t.outcome)) {
       trials_.countSkippedConfirmation();
       std::lock_guard lock(mutex_);
       ++triageHits_;
       return true;
     }
-    const std::string cause =
-        t.outcome.cls == OutcomeClass::Crash && t.outcome.fault.empty() &&
-                !crashState(t.evidence.stacks).empty()
-            ? failureCause(t.outcome, Sequence{}, trials_.setup().policy, t.evidence.stacks)
-            : std::string();
+    const std::string cause = settledCause(seq, t, /*freshFrames=*/false);
     if (cause.empty()) return false;
     {
-      // A crash site another worker examines (re-runs, shrinks) is waited for, not examined
-      // twice: its verdict makes this a hit. Without a verdict, this worker claims it.
-      std::unique_lock lock(mutex_);
+      std::lock_guard lock(mutex_);
       const auto self = std::this_thread::get_id();
-      while (wait && examining_.contains(cause) && examining_[cause] != self &&
-             !store_.causes().contains(cause) && !stopRequested())
-        turn_.wait_for(lock, std::chrono::milliseconds(50));
       if (!store_.causes().contains(cause)) {
-        if (wait) examining_.try_emplace(cause, self);
-        return false;
+        if (!wait) return false;
+        const auto examiner = examining_.find(cause);
+        if (examiner == examining_.end() || examiner->second == self) {
+          examining_.try_emplace(cause, self);  // this worker examines it
+          return false;
+        }
+        // Another worker examines this cause (re-runs, shrinks): not examined twice. The
+        // failure is deferred to that verdict, and this worker goes on fuzzing. Waiting held
+        // every worker for two minutes of a 200 s campaign on the H200.
+        ++deferred_[cause][static_cast<std::size_t>(t.outcome.cls)];
+        return true;
       }
       ++triageHits_;
     }
@@ -619,14 +634,35 @@ class Campaign {
     return true;
   }
 
-  /// Ends the calling worker's claims on crash sites (persistentHit), once its sequence is done.
+  /// Ends the calling worker's claims on causes (persistentHit), once its sequence is done. The
+  /// failures deferred to its verdict become hits of the cause it recorded, or unexamined.
   void endExamining() {
+    std::vector<std::pair<std::string, uint64_t>> hits;
     {
       std::lock_guard lock(mutex_);
-      std::erase_if(examining_, [self = std::this_thread::get_id()](const auto& c) {
-        return c.second == self;
-      });
+      for (auto it = examining_.begin(); it != examining_.end();) {
+        if (it->second != std::this_thread::get_id()) {
+          ++it;
+          continue;
+        }
+        if (const auto d = deferred_.find(it->first); d != deferred_.end()) {
+          const bool known = store_.causes().contains(d->first);
+          uint64_t n = 0;
+          for (std::size_t c = 0; c < d->second.size(); ++c) {
+            n += d->second[c];
+            if (!known) unexamined_[c] += d->second[c];
+          }
+          if (known) {
+            triageHits_ += n;
+            hits.emplace_back(d->first, n);
+          }
+          deferred_.erase(d);
+        }
+        it = examining_.erase(it);
+      }
     }
+    for (const auto& [cause, n] : hits)
+      store_.countHit(cause, n);
     turn_.notify_all();
   }
 
@@ -660,7 +696,7 @@ class Campaign {
   std::string tallyText() const {
     std::string text = std::to_string(confirmed_) + " cause(s) confirmed (" +
                        std::to_string(variants_) + " variant(s), " + std::to_string(triageHits_) +
-                       " hit(s) by frames or kind)";
+                       " hit(s) by triage)";
     uint64_t unexamined = 0;
     std::string classes;
     for (std::size_t c = 0; c < unexamined_.size(); ++c) {
@@ -897,8 +933,11 @@ class Campaign {
   /// Each cause's operations that have a minimal sequence (its own or a variant's).
   std::map<std::string, std::set<std::string>> variantOps_;
   unsigned newSitesWaiting_ = 0;  // mutex_
-  /// Crash sites (causes) a worker re-runs or shrinks now, and that worker (mutex_).
+  /// Causes a worker re-runs or shrinks now, and that worker (mutex_).
   std::map<std::string, std::thread::id> examining_;
+  /// Persistent failures of a cause under examination, by class, awaiting its verdict (mutex_).
+  using ClassCounts = std::array<uint64_t, kOutcomeClassCount>;
+  std::map<std::string, ClassCounts> deferred_;
   std::condition_variable turn_;
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;

@@ -194,12 +194,12 @@ FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) 
   }
 }
 
-bool FindingStore::countHit(const std::string& cause) {
+bool FindingStore::countHit(const std::string& cause, uint64_t times) {
   std::lock_guard lock(mutex_);
   const auto it = known_.find(cause);
   if (it == known_.end()) return false;
   Known& k = it->second;
-  ++k.hits;
+  k.hits += times;
   k.lastHit = utcTimeText(unixNow());
   const auto dir = root_ / k.id;
   if (k.loaded) {

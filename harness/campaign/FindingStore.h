@@ -37,9 +37,10 @@ class FindingStore {
   /// full disk): a new finding's folder is then absent, a known one keeps its former files.
   std::pair<bool, std::filesystem::path> record(const Finding& finding);
 
-  /// A failure that triage matched to a known cause without shrinking it (a crash with the
-  /// same frames): the cause's hit counter is bumped on disk. False when the cause is not known.
-  bool countHit(const std::string& cause);
+  /// Failures that triage matched to a known cause without shrinking them (a crash with the
+  /// same frames, say): the cause's hit counter grows by `times` on disk. False when the cause
+  /// is not known.
+  bool countHit(const std::string& cause, uint64_t times = 1);
 
   std::size_t size() const;
   /// Whether a finding of this signature (a minimal sequence or a variant) is known.

@@ -44,7 +44,8 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
         return trials_.runTries(
             candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick, limit,
             threadedFailure_ ? trials_.triesFor(candidate, tries) : 1,
-            [&](const TrialResult& t) { return key.matches(t.outcome); }, baseAttempt_);
+            [&](const TrialResult& t) { return key.matches(t.outcome); }, baseAttempt_,
+            key.plantedHang());
       });
   bool progressed = false;
   for (std::size_t i = 0; i < batch.size(); ++i) {

@@ -45,6 +45,12 @@ struct FailureKey {
         cls == OutcomeClass::Hang || cls == OutcomeClass::Spin || cls == OutcomeClass::Slow;
     return missesDeadline ? std::nullopt : limit;
   }
+  /// The rule whose planted hang or spin this is, or empty: a candidate in which it fires
+  /// reproduces the failure as soon as the call stays put (TrialRunner::run's `plantedHang`),
+  /// so no candidate waits out the whole deadline of a call that never returns.
+  std::string plantedHang() const {
+    return cls == OutcomeClass::Hang || cls == OutcomeClass::Spin ? fault : std::string();
+  }
   bool operator==(const FailureKey&) const = default;
 };
 

@@ -318,7 +318,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
 }
 
 TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<Millis> stuckAfter,
-                             uint64_t attempt) {
+                             uint64_t attempt, const std::string& plantedHang) {
   const auto file = writeSequenceFile(seq);
 
   TrialResult result;
@@ -333,7 +333,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
   // A target has no crash handler of the runner's: when it crashes, the supervisor runs it again
   // under a debugger for its frames (Supervisor.h), if asked for stacks.
   const bool targetFrames = mode == TrialMode::Evidence && !setup_.target.empty();
-  result.evidence = runOnce(file, seq, deadline, kinds, targetFrames, attempt);
+  result.evidence = runOnce(file, seq, deadline, kinds, targetFrames, attempt, plantedHang);
   result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
   if (known && mode == TrialMode::Evidence && setup_.captureStacks) {
@@ -388,11 +388,11 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
 TrialResult TrialRunner::runTries(const Sequence& seq, TrialMode mode,
                                   std::optional<Millis> stuckAfter, uint32_t tries,
                                   const std::function<bool(const TrialResult&)>& decided,
-                                  uint64_t firstAttempt) {
+                                  uint64_t firstAttempt, const std::string& plantedHang) {
   TrialResult t;
   uint32_t executions = 0;
   for (uint32_t k = 0; k < std::max<uint32_t>(tries, 1); ++k) {
-    t = run(seq, mode, stuckAfter, firstAttempt + k);
+    t = run(seq, mode, stuckAfter, firstAttempt + k, plantedHang);
     executions += t.executions;
     if (t.harnessError || decided(t)) break;
   }

@@ -157,14 +157,18 @@ class TrialRunner {
   /// of a crash or an error.
   /// `attempt`: which try of a threaded sequence this is (docs/sequences.md, Threads): the runner's
   /// `--try`, which seeds the threads' schedule on sim.
+  /// `plantedHang`: a fault-plan rule (as cited) whose hang or spin this run looks for, as a
+  /// shrink's candidates do: an operation in which it fires is stuck after a tenth of its
+  /// deadline (SupervisionLimits::knownFaults), since the rule's call never returns.
   TrialResult run(const Sequence& seq, TrialMode mode,
-                  std::optional<Millis> stuckAfter = std::nullopt, uint64_t attempt = 0);
+                  std::optional<Millis> stuckAfter = std::nullopt, uint64_t attempt = 0,
+                  const std::string& plantedHang = {});
   /// Up to `tries` runs of `seq` as tries firstAttempt, firstAttempt + 1, ... (each its own
   /// schedule, for a threaded sequence), until `decided` holds for one or the harness fails:
   /// that run, its `attempt` the try it was, its executions those of every try.
   TrialResult runTries(const Sequence& seq, TrialMode mode, std::optional<Millis> stuckAfter,
                        uint32_t tries, const std::function<bool(const TrialResult&)>& decided,
-                       uint64_t firstAttempt = 0);
+                       uint64_t firstAttempt = 0, const std::string& plantedHang = {});
   /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
   /// anything but a pass ends that process, and its result carries the sequences the process
   /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.

@@ -87,7 +87,7 @@ TEST(SameSeed, TheSameSettingsWriteTheSameFindingsFolder) {
     const fs::path out = dir.path() / name;
     const auto r = testing::gpufuzz(
         "fuzz --backend sim --policy no-destroy-sync --faults max-26.5.0 --runs 60 --jobs 1 "
-        "--seed 17 --confirmations 2 --deadline 300 --quiet --out " +
+        "--ops all --seed 17 --confirmations 2 --deadline 300 --quiet --out " +
         out.string());
     ASSERT_EQ(r.status, 1) << r.output;
     const auto contents = folderContents(out);
