@@ -135,7 +135,7 @@ std::size_t writeHtmlReport(const fs::path& dir, const fs::path& out, bool quiet
   fs::remove(index);
   if (status != 0) {
     throw std::runtime_error(toolScript("report-campaign").string() + " failed (exit status " +
-                             std::to_string(status) + "; python3-matplotlib installed?)");
+                             std::to_string(status) + ")");
   }
   return checked.unreadable.size();
 }

@@ -244,5 +244,36 @@ TEST(Report, AFailedPageNeverFailsTheMerge) {
   EXPECT_TRUE(fs::exists(dir.path() / "all" / id / "signature")) << "the merge was done";
 }
 
+TEST(Report, WithoutMatplotlibThePageIsWholeButForItsPictures) {
+  testing::ScratchDir dir;
+  const fs::path out = dir.path() / "night";
+  const auto campaign = testing::gpufuzz(
+      testing::kQuickSimFuzz +
+      " --policy context-first --faults max-26.5.0 --runs 20 --seed 3 --out " + out.string());
+  ASSERT_EQ(campaign.status, 1) << campaign.output;
+  // A matplotlib that cannot be imported, as on a machine without python3-matplotlib.
+  fs::create_directories(dir.path() / "bare" / "matplotlib");
+  writeFileAtomically(dir.path() / "bare" / "matplotlib" / "__init__.py",
+                      "raise ImportError('No module named matplotlib')\n");
+  const auto bare =
+      testing::runCommand("PYTHONPATH=" + (dir.path() / "bare").string() + " " +
+                          (testing::binDir() / "gpufuzz").string() + " report " + out.string() +
+                          " -o " + (dir.path() / "bare.html").string());
+  ASSERT_EQ(bare.status, 0) << bare.output;
+  const std::string page = readFile(dir.path() / "bare.html");
+  EXPECT_NE(page.find("No picture here: drawing needs python3-matplotlib"), std::string::npos);
+  EXPECT_EQ(page.find("data:image/png"), std::string::npos);
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (!fs::exists(entry.path() / "finding.json")) continue;
+    EXPECT_NE(page.find(entry.path().filename().string()), std::string::npos) << entry.path();
+  }
+  // With matplotlib the same folder's page has its pictures.
+  const auto drawn = testing::gpufuzz("report " + out.string());
+  ASSERT_EQ(drawn.status, 0) << drawn.output;
+  const std::string full = readFile(out / "report.html");
+  EXPECT_NE(full.find("data:image/png"), std::string::npos);
+  EXPECT_EQ(full.find("No picture here"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpufuzz
