@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -119,6 +120,7 @@ class Campaign {
     s.run.confirmedCauses = confirmed_;
     s.run.variants = variants_;
     s.run.triageHits = triageHits_;
+    s.run.queuedFailures = queuedFailures_;
     s.run.unexaminedByClass = unexamined_;
     for (const uint64_t n : unexamined_)
       s.run.unexamined += n;
@@ -263,7 +265,16 @@ class Campaign {
         if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
         continue;
       }
-      const bool stands = t.outcome.failed() && onFailure(failing, seqSeed, t, ranBefore);
+      const Handled handled =
+          t.outcome.failed() ? onFailure(failing, seqSeed, t, ranBefore, *k) : Handled::Dropped;
+      if (handled == Handled::Queued) {
+        // The examining worker finishes it (drainQueued), and marks it done then.
+        ++sequences_;
+        ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
+        ++failures_;
+        continue;
+      }
+      const bool stands = handled == Handled::Stands;
       if (cutShort()) {
         if (stands) ++failuresCutShort_;
         return;
@@ -430,13 +441,138 @@ class Campaign {
   /// the failure stands (not noise, not dropped by a stop). `ranBefore`: how many sequences of a
   /// persistent process `seq` (their concatenation with the one that failed) holds before the
   /// one generated with seqSeed.
-  bool onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
-                 std::size_t ranBefore) {
+  /// What triage made of a failure: its cause when its first run settles one (settledCause),
+  /// whether it is a hit of a known cause (counted already), a variant of one (a known cause at
+  /// a new operation: shrunk for its minimal sequence), or a new cause, shrunk first.
+  struct Triage {
+    std::string cause;
+    bool hit = false;
+    bool variant = false;
+    bool newSite = false;
+  };
+
+  /// A failure waiting for the worker that shrinks (--persistent): its worker goes on fuzzing.
+  struct Queued {
+    Sequence seq;
+    uint64_t seqSeed = 0;
+    TrialResult t;
+    std::size_t ranBefore = 0;
+    uint64_t k = 0;
+    Triage triage;                    // what triage made of it when it was queued
+    std::vector<std::string> claims;  // causes its worker claimed to examine (persistentHit)
+  };
+
+  enum class Handled { Dropped, Stands, Queued };
+
+  /// Handles a failure of sequence `k`: a hit, or a shrink and a finding recorded, or with
+  /// --persistent queued for the worker that shrinks now (drainQueued). Dropped: noise, or cut
+  /// short by a stop.
+  Handled onFailure(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
+                    std::size_t ranBefore, uint64_t k) {
     // Triage first: a failure whose first run settles a known cause (a crash's frames, a planted
     // rule, an error's verdict) is a hit of it, and costs no shrink unless it came at an
     // operation that cause has no variant for yet.
     const Triage triage = triaged(seq, t);
-    if (triage.hit) return true;
+    if (triage.hit) return Handled::Stands;
+    if (plan_.persistent <= 1) {
+      return examine(seq, seqSeed, t, ranBefore, triage, false) ? Handled::Stands
+                                                                : Handled::Dropped;
+    }
+    // With --persistent one worker at a time examines, and the others queue their failures for
+    // it and go on fuzzing: on the H200 every worker stood waiting for the shrink otherwise.
+    {
+      std::unique_lock lock(mutex_);
+      while (examinerActive_) {
+        if (queued_.size() < kMostQueued) {
+          queueLocked(seq, seqSeed, t, ranBefore, k, triage);
+          return Handled::Queued;
+        }
+        turn_.wait_for(lock, std::chrono::milliseconds(50));
+      }
+      examinerActive_ = true;
+    }
+    const struct EndExaminer {
+      Campaign* campaign;
+      ~EndExaminer() { campaign->endExaminer(); }
+    } endExaminer{this};
+    std::unique_lock shrinking(shrinkMutex_);
+    const bool stands = examine(seq, seqSeed, t, ranBefore, triage, true);
+    drainQueued();
+    return stands ? Handled::Stands : Handled::Dropped;
+  }
+
+  /// Failures queued at most; beyond, a worker waits until there is room.
+  static constexpr std::size_t kMostQueued = 64;
+
+  /// Queues a failure for the examining worker, new causes first (mutex_ held). Its worker's
+  /// claims on causes go with it, so other workers still defer to its verdict.
+  void queueLocked(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
+                   std::size_t ranBefore, uint64_t k, const Triage& triage) {
+    ++queuedFailures_;
+    Queued q{seq, seqSeed, t, ranBefore, k, triage, {}};
+    for (auto& [cause, owner] : examining_) {
+      if (owner != std::this_thread::get_id()) continue;
+      owner = kQueuedClaim;
+      q.claims.push_back(cause);
+    }
+    if (triage.newSite) {
+      queued_.push_front(std::move(q));
+    } else {
+      queued_.push_back(std::move(q));
+    }
+  }
+
+  /// The examining worker examines the queued failures one after another, until none is left.
+  /// After a stop they are unexamined, their sequences unfinished for a resumed campaign.
+  void drainQueued() {
+    for (;;) {
+      std::optional<Queued> q;
+      {
+        std::lock_guard lock(mutex_);
+        if (queued_.empty()) return;
+        q = std::move(queued_.front());
+        queued_.pop_front();
+      }
+      if (stopRequested()) {
+        countUnexamined(q->t.outcome.cls);
+      } else {
+        // examine() counts it a hit if its cause became known meanwhile.
+        const bool stands = examine(q->seq, q->seqSeed, q->t, q->ranBefore, q->triage, true);
+        if (!stands) --failures_;
+        done(q->k);
+      }
+      endClaims([&](const std::string& cause, std::thread::id owner) {
+        return owner == kQueuedClaim &&
+               std::find(q->claims.begin(), q->claims.end(), cause) != q->claims.end();
+      });
+    }
+  }
+
+  /// The examining worker is done: another may take its place. What an interruption left in
+  /// the queue is unexamined.
+  void endExaminer() {
+    std::vector<Queued> left;
+    {
+      std::lock_guard lock(mutex_);
+      examinerActive_ = false;
+      left.assign(std::make_move_iterator(queued_.begin()), std::make_move_iterator(queued_.end()));
+      queued_.clear();
+      for (const Queued& q : left)
+        ++unexamined_[static_cast<std::size_t>(q.t.outcome.cls)];
+    }
+    for (const Queued& q : left) {
+      endClaims([&](const std::string& cause, std::thread::id owner) {
+        return owner == kQueuedClaim &&
+               std::find(q.claims.begin(), q.claims.end(), cause) != q.claims.end();
+      });
+    }
+    turn_.notify_all();
+  }
+
+  /// Shrinks a failure that triage did not settle, and records it; whether it stands. Takes the
+  /// shrink unless its caller holds it (`shrinkHeld`).
+  bool examine(const Sequence& seq, uint64_t seqSeed, const TrialResult& t, std::size_t ranBefore,
+               const Triage& triage, bool shrinkHeld) {
     const std::string kind = failureKind(t.outcome);
     // What the status line says: the class and operation (a planted kind's rule is long).
     const std::string shown = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
@@ -449,9 +585,12 @@ class Campaign {
       }
     }
     // New crash sites go first: other failures wait while one is waiting for the shrink.
-    waitTurn(triage.newSite);
-    std::unique_lock shrinking(shrinkMutex_);
-    endTurn(triage.newSite);
+    std::unique_lock<std::mutex> shrinking;
+    if (!shrinkHeld) {
+      waitTurn(triage.newSite);
+      shrinking = std::unique_lock(shrinkMutex_);
+      endTurn(triage.newSite);
+    }
     // After a stop request nothing new starts; once the time and grace are spent, a failure
     // found in time is still saved, its shrink cut short.
     if (plan_.stopRequested && plan_.stopRequested()) {
@@ -496,6 +635,7 @@ class Campaign {
     if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
     const bool knewSignature = store_.knows(f.signature());
     const auto [isNew, dir] = store_.record(f);
+    settleDeferred(causeKey(f));
     {
       std::lock_guard lock(mutex_);
       variantOps_[causeKey(f)].insert(f.outcome.op);
@@ -523,16 +663,6 @@ class Campaign {
   }
 
   Report reportUnlocked() const;
-
-  /// What triage made of a failure: its cause when its first run settles one (settledCause),
-  /// whether it is a hit of a known cause (counted already), a variant of one (a known cause at
-  /// a new operation: shrunk for its minimal sequence), or a new cause, shrunk first.
-  struct Triage {
-    std::string cause;
-    bool hit = false;
-    bool variant = false;
-    bool newSite = false;
-  };
 
   /// The cause a failure's first run settles (Cause.h), before any shrink; empty when the cause
   /// needs the minimal sequence (a leak, a wrong image, a hang nothing planted):
@@ -634,14 +764,38 @@ class Campaign {
     return true;
   }
 
-  /// Ends the calling worker's claims on causes (persistentHit), once its sequence is done. The
-  /// failures deferred to its verdict become hits of the cause it recorded, or unexamined.
+  /// The failures deferred to `cause`'s verdict (persistentHit) become its hits, now that it is
+  /// recorded: the tally shows them at once, not when the examining worker's sequence ends.
+  void settleDeferred(const std::string& cause) {
+    uint64_t n = 0;
+    {
+      std::lock_guard lock(mutex_);
+      const auto d = deferred_.find(cause);
+      if (d == deferred_.end()) return;
+      for (const uint64_t c : d->second)
+        n += c;
+      triageHits_ += n;
+      deferred_.erase(d);
+    }
+    if (n > 0) store_.countHit(cause, n);
+  }
+
+  /// Ends the calling worker's claims on causes (persistentHit), once its sequence is done.
   void endExamining() {
+    endClaims([self = std::this_thread::get_id()](const std::string&, std::thread::id owner) {
+      return owner == self;
+    });
+  }
+
+  /// Ends the claims on causes that `ends(cause, owner)` picks. The failures still deferred to
+  /// such a claim's verdict become hits of a known cause, or unexamined.
+  template <typename Pick>
+  void endClaims(const Pick& ends) {
     std::vector<std::pair<std::string, uint64_t>> hits;
     {
       std::lock_guard lock(mutex_);
       for (auto it = examining_.begin(); it != examining_.end();) {
-        if (it->second != std::this_thread::get_id()) {
+        if (!ends(it->first, it->second)) {
           ++it;
           continue;
         }
@@ -928,7 +1082,7 @@ class Campaign {
   std::vector<ReportedFinding> findings_;
   // The tally (mutex_): causes this run confirmed, variants recorded, hits triage counted
   // without a shrink, failures not examined by a finished shrink (by class).
-  uint64_t confirmed_ = 0, variants_ = 0, triageHits_ = 0;
+  uint64_t confirmed_ = 0, variants_ = 0, triageHits_ = 0, queuedFailures_ = 0;
   std::array<uint64_t, kOutcomeClassCount> unexamined_{};
   /// Each cause's operations that have a minimal sequence (its own or a variant's).
   std::map<std::string, std::set<std::string>> variantOps_;
@@ -938,6 +1092,11 @@ class Campaign {
   /// Persistent failures of a cause under examination, by class, awaiting its verdict (mutex_).
   using ClassCounts = std::array<uint64_t, kOutcomeClassCount>;
   std::map<std::string, ClassCounts> deferred_;
+  /// The owner of a claim whose failure waits in queued_: no thread's.
+  static inline const std::thread::id kQueuedClaim{};
+  /// With --persistent: whether a worker examines failures now, and those queued for it.
+  bool examinerActive_ = false;  // mutex_
+  std::deque<Queued> queued_;    // mutex_
   std::condition_variable turn_;
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;

@@ -34,6 +34,7 @@ void visitCounts(Io& io, Counts& c) {
   io.number("confirmed_causes", c.confirmedCauses);
   io.number("variants", c.variants);
   io.number("hits_by_triage", c.triageHits);
+  io.number("queued_failures", c.queuedFailures);
   io.number("unexamined", c.unexamined);
   io.byClass("unexamined_by_class", c.unexaminedByClass);
   io.number("run_time_s", c.runTimeSeconds);
@@ -256,6 +257,7 @@ CampaignCounts& CampaignCounts::operator+=(const CampaignCounts& other) {
   confirmedCauses += other.confirmedCauses;
   variants += other.variants;
   triageHits += other.triageHits;
+  queuedFailures += other.queuedFailures;
   unexamined += other.unexamined;
   for (std::size_t i = 0; i < kClasses; ++i)
     unexaminedByClass[i] += other.unexaminedByClass[i];

@@ -51,6 +51,8 @@ struct CampaignCounts {
   uint64_t confirmedCauses = 0;
   uint64_t variants = 0;
   uint64_t triageHits = 0;
+  /// With --persistent: failures queued for the examining worker while their own went on.
+  uint64_t queuedFailures = 0;
   uint64_t unexamined = 0;
   std::array<uint64_t, kOutcomeClassCount> unexaminedByClass{};
   double runTimeSeconds = 0;
