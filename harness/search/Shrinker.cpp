@@ -16,10 +16,15 @@ bool needsConfirmation(OutcomeClass cls) {
   return cls == OutcomeClass::Slow;
 }
 
-/// Up to this many operations every single edit is a candidate at once. A longer sequence (a
-/// persistent process's history runs to thousands of operations) first loses ranges of
-/// operations, halving as delta debugging does: every single edit of it, built at once, would
-/// not fit in memory, and most of such a sequence is rarely needed.
+/// A sequence longer than this first loses ranges of operations, halving as delta debugging
+/// does: most of it is rarely needed, and a range goes in one run where single edits take one
+/// each. Ranges first above 32 operations, not 200, cut shrinks of 70-145 operations on sim from
+/// 291-583 executions to 118-206 with 16 jobs, and from 47-111 to 31-65 with 2, to minimal
+/// sequences as short (bench/RESULTS.md).
+constexpr std::size_t kRangesFirstOver = 32;
+/// Up to this many operations every single edit is a candidate at once. A persistent process's
+/// history runs to thousands of operations: every single edit of it, built at once, would not
+/// fit in memory.
 constexpr std::size_t kSingleEditsUpTo = 200;
 
 /// What `tried` remembers of a candidate: its operations' hash, not their text.
@@ -102,7 +107,7 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
   // no range of it can go, candidates built only `jobs` at a time.
   for (std::size_t chunk = result.minimal.ops.size() / 2;
-       chunk >= 1 && result.minimal.ops.size() > kSingleEditsUpTo && !trials_.stopRequested();) {
+       chunk >= 1 && result.minimal.ops.size() > kRangesFirstOver && !trials_.stopRequested();) {
     bool progressed = false;
     for (std::size_t first = 0; first < result.minimal.ops.size() && !progressed;) {
       std::vector<std::pair<Edit, Sequence>> batch;

@@ -1,7 +1,7 @@
 // Shrinker.h: shrinks a failing sequence to a 1-minimal one: no single removal (of an operation
 // and whatever then becomes invalid) and no single argument simplification still reproduces the
-// same failure class at the same kind of operation. A long sequence (over 200 operations) first
-// loses ranges of operations, halving; should it stay that long, it ends 1-minimal for removals. A
+// same failure class at the same kind of operation. A sequence over 32 operations first loses
+// ranges of operations, halving; one still over 200 then ends 1-minimal for removals only. A
 // candidate that fails differently is another bug and is never accepted. Candidates of a step are
 // tried concurrently (up to `jobs`), and the first in candidate order that reproduces is taken, so
 // the result does not depend on timing.
