@@ -18,30 +18,9 @@
 namespace gpufuzz {
 namespace {
 
-constexpr std::string_view kBlank = " \t\r";
 constexpr std::size_t kMaxFlagsPerKind = 64;
 constexpr uint32_t kMaxWeight = 1000000;
 constexpr std::size_t kMaxOps = 4096;
-
-struct Token {
-  std::string_view text;
-  int column;
-};
-
-std::vector<Token> tokenize(std::string_view line) {
-  std::vector<Token> tokens;
-  std::size_t begin = line.find_first_not_of(kBlank);
-  while (begin != std::string_view::npos) {
-    const std::size_t end = std::min(line.find_first_of(kBlank, begin), line.size());
-    tokens.push_back({line.substr(begin, end - begin), static_cast<int>(begin) + 1});
-    begin = line.find_first_not_of(kBlank, end);
-  }
-  return tokens;
-}
-
-std::string inQuotes(std::string_view s) {
-  return "'" + std::string(s) + "'";
-}
 
 bool isModelName(std::string_view text) {
   if (text.empty() || text.front() < 'a' || text.front() > 'z') return false;

@@ -24,28 +24,7 @@
 namespace gpufuzz {
 namespace {
 
-constexpr std::string_view kBlank = " \t\r";
 constexpr uint32_t kMaxOrdinal = std::numeric_limits<uint32_t>::max();
-
-struct Token {
-  std::string_view text;
-  int column;  // 1-based, relative to the text that was split
-};
-
-std::vector<Token> tokenize(std::string_view text) {
-  std::vector<Token> tokens;
-  size_t begin = text.find_first_not_of(kBlank);
-  while (begin != std::string_view::npos) {
-    const size_t end = std::min(text.find_first_of(kBlank, begin), text.size());
-    tokens.push_back({text.substr(begin, end - begin), static_cast<int>(begin) + 1});
-    begin = text.find_first_not_of(kBlank, end);
-  }
-  return tokens;
-}
-
-std::string inQuotes(std::string_view s) {
-  return "'" + std::string(s) + "'";
-}
 
 std::string joined(const auto& items, std::string_view separator = ", ") {
   std::string text;

@@ -10,12 +10,9 @@ namespace gpufuzz {
 
 namespace {
 
-[[noreturn]] void fail(CallPoint point, std::string message) {
-  throw DeviceError(point, std::move(message));
-}
-
 void check(cl_int status, CallPoint point, const char* call) {
-  if (status != CL_SUCCESS) fail(point, std::string(call) + ": " + clErrorName(status));
+  if (status != CL_SUCCESS)
+    throw DeviceError(point, std::string(call) + ": " + clErrorName(status));
 }
 
 }  // namespace
@@ -157,8 +154,9 @@ void OpenClBackend::freeBuffer(BufferId buf) {
   auto it = buffers_.find(buf);
   if (it == buffers_.end()) {
     const bool freed = buf > 0 && buf < nextBuffer_;
-    fail(CallPoint::BufFree, "clReleaseMemObject: not called: buffer " + std::to_string(buf) +
-                                 (freed ? " was already freed" : " is unknown"));
+    throw DeviceError(CallPoint::BufFree, "clReleaseMemObject: not called: buffer " +
+                                              std::to_string(buf) +
+                                              (freed ? " was already freed" : " is unknown"));
   }
   const Buffer buffer = it->second;
   buffers_.erase(it);
@@ -215,8 +213,9 @@ void OpenClBackend::launch(ContextId ctx, const RasterLaunch& launch) {
   constexpr const char* kCall = "clEnqueueNDRangeKernel";
   Context& context = liveContext(ctx, kPoint, kCall);
   if (launch.textureCount > raster::kMaxTextures) {
-    fail(kPoint, std::string(kCall) + ": not called: " + std::to_string(launch.textureCount) +
-                     " textures, at most " + std::to_string(raster::kMaxTextures));
+    throw DeviceError(kPoint, std::string(kCall) +
+                                  ": not called: " + std::to_string(launch.textureCount) +
+                                  " textures, at most " + std::to_string(raster::kMaxTextures));
   }
   const uint64_t pixelBytes = uint64_t{launch.width} * launch.height * 4;
   const cl_mem framebuffer =

@@ -55,12 +55,8 @@ std::vector<std::byte> filledBytes(uint32_t pattern, size_t n) {
   return bytes;
 }
 
-[[noreturn]] void fail(CallPoint point, const std::string& message) {
-  throw DeviceError(point, message);
-}
-
 void check(cl_int status, CallPoint point, const std::string& call) {
-  if (status != CL_SUCCESS) fail(point, call + ": " + clErrorName(status));
+  if (status != CL_SUCCESS) throw DeviceError(point, call + ": " + clErrorName(status));
 }
 
 /// A callback's record. The runtime may call a callback at any time, even after the executor is
@@ -476,9 +472,10 @@ CommandPtr OpenClModelExecutor::enqueue(
         submit(static_cast<cl_uint>(list.size()), list.empty() ? nullptr : list.data(), &made);
     if (status == CL_INVALID_CONTEXT) return nullptr;
     if (made != nullptr) api_.releaseEvent(made);
-    fail(point, std::string(clCall) + ": " + clErrorName(status) +
-                    " for an object or event of another context than the queue's, where the "
-                    "spec requires CL_INVALID_CONTEXT");
+    throw DeviceError(point,
+                      std::string(clCall) + ": " + clErrorName(status) +
+                          " for an object or event of another context than the queue's, where the "
+                          "spec requires CL_INVALID_CONTEXT");
   }
   auto node = std::make_shared<Command>();
   node->api = &api_;
@@ -566,7 +563,7 @@ void OpenClModelExecutor::checkWait(const std::string& wait, const std::vector<C
   }
   std::erase_if(orphans_, [](const CommandPtr& c) { return c->done; });
   if (!stale.empty()) {
-    fail(CallPoint::Sync, wait + " returned while " + describePendingCommands(stale));
+    throw DeviceError(CallPoint::Sync, wait + " returned while " + describePendingCommands(stale));
   }
 }
 
@@ -624,7 +621,7 @@ std::string OpenClModelExecutor::checkCallbacks() {
 void OpenClModelExecutor::afterWait(const std::string& wait, const std::vector<CommandPtr>& roots) {
   checkWait(wait, roots);
   const std::string missed = checkCallbacks();
-  if (!missed.empty()) fail(CallPoint::Sync, wait + ": " + missed);
+  if (!missed.empty()) throw DeviceError(CallPoint::Sync, wait + ": " + missed);
 }
 
 void OpenClModelExecutor::compare(const Memory& memory, size_t offset,
@@ -783,8 +780,8 @@ void OpenClModelExecutor::svmAlloc(const ModelCall& call) {
   if (svm_) {
     svm.ptr = api_.svmAlloc(svm.ctx, CL_MEM_READ_WRITE, call.arg("bytes"), 0);
     if (svm.ptr == nullptr) {
-      fail(CallPoint::BufAlloc,
-           "clSVMAlloc: NULL for " + std::to_string(call.arg("bytes")) + " bytes");
+      throw DeviceError(CallPoint::BufAlloc,
+                        "clSVMAlloc: NULL for " + std::to_string(call.arg("bytes")) + " bytes");
     }
     // OpenCL does not say an SVM allocation keeps its context; clSVMFree needs it alive.
     check(api_.retainContext(svm.ctx), CallPoint::BufAlloc, "clRetainContext");
@@ -1150,9 +1147,10 @@ void OpenClModelExecutor::waitForEvents(const ModelCall& call) {
   const cl_int status = api_.waitForEvents(static_cast<cl_uint>(list.size()), list.data());
   if (foreign) {
     if (status == CL_INVALID_CONTEXT) return;
-    fail(CallPoint::Sync, "clWaitForEvents: " + clErrorName(status) +
-                              " for events of different contexts, where the spec requires "
-                              "CL_INVALID_CONTEXT");
+    throw DeviceError(CallPoint::Sync,
+                      "clWaitForEvents: " + clErrorName(status) +
+                          " for events of different contexts, where the spec requires "
+                          "CL_INVALID_CONTEXT");
   }
   check(status, CallPoint::Sync, "clWaitForEvents");
   afterWait(label(call, "clWaitForEvents"), nodes);
@@ -1188,11 +1186,12 @@ void OpenClModelExecutor::setUserEventStatus(const ModelCall& call) {
                           : event.node->unset ? CL_SUCCESS
                                               : CL_INVALID_OPERATION;
   if (status != expected) {
-    fail(CallPoint::Sync, "clSetUserEventStatus " + call.names[0] + ": " + clErrorName(status) +
-                              ", where the spec requires " + clErrorName(expected) +
-                              (!event.node->user    ? " (the event is a marker's, not a user event)"
-                               : !event.node->unset ? " (the user event was already set)"
-                                                    : ""));
+    throw DeviceError(CallPoint::Sync,
+                      "clSetUserEventStatus " + call.names[0] + ": " + clErrorName(status) +
+                          ", where the spec requires " + clErrorName(expected) +
+                          (!event.node->user    ? " (the event is a marker's, not a user event)"
+                           : !event.node->unset ? " (the user event was already set)"
+                                                : ""));
   }
   event.node->unset = false;
 }
