@@ -541,11 +541,16 @@ class Campaign {
         if (!stands) --failures_;
         done(q->k);
       }
-      endClaims([&](const std::string& cause, std::thread::id owner) {
-        return owner == kQueuedClaim &&
-               std::find(q->claims.begin(), q->claims.end(), cause) != q->claims.end();
-      });
+      endQueuedClaims(*q);
     }
+  }
+
+  /// Ends the claims on causes that queued failure `q` took with it (queueLocked).
+  void endQueuedClaims(const Queued& q) {
+    endClaims([&](const std::string& cause, std::thread::id owner) {
+      return owner == kQueuedClaim &&
+             std::find(q.claims.begin(), q.claims.end(), cause) != q.claims.end();
+    });
   }
 
   /// The examining worker is done: another may take its place. What an interruption left in
@@ -560,12 +565,8 @@ class Campaign {
       for (const Queued& q : left)
         ++unexamined_[static_cast<std::size_t>(q.t.outcome.cls)];
     }
-    for (const Queued& q : left) {
-      endClaims([&](const std::string& cause, std::thread::id owner) {
-        return owner == kQueuedClaim &&
-               std::find(q.claims.begin(), q.claims.end(), cause) != q.claims.end();
-      });
-    }
+    for (const Queued& q : left)
+      endQueuedClaims(q);
     turn_.notify_all();
   }
 
@@ -770,14 +771,25 @@ class Campaign {
     uint64_t n = 0;
     {
       std::lock_guard lock(mutex_);
-      const auto d = deferred_.find(cause);
-      if (d == deferred_.end()) return;
-      for (const uint64_t c : d->second)
-        n += c;
-      triageHits_ += n;
-      deferred_.erase(d);
+      n = takeDeferredLocked(cause, true);
     }
     if (n > 0) store_.countHit(cause, n);
+  }
+
+  /// Takes the failures deferred to `cause` (mutex_ held): hits of it when it is `known`,
+  /// counted in the tally, else unexamined. Returns the hits, for the store's counter.
+  uint64_t takeDeferredLocked(const std::string& cause, bool known) {
+    const auto d = deferred_.find(cause);
+    if (d == deferred_.end()) return 0;
+    uint64_t n = 0;
+    for (std::size_t c = 0; c < d->second.size(); ++c) {
+      n += d->second[c];
+      if (!known) unexamined_[c] += d->second[c];
+    }
+    deferred_.erase(d);
+    if (!known) return 0;
+    triageHits_ += n;
+    return n;
   }
 
   /// Ends the calling worker's claims on causes (persistentHit), once its sequence is done.
@@ -799,18 +811,9 @@ class Campaign {
           ++it;
           continue;
         }
-        if (const auto d = deferred_.find(it->first); d != deferred_.end()) {
-          const bool known = store_.causes().contains(d->first);
-          uint64_t n = 0;
-          for (std::size_t c = 0; c < d->second.size(); ++c) {
-            n += d->second[c];
-            if (!known) unexamined_[c] += d->second[c];
-          }
-          if (known) {
-            triageHits_ += n;
-            hits.emplace_back(d->first, n);
-          }
-          deferred_.erase(d);
+        if (deferred_.contains(it->first)) {
+          const uint64_t n = takeDeferredLocked(it->first, store_.causes().contains(it->first));
+          if (n > 0) hits.emplace_back(it->first, n);
         }
         it = examining_.erase(it);
       }
