@@ -22,7 +22,9 @@ int runShrink(Session& session) {
   std::printf("gpufuzz: %s fails: %s\nshrinking...\n", file.c_str(),
               outcomeText(first.outcome).c_str());
   Shrinker shrinker(trials, session.jobs());
-  MinimizeRequest request{seq, first, seq.directives.seed, "gpufuzz shrink " + file, confirmations};
+  // A crash with the runner's frames may shrink to another operation with the same frames.
+  MinimizeRequest request{seq,           first, seq.directives.seed, "gpufuzz shrink " + file,
+                          confirmations, true};
   Finding f = minimizeFailure(shrinker, trials, request, [&](const std::string& step) {
     if (!session.quiet()) std::printf("  %s\n", step.c_str());
   });

@@ -61,6 +61,7 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   j.key("confirmations").value(f.confirmations);
   j.key("confirmation").value(f.reproductionText());
   if (f.stopped) j.key("stopped").value(true);
+  if (f.shrinkCutShort && !f.stopped) j.key("shrink_cut_short").value(true);
   j.key("hits").value(f.hits);
 }
 

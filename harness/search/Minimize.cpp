@@ -51,7 +51,8 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
                            const std::function<bool(const Finding&)>& alreadyKnown) {
   shrinker.limitCandidates(candidateStuckLimit(request.first));
   shrinker.setBaseAttempt(request.first.attempt);
-  ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, onStep);
+  const FailureKey key = FailureKey::of(request.first, request.anyOp);
+  ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, key, onStep);
   Finding f;
   f.outcome = shrunk.outcome;
   f.minimal = shrunk.minimal;
@@ -71,6 +72,7 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   f.original = printSequence(request.failing);
   f.seed = request.seed.value_or(0);
   f.executionsToShrink = shrunk.executions;
+  f.shrinkCutShort = shrunk.cutShort;
   f.shrinkSteps = shrunk.steps;
   f.stacks = request.first.evidence.stacks;
   f.outputTail = request.first.evidence.outputTail;
@@ -78,8 +80,8 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
   f.stopped = stopped();
   if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;
-  const auto r =
-      shrinker.reproductions(f.minimal, FailureKey::of(f.outcome), request.confirmations);
+  const auto r = shrinker.reproductions(
+      f.minimal, key.crashSite.empty() ? FailureKey::of(f.outcome) : key, request.confirmations);
   if (stopped()) {
     f.stopped = true;
     f.executionsToShrink += r.executions;

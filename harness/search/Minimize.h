@@ -18,6 +18,10 @@ struct MinimizeRequest {
   std::optional<uint64_t> seed;  // the sequence seed, for the `seed` directive, when known
   std::string found;             // the `found` directive: how it was found
   uint32_t confirmations = 5;
+  /// A crash of the runner's that comes with its frames is kept by its crash state: its shrink
+  /// may end at another operation with the same frames (FailureKey::of). A variant's shrink,
+  /// for its witness at its own operation, keeps the operation.
+  bool anyOp = false;
 };
 
 /// Shrinks and annotates. Confirmations are skipped when `alreadyKnown` says the minimal

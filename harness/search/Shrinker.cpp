@@ -6,6 +6,7 @@
 #include <map>
 
 #include "harness/search/Finding.h"
+#include "harness/supervise/CrashSite.h"
 #include "model/SequenceEdits.h"
 
 namespace gpufuzz {
@@ -34,6 +35,26 @@ uint64_t candidateKey(const Sequence& seq) {
 
 }  // namespace
 
+FailureKey FailureKey::of(const TrialResult& first, bool anyOp) {
+  FailureKey key = of(first.outcome);
+  const std::string& stacks = first.evidence.stacks;
+  if (anyOp && key.cls == OutcomeClass::Crash && key.fault.empty() &&
+      stacks.starts_with(kRunnerCrashFramesBy)) {
+    for (const std::string& frame : crashState(stacks))
+      key.crashSite += frame + "\n";
+  }
+  return key;
+}
+
+bool FailureKey::matches(const TrialResult& t) const {
+  if (crashSite.empty()) return matches(t.outcome);
+  if (t.outcome.cls != cls || t.outcome.fault != fault) return false;
+  std::string site;
+  for (const std::string& frame : crashState(t.evidence.stacks))
+    site += frame + "\n";
+  return site == crashSite;
+}
+
 bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::vector<std::pair<Edit, Sequence>>& batch,
                       std::map<uint64_t, bool>& tried,
@@ -49,8 +70,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
         return trials_.runTries(
             candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick, limit,
             threadedFailure_ ? trials_.triesFor(candidate, tries) : 1,
-            [&](const TrialResult& t) { return key.matches(t.outcome); }, baseAttempt_,
-            key.plantedHang());
+            [&](const TrialResult& t) { return key.matches(t); }, baseAttempt_, key.plantedHang());
       });
   bool progressed = false;
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -58,7 +78,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
     if (!outcomes[i]) continue;
     result.executions += outcomes[i]->executions;
     if (limit && outcomes[i]->evidence.stuck) ++result.candidatesCut;
-    const bool reproduced = !outcomes[i]->harnessError && key.matches(outcomes[i]->outcome);
+    const bool reproduced = !outcomes[i]->harnessError && key.matches(*outcomes[i]);
     tried[candidateKey(candidate)] = reproduced;
     if (!reproduced || progressed) continue;
     const std::string step = edit.describe(result.minimal);
@@ -92,8 +112,8 @@ void Shrinker::observeRate(uint32_t hits, uint32_t tries) {
 }
 
 ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure,
+                              const FailureKey& key,
                               const std::function<void(const std::string&)>& onStep) {
-  const FailureKey key = FailureKey::of(failure);
   ShrinkResult result;
   result.minimal = failing;
   result.outcome = failure;
@@ -107,7 +127,7 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
   // no range of it can go, candidates built only `jobs` at a time.
   for (std::size_t chunk = result.minimal.ops.size() / 2;
-       chunk >= 1 && result.minimal.ops.size() > kRangesFirstOver && !trials_.stopRequested();) {
+       chunk >= 1 && result.minimal.ops.size() > kRangesFirstOver && !trials_.shrinkClosed();) {
     bool progressed = false;
     for (std::size_t first = 0; first < result.minimal.ops.size() && !progressed;) {
       std::vector<std::pair<Edit, Sequence>> batch;
@@ -118,18 +138,19 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
         }
       }
       progressed = accept(result, key, batch, tried, onStep);
-      if (trials_.stopRequested()) break;
+      if (trials_.shrinkClosed()) break;
     }
     if (!progressed) chunk /= 2;
     chunk = std::min(chunk, result.minimal.ops.size() / 2);
   }
 
   bool progressed = result.minimal.ops.size() <= kSingleEditsUpTo;
-  while (progressed) {
+  while (progressed && !trials_.shrinkClosed()) {
     progressed = false;
     auto candidates = shrinkCandidates(result.minimal);
     // Batches of `jobs` candidates; the first reproducing one in candidate order wins.
-    for (std::size_t start = 0; start < candidates.size() && !progressed; start += jobs_) {
+    for (std::size_t start = 0; start < candidates.size() && !progressed && !trials_.shrinkClosed();
+         start += jobs_) {
       const std::size_t count = std::min<std::size_t>(jobs_, candidates.size() - start);
       std::vector<std::pair<Edit, Sequence>> batch(
           std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start)),
@@ -137,6 +158,8 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
       progressed = accept(result, key, batch, tried, onStep);
     }
   }
+  // Closed before the last round ended: a candidate left untried may still reproduce.
+  result.cutShort = trials_.shrinkClosed();
   Sequence renamed = renumbered(result.minimal);
   renamed.directives = failing.directives;
   result.minimal = std::move(renamed);
@@ -153,7 +176,7 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
   Reproductions r;
   for (const TrialResult& t : outcomes) {
     r.executions += t.executions;
-    if (t.harnessError || !key.matches(t.outcome)) continue;
+    if (t.harnessError || !key.matches(t)) continue;
     ++r.hits;
     if (!r.evidence || (r.evidence->stacks.empty() && !t.evidence.stacks.empty())) {
       r.evidence = t.evidence;

@@ -1,10 +1,11 @@
 // Shrinker.h: shrinks a failing sequence to a 1-minimal one: no single removal (of an operation
 // and whatever then becomes invalid) and no single argument simplification still reproduces the
-// same failure class at the same kind of operation. A sequence over 32 operations first loses
-// ranges of operations, halving; one still over 200 then ends 1-minimal for removals only. A
-// candidate that fails differently is another bug and is never accepted. Candidates of a step are
-// tried concurrently (up to `jobs`), and the first in candidate order that reproduces is taken, so
-// the result does not depend on timing.
+// same failure class at the same kind of operation; a crash whose frames come with every run
+// (the runner's) keeps its frames instead, at whichever operation. A sequence over 32 operations
+// first loses ranges of operations, halving; one still over 200 then ends 1-minimal for removals
+// only. A candidate that fails differently is another bug and is never accepted. Candidates of a
+// step are tried concurrently (up to `jobs`), and the first in candidate order that reproduces is
+// taken, so the result does not depend on timing.
 //
 // Threads (docs/sequences.md, Threads): a threaded sequence also loses threads (every operation on
 // thread 0, a thread merged into another, an operation moved to thread 0), and a threaded
@@ -28,15 +29,25 @@
 
 namespace gpufuzz {
 
-/// What a shrink must keep: the class and the kind of operation it happens at.
+/// What a shrink must keep: the class and the kind of operation it happens at; for a crash of
+/// the runner's, whose every run brings its frames, the crash state instead of the operation.
 struct FailureKey {
   OutcomeClass cls = OutcomeClass::Pass;
   std::string op;
   /// The fault-plan rule that planted it, or empty: a shrink keeps a planted failure planted by
   /// the same rule, so it never turns into another planted bug that fails alike.
   std::string fault;
-  static FailureKey of(const RunOutcome& o) { return FailureKey{o.cls, o.op, o.fault}; }
+  /// A crash's state (crashState, joined), or empty. With it, a candidate that crashes with the
+  /// same frames at another operation is the same bug (search/Cause.h), and reproduces it.
+  std::string crashSite;
+  static FailureKey of(const RunOutcome& o) { return FailureKey{o.cls, o.op, o.fault, {}}; }
+  /// `first`'s key, by crash state where `first` is a crash with frames that came with the run
+  /// (the runner's signal handler), nothing planted it, and `anyOp`: a variant's shrink keeps
+  /// its operation. A target's frames come only from a debugger's run, so not from candidates.
+  static FailureKey of(const TrialResult& first, bool anyOp);
   bool matches(const RunOutcome& o) const { return o.cls == cls && o.op == op && o.fault == fault; }
+  /// By crash state when the key has one, else as above.
+  bool matches(const TrialResult& t) const;
   /// The candidate limit its shrink's candidates and its explanation's experiments run under:
   /// `limit`, or none for a hang, a spin or a slow operation, a deadline's failure, whose runs
   /// keep their deadlines.
@@ -61,6 +72,8 @@ struct ShrinkResult {
   std::vector<std::string> steps;  // the edits taken, in order
   /// Candidates stopped at the candidate limit (limitCandidates) instead of a full deadline.
   uint64_t candidatesCut = 0;
+  /// The shrink window closed before the shrink ended: `minimal` may not be 1-minimal.
+  bool cutShort = false;
 };
 
 class Shrinker {
@@ -85,6 +98,12 @@ class Shrinker {
 
   /// `onStep` is told each accepted edit (for status displays).
   ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure,
+                      const std::function<void(const std::string&)>& onStep = {}) {
+    return shrink(failing, failure, FailureKey::of(failure), onStep);
+  }
+  /// Keeping `key`, which `failure` meets. The shrink ends early, its best so far, once the
+  /// trials' shrink window closes (TrialRunner::shrinkUntil): ShrinkResult::cutShort.
+  ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure, const FailureKey& key,
                       const std::function<void(const std::string&)>& onStep = {});
 
   struct Reproductions {

@@ -421,6 +421,15 @@ void TrialRunner::stopAt(std::chrono::steady_clock::time_point when) {
   stopAt_ = when.time_since_epoch().count();
 }
 
+void TrialRunner::shrinkUntil(std::chrono::steady_clock::time_point when) {
+  shrinkUntil_ = when.time_since_epoch().count();
+}
+
+bool TrialRunner::shrinkClosed() const {
+  return stopRequested() ||
+         std::chrono::steady_clock::now().time_since_epoch().count() >= shrinkUntil_.load();
+}
+
 bool TrialRunner::stopRequested() const {
   if (setup_.stopRequested && setup_.stopRequested()) return true;
   return std::chrono::steady_clock::now().time_since_epoch().count() >= stopAt_.load();

@@ -201,6 +201,11 @@ class TrialRunner {
   /// Stops new children from `when` on, as a stop request does (a campaign's time and grace).
   void stopAt(std::chrono::steady_clock::time_point when);
   bool stopRequested() const;
+  /// Shrinks end with their best so far from `when` on, so that what is left until stopAt
+  /// confirms them: a shrink cut short there is still confirmed, one cut by the stop is not.
+  void shrinkUntil(std::chrono::steady_clock::time_point when);
+  /// A stop requested, or the shrink window closed.
+  bool shrinkClosed() const;
   /// Children started on each GPU (DeviceSpread::startedText); empty with one GPU or none.
   std::string childrenByGpu() const;
 
@@ -229,6 +234,8 @@ class TrialRunner {
   mutable std::mutex kindsMutex_;
   std::vector<RunOutcome> confirmedKinds_;  // one of each failureKind()
   std::atomic<std::chrono::steady_clock::rep> stopAt_{
+      std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
+  std::atomic<std::chrono::steady_clock::rep> shrinkUntil_{
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };
 

@@ -370,8 +370,8 @@ std::string crashTextFromFile(const std::filesystem::path& file, long pid) {
   }
   for (auto& [module, list] : forLines)
     addSourceLines(module, list);
-  std::string text = "crash frames by the runner's signal handler, " + signalName(sig) +
-                     ", process " + std::to_string(pid) + "\n" + kThreadLine + "\n";
+  std::string text = std::string(kRunnerCrashFramesBy) + ", " + signalName(sig) + ", process " +
+                     std::to_string(pid) + "\n" + kThreadLine + "\n";
   for (std::size_t k = 0; k < frames.size(); ++k)
     text += frameLine(k, frames[k], exe) + "\n";
   return outsideText(text);

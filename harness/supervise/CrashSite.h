@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/supervise/ChildProcess.h"
@@ -67,6 +68,10 @@ ChildCommand crashDebuggerCommand(const std::string& debugger, const ChildComman
 /// signal there.
 std::string crashTextFromDebugger(const std::string& debuggerName, const std::string& output);
 
+/// How a crash text from the runner's own handler opens: such frames come with every crashed run,
+/// where a target's need a debugger's run of their own.
+inline constexpr std::string_view kRunnerCrashFramesBy =
+    "crash frames by the runner's signal handler";
 /// Whether `stacks` is a crash text (above), not a stuck child's stacks.
 bool isCrashText(const std::string& stacks);
 /// The crashing thread's frames, innermost first.

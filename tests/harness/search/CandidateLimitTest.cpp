@@ -135,5 +135,27 @@ TEST(CandidateLimit, AHangsShrinkKeepsItsDeadline) {
   EXPECT_EQ(shrunk.minimal.ops.size(), 3U) << printSequence(shrunk.minimal);
 }
 
+// A campaign's grace keeps its last fifth for confirmations (TrialRunner::shrinkUntil): a shrink
+// whose window has closed ends with its best so far, and is still confirmed, where a stop would
+// leave it unconfirmed. With the window open the same failure shrinks to its 4 operations.
+TEST(ShrinkWindow, AShrinkPastItsWindowEndsWithItsBestAndIsStillConfirmed) {
+  const Sequence failing =
+      parseSequence("create r0\ndraw r0\ncreate r1\ndraw r0\nread_back r0\n", "padded.seq");
+  for (const bool closed : {false, true}) {
+    SCOPED_TRACE(closed ? "window closed" : "window open");
+    PlannedTrials trials(Millis{30'000});
+    const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
+    ASSERT_EQ(first.outcome.cls, OutcomeClass::Error) << outcomeText(first.outcome);
+    if (closed) trials.runner->shrinkUntil(std::chrono::steady_clock::now());
+    Shrinker shrinker(*trials.runner, 2);
+    const Finding f = minimizeFailure(shrinker, *trials.runner, {failing, first, {}, {}, 2});
+    EXPECT_EQ(f.shrinkCutShort, closed);
+    EXPECT_FALSE(f.stopped);
+    EXPECT_EQ(f.minimal.ops.size(), closed ? 5U : 4U) << printSequence(f.minimal);
+    EXPECT_EQ(f.confirmations, 2U);
+    EXPECT_EQ(f.reproduced, 2U);
+  }
+}
+
 }  // namespace
 }  // namespace gpufuzz
