@@ -4,15 +4,14 @@
 #include "model/Sequence.h"
 #include "tests/TestOps.h"
 #include "tests/model/Printers.h"
+#include "tests/model/TestSequence.h"
 
 namespace gpufuzz {
 namespace {
 
 using testing::testOp;
 
-Sequence parse(std::string_view text) {
-  return parseSequence(text, "t.seq");
-}
+using testing::parseTestSequence;
 
 TEST(SequencePrint, HeaderDirectivesInAFixedOrderNotesLastThenOperations) {
   Sequence s;
@@ -45,26 +44,26 @@ TEST(SequencePrint, HeaderDirectivesInAFixedOrderNotesLastThenOperations) {
             "create r0 width=8\n"
             "draw r0 triangles=9 seed=3\n"
             "destroy r0\n");
-  const Sequence back = parse(text);
+  const Sequence back = parseTestSequence(text);
   EXPECT_EQ(back.directives, s.directives);
   EXPECT_EQ(back.ops, s.ops);
 }
 
 TEST(SequencePrint, AnEmptySequenceIsTheHeaderAlone) {
   EXPECT_EQ(printSequence({}), "# gpufuzz sequence\n");
-  const Sequence back = parse(printSequence({}));
+  const Sequence back = parseTestSequence(printSequence({}));
   EXPECT_TRUE(back.ops.empty());
   EXPECT_EQ(back.directives, Directives{});
 }
 
 TEST(SequencePrint, HandWrittenTextComesBackCanonical) {
-  const Sequence s = parse(
+  const Sequence s = parseTestSequence(
       "#backend:sim\n\n  create\tr0 width=64 height=010 # comment\r\ndraw r0 seed=0 triangles=4\n");
   EXPECT_EQ(printSequence(s), "# gpufuzz sequence\n# backend: sim\ncreate r0 height=10\ndraw r0\n");
 }
 
 TEST(SequenceNormalize, RenumbersPerKindInOrderOfFirstAppearance) {
-  const Sequence s = parse(
+  const Sequence s = parseTestSequence(
       "# expect: hang at 5\n"
       "create foo width=3\nctx_create zed\ncreate alpha\nbuf_create zed q\nbuf_create zed a\n"
       "ctx_create c0\nbuf_create c0 r0\ndraw foo seed=2\nbuf_destroy a\nctx_destroy zed\n"
@@ -83,12 +82,12 @@ TEST(SequenceNormalize, RenumbersPerKindInOrderOfFirstAppearance) {
 }
 
 TEST(SequenceNormalize, SequencesThatDifferOnlyInNamesNormalizeAlike) {
-  const Sequence a = parse("create x\ncreate y\ndestroy x\ncreate z\n");
-  const Sequence b = parse("create r5\ncreate r0\ndestroy r5\ncreate r2\n");
+  const Sequence a = parseTestSequence("create x\ncreate y\ndestroy x\ncreate z\n");
+  const Sequence b = parseTestSequence("create r5\ncreate r0\ndestroy r5\ncreate r2\n");
   EXPECT_EQ(normalizedOperations(a), normalizedOperations(b));
   EXPECT_EQ(normalizedOperations(a), "create r0\ncreate r1\ndestroy r0\ncreate r2\n");
   EXPECT_NE(normalizedOperations(a),
-            normalizedOperations(parse("create x\ncreate y\ndestroy y\n")));
+            normalizedOperations(parseTestSequence("create x\ncreate y\ndestroy y\n")));
   EXPECT_EQ(normalizedOperations({}), "");
 }
 

@@ -10,27 +10,26 @@
 #include "renderer/InputError.h"
 #include "tests/TestOps.h"
 #include "tests/model/Printers.h"
+#include "tests/model/TestSequence.h"
 
 namespace gpufuzz {
 namespace {
 
 using testing::testOp;
 
-Sequence parse(std::string_view text) {
-  return parseSequence(text, "t.seq");
-}
+using testing::parseTestSequence;
 
 TEST(SequenceParse, EmptyAndCommentOnlyFilesAreEmptySequences) {
   for (std::string_view text :
        {"", "\n\n", "# gpufuzz sequence\n", "  # just words\n\t\n", "# gpufuzz sequence\r\n\r\n"}) {
-    const Sequence s = parse(text);
+    const Sequence s = parseTestSequence(text);
     EXPECT_TRUE(s.ops.empty()) << text;
     EXPECT_EQ(s.directives, Directives{}) << text;
   }
 }
 
 TEST(SequenceParse, TheContractsExample) {
-  const Sequence s = parse(
+  const Sequence s = parseTestSequence(
       "# gpufuzz sequence\n# backend: sim\n# policy: context-first\n# faults: max-26.5.0\n"
       "# expect: hang at 3\ncreate r0\ndestroy r0\ncreate r1\n");
   EXPECT_EQ(s.directives.backend, "sim");
@@ -46,7 +45,7 @@ TEST(SequenceParse, TheContractsExample) {
 }
 
 TEST(SequenceParse, EveryOperationWithEveryKey) {
-  const Sequence s = parse(
+  const Sequence s = parseTestSequence(
       "create r0 width=4096 height=1\n"
       "draw r0 triangles=1024 seed=4294967295\n"
       "set_textures r0 count=16 size=2048 seed=5\n"
@@ -72,7 +71,8 @@ TEST(SequenceParse, EveryOperationWithEveryKey) {
 }
 
 TEST(SequenceParse, AbsentKeysTakeTheirDefaultsInAnyOrder) {
-  const Sequence s = parse("create r0\ndraw r0 seed=2 triangles=3\nset_textures r0 size=8\n");
+  const Sequence s =
+      parseTestSequence("create r0\ndraw r0 seed=2 triangles=3\nset_textures r0 size=8\n");
   EXPECT_EQ(s.ops[0].arg("width"), 64u);
   EXPECT_EQ(s.ops[0].arg("height"), 64u);
   EXPECT_EQ(s.ops[1].arg("triangles"), 3u);
@@ -80,12 +80,12 @@ TEST(SequenceParse, AbsentKeysTakeTheirDefaultsInAnyOrder) {
   EXPECT_EQ(s.ops[2].arg("count"), 1u);
   EXPECT_EQ(s.ops[2].arg("size"), 8u);
   EXPECT_EQ(s.ops[2].arg("seed"), 0u);
-  EXPECT_EQ(parse("create r0 width=007").ops[0].arg("width"), 7u)
+  EXPECT_EQ(parseTestSequence("create r0 width=007").ops[0].arg("width"), 7u)
       << "leading zeros are still decimal";
 }
 
 TEST(SequenceParse, CommentsBlanksTabsAndCrlf) {
-  const Sequence s = parse(
+  const Sequence s = parseTestSequence(
       "\t# header\r\n\r\n  create\tr0   width=8 # a comment # with more\r\n"
       "draw r0#no space before the comment\r\n\t\tsync  r0\t\r\n#create r9");
   ASSERT_EQ(s.ops.size(), 3u);
@@ -96,7 +96,7 @@ TEST(SequenceParse, CommentsBlanksTabsAndCrlf) {
 }
 
 TEST(SequenceParse, DirectivesAndWhatIsOnlyAComment) {
-  const Sequence s = parse(
+  const Sequence s = parseTestSequence(
       "# gpufuzz sequence\n"
       "#backend:cuda\n"
       "#\tseed:   18446744073709551615  \n"
@@ -142,36 +142,37 @@ TEST(SequenceParse, EveryExpectationForm) {
       {"invalid at 1", {OutcomeClass::Invalid, At{1}}},
   };
   for (const auto& [text, e] : cases) {
-    EXPECT_EQ(parse("# expect: " + text + "\ncreate r0\nread_back r0\n").directives.expect, e)
+    EXPECT_EQ(
+        parseTestSequence("# expect: " + text + "\ncreate r0\nread_back r0\n").directives.expect, e)
         << text;
   }
 }
 
 TEST(SequenceParse, EveryBackendAndPolicy) {
   for (std::string_view b : {"sim", "cuda", "cuda-async", "opencl", "vulkan", "auto"}) {
-    EXPECT_EQ(parse("# backend: " + std::string(b)).directives.backend, b);
+    EXPECT_EQ(parseTestSequence("# backend: " + std::string(b)).directives.backend, b);
   }
   for (std::string_view p : {"shipped", "context-first", "no-destroy-sync", "no-texture-wait"}) {
-    EXPECT_EQ(parse("# policy: " + std::string(p)).directives.policy, p);
+    EXPECT_EQ(parseTestSequence("# policy: " + std::string(p)).directives.policy, p);
   }
 }
 
 // `# model:` names the model the operations are of: a built-in name here; without it, `all`.
 TEST(SequenceParse, TheModelDirectiveNamesABuiltInModelAndAnOverrideWins) {
-  const Sequence plain = parse("create r0\nctx_create c0\n");
+  const Sequence plain = parseTestSequence("create r0\nctx_create c0\n");
   EXPECT_EQ(plain.directives.model, std::nullopt);
   EXPECT_EQ(&plain.lifecycle(), &builtinModel("all"));
   EXPECT_EQ(&defaultModel(), &builtinModel("all"));
   EXPECT_EQ(plain.ops[1].form->model, &builtinModel("all"));
 
-  const Sequence renderer = parse("# model: renderer\ncreate r0\ndraw r0\n");
+  const Sequence renderer = parseTestSequence("# model: renderer\ncreate r0\ndraw r0\n");
   EXPECT_EQ(renderer.directives.model, "renderer");
   EXPECT_EQ(renderer.model, &builtinModel("renderer"));
   EXPECT_EQ(renderer.ops[1].form->model, &builtinModel("renderer"));
   EXPECT_EQ(printSequence(renderer), "# gpufuzz sequence\n# model: renderer\ncreate r0\ndraw r0\n");
-  EXPECT_EQ(parse(printSequence(renderer)).model, &builtinModel("renderer"));
+  EXPECT_EQ(parseTestSequence(printSequence(renderer)).model, &builtinModel("renderer"));
 
-  const Sequence device = parse("# model: device\nctx_create c0\nbuf_create c0 b0\n");
+  const Sequence device = parseTestSequence("# model: device\nctx_create c0\nbuf_create c0 b0\n");
   EXPECT_EQ(device.model, &builtinModel("device"));
 
   // The override (`--model`) wins over the directive, which is kept as written.
@@ -306,7 +307,7 @@ TEST(SequenceParse, ErrorsPointAtTheOffendingTokenAndSayWhatIsAccepted) {
   for (const ErrorCase& c : kErrors) {
     SCOPED_TRACE(c.text);
     try {
-      parse(c.text);
+      parseTestSequence(c.text);
       ADD_FAILURE() << "parsed without error";
     } catch (const InputError& e) {
       EXPECT_EQ(e.file(), "t.seq");
@@ -376,7 +377,7 @@ TEST_F(LoadSequence, AMissingFileOrADirectoryIsAnInputErrorNamingThePath) {
 }
 
 TEST(ValidateSequence, AcceptsValidSequencesAndPlacesTheFirstViolation) {
-  Sequence s = parse("create r0\ndraw r0\ndestroy r0\n");
+  Sequence s = parseTestSequence("create r0\ndraw r0\ndestroy r0\n");
   EXPECT_NO_THROW(validateSequence(s, "v.seq"));
 
   s.ops.push_back(testOp("sync", {"r0"}, {}, 7));

@@ -9,6 +9,7 @@
 #include "model/Sequence.h"
 #include "model/SequenceEdits.h"
 #include "renderer/InputError.h"
+#include "tests/model/TestSequence.h"
 
 namespace gpufuzz {
 namespace {
@@ -20,14 +21,12 @@ constexpr const char* kRace =
     "@1 buf_destroy b0\n"
     "ctx_create c1\n";
 
-Sequence parse(std::string_view text) {
-  return parseSequence(text, "t.seq");
-}
+using testing::parseTestSequence;
 
 /// The message of the InputError that parsing `text` throws, or "" when it parses.
 std::string errorOf(std::string_view text) {
   try {
-    parse(text);
+    parseTestSequence(text);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -35,22 +34,22 @@ std::string errorOf(std::string_view text) {
 }
 
 TEST(SequenceThreads, PrefixesPutOperationsOnThreads) {
-  const Sequence s = parse(kRace);
+  const Sequence s = parseTestSequence(kRace);
   ASSERT_EQ(s.ops.size(), 4u);
   EXPECT_EQ(s.ops[0].thread, 0u);
   EXPECT_EQ(s.ops[2].thread, 1u);
   EXPECT_EQ(s.ops[3].thread, 0u);
   EXPECT_EQ(s.threadCount(), 2u);
-  EXPECT_EQ(parse("# model: device\n@0 ctx_create c0\n").threadCount(), 1u);
+  EXPECT_EQ(parseTestSequence("# model: device\n@0 ctx_create c0\n").threadCount(), 1u);
 }
 
 TEST(SequenceThreads, PrintingWritesThePrefixesAndTheThreadCount) {
-  const std::string text = printSequence(parse(kRace));
+  const std::string text = printSequence(parseTestSequence(kRace));
   EXPECT_NE(text.find("# threads: 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\n@1 buf_destroy b0\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("@0"), std::string::npos) << text;
-  const Sequence again = parse(text);
-  EXPECT_EQ(again.ops, parse(kRace).ops);
+  const Sequence again = parseTestSequence(text);
+  EXPECT_EQ(again.ops, parseTestSequence(kRace).ops);
   EXPECT_EQ(printSequence(again), text);
   EXPECT_EQ(printSequence(onOneThread(again)).find("threads"), std::string::npos);
 }
@@ -90,18 +89,20 @@ TEST(SequenceThreads, AThreadsDirectiveMustAgreeWithThePrefixes) {
 }
 
 TEST(SequenceThreads, RenumberingNumbersThreadsInOrderOfAppearance) {
-  const Sequence s = parse("# model: device\n@3 ctx_create c0\n@5 ctx_create c1\nctx_create c2\n");
+  const Sequence s =
+      parseTestSequence("# model: device\n@3 ctx_create c0\n@5 ctx_create c1\nctx_create c2\n");
   const Sequence r = renumbered(s);
   EXPECT_EQ(r.ops[0].thread, 0u);
   EXPECT_EQ(r.ops[1].thread, 1u);
   EXPECT_EQ(r.ops[2].thread, 2u);
   EXPECT_EQ(normalizedOperations(s), "ctx_create c0\n@1 ctx_create c1\n@2 ctx_create c2\n");
   // Threads are part of the signature's text: a race and its one-thread form differ.
-  EXPECT_NE(normalizedOperations(parse(kRace)), normalizedOperations(onOneThread(parse(kRace))));
+  EXPECT_NE(normalizedOperations(parseTestSequence(kRace)),
+            normalizedOperations(onOneThread(parseTestSequence(kRace))));
 }
 
 TEST(SequenceThreads, EachOperationWaitsForItsThreadAndItsNames) {
-  const auto waits = threadWaits(parse(kRace));
+  const auto waits = threadWaits(parseTestSequence(kRace));
   ASSERT_EQ(waits.size(), 4u);
   EXPECT_TRUE(waits[0].empty());
   EXPECT_EQ(waits[1], (std::vector<std::size_t>{0}));  // thread 0, and c0
@@ -110,7 +111,7 @@ TEST(SequenceThreads, EachOperationWaitsForItsThreadAndItsNames) {
 }
 
 TEST(SequenceThreads, ShrinkCandidatesOfferFewerThreads) {
-  const Sequence s = parse(kRace);
+  const Sequence s = parseTestSequence(kRace);
   std::set<Edit::Kind> kinds;
   bool oneThread = false;
   for (const auto& [edit, candidate] : shrinkCandidates(s)) {
@@ -142,7 +143,7 @@ TEST(SequenceThreads, GenerationSpreadsTheSameOperationsOverThreads) {
     most = std::max(most, b.threadCount());
     // The same operations, only their threads differ; and a parse of the text agrees.
     EXPECT_EQ(normalizedOperations(onOneThread(b)), normalizedOperations(a));
-    EXPECT_EQ(parse(printSequence(b)).ops, b.ops) << printSequence(b);
+    EXPECT_EQ(parseTestSequence(printSequence(b)).ops, b.ops) << printSequence(b);
     EXPECT_EQ(generateSequence(four, seed).ops, b.ops);
   }
   EXPECT_EQ(most, 4u);
