@@ -58,8 +58,8 @@ const LifecycleModel& lab() {
   return m;
 }
 
-Operation op(std::string_view name, std::vector<std::string> names,
-             std::initializer_list<std::pair<std::string_view, uint64_t>> args = {}) {
+Operation labOp(std::string_view name, std::vector<std::string> names,
+                std::initializer_list<std::pair<std::string_view, uint64_t>> args = {}) {
   return testOp(lab(), name, std::move(names), args);
 }
 
@@ -77,7 +77,8 @@ ModelState after(const std::vector<Operation>& ops, const LifecycleModel& model 
 }
 
 std::vector<Operation> poolStreamBuf() {
-  return {op("pool_create", {"p0"}), op("stream_create", {"s0"}), op("alloc", {"p0", "s0", "b0"})};
+  return {labOp("pool_create", {"p0"}), labOp("stream_create", {"s0"}),
+          labOp("alloc", {"p0", "s0", "b0"})};
 }
 
 TEST(ModelState, AnOwnedNameBelongsToItsOwnerAndOutlivesIt) {
@@ -92,14 +93,14 @@ TEST(ModelState, AnOwnedNameBelongsToItsOwnerAndOutlivesIt) {
   EXPECT_EQ(state.names()[b0].introducedAt, 2u);
 
   // Ending an owner never ends what it owns: b0 stays alive and usable.
-  state.apply(op("pool_destroy", {"p0"}));
+  state.apply(labOp("pool_destroy", {"p0"}));
   EXPECT_FALSE(state.names()[p0].alive);
   EXPECT_EQ(state.names()[p0].endedAt, std::optional<std::size_t>{3});
   EXPECT_TRUE(state.names()[b0].alive);
   EXPECT_EQ(state.names()[b0].owner, std::optional<std::size_t>{p0});
   EXPECT_EQ(state.aliveOwnedBy(p0), 1u) << "b0 outlived its pool";
-  EXPECT_TRUE(state.check(op("launch", {"s0", "b0"})).ok());
-  state.apply(op("free", {"b0"}));
+  EXPECT_TRUE(state.check(labOp("launch", {"s0", "b0"})).ok());
+  state.apply(labOp("free", {"b0"}));
   EXPECT_EQ(state.aliveOwnedBy(p0), 0u);
   EXPECT_EQ(state.applied(), 5u);
 }
@@ -123,101 +124,101 @@ TEST(ModelState, TheOwnerIsTheFirstOwnerSlotThatTheOperationDoesNotEnd) {
 
 TEST(ModelState, FlagsStartClearedAndFollowEffects) {
   ModelState state = after(poolStreamBuf());
-  state.apply(op("stream_create", {"s1"}));
+  state.apply(labOp("stream_create", {"s1"}));
   const std::size_t s0 = indexOf(state, "s0"), s1 = indexOf(state, "s1");
   const std::size_t pending = 0;  // stream's only flag
   ASSERT_EQ(lab().resources[*lab().kind("stream")].flags, std::vector<std::string>{"pending"});
   EXPECT_FALSE(state.flag(s0, pending));
-  state.apply(op("launch", {"s0", "b0"}, {{"mode", 1}}));
+  state.apply(labOp("launch", {"s0", "b0"}, {{"mode", 1}}));
   EXPECT_TRUE(state.flag(s0, pending));
   EXPECT_FALSE(state.flag(s1, pending)) << "only the operation's stream";
-  state.apply(op("launch", {"s0", "b0"}));
+  state.apply(labOp("launch", {"s0", "b0"}));
   EXPECT_TRUE(state.flag(s0, pending)) << "setting a set flag keeps it set";
-  state.apply(op("sync", {"s1"}));
+  state.apply(labOp("sync", {"s1"}));
   EXPECT_TRUE(state.flag(s0, pending));
-  state.apply(op("sync", {"s0"}));
+  state.apply(labOp("sync", {"s0"}));
   EXPECT_FALSE(state.flag(s0, pending));
   EXPECT_EQ(state.names()[s0].flags, 0u);
 
-  state.apply(op("event_create", {"ev0"}));
+  state.apply(labOp("event_create", {"ev0"}));
   const std::size_t ev0 = indexOf(state, "ev0");
   EXPECT_FALSE(state.flag(ev0, 0));
-  state.apply(op("record", {"ev0", "s1"}));
+  state.apply(labOp("record", {"ev0", "s1"}));
   EXPECT_TRUE(state.flag(ev0, 0)) << "record sets recorded of its event, not its stream";
   EXPECT_FALSE(state.flag(s1, pending));
 }
 
 TEST(ModelState, AListSlotTakesZeroToFourLiveNamesAndEndsNone) {
-  ModelState state = after({op("stream_create", {"s0"}), op("stream_create", {"s1"})});
+  ModelState state = after({labOp("stream_create", {"s0"}), labOp("stream_create", {"s1"})});
   for (const char* e : {"ev0", "ev1", "ev2", "ev3", "ev4"})
-    state.apply(op("event_create", {e}));
-  EXPECT_TRUE(state.check(op("wait", {"s0"})).ok());
-  EXPECT_TRUE(state.check(op("wait", {"s0", "ev0", "ev1", "ev2", "ev3"})).ok());
+    state.apply(labOp("event_create", {e}));
+  EXPECT_TRUE(state.check(labOp("wait", {"s0"})).ok());
+  EXPECT_TRUE(state.check(labOp("wait", {"s0", "ev0", "ev1", "ev2", "ev3"})).ok());
   const ModelState::Verdict five =
-      state.check(op("wait", {"s0", "ev0", "ev1", "ev2", "ev3", "ev4"}));
+      state.check(labOp("wait", {"s0", "ev0", "ev1", "ev2", "ev3", "ev4"}));
   EXPECT_EQ(five.reason, "wait takes 1..5 names, got 6: wait S [EV...]");
-  EXPECT_EQ(state.check(op("wait", {})).reason, "wait takes 1..5 names, got 0: wait S [EV...]");
+  EXPECT_EQ(state.check(labOp("wait", {})).reason, "wait takes 1..5 names, got 0: wait S [EV...]");
 
-  const ModelState::Verdict wrongKind = state.check(op("wait", {"s0", "ev0", "s1"}));
+  const ModelState::Verdict wrongKind = state.check(labOp("wait", {"s0", "ev0", "s1"}));
   EXPECT_EQ(wrongKind.reason, "s1 is a stream, wait needs an event");
   EXPECT_EQ(wrongKind.nameIndex, 2);
-  const ModelState::Verdict twice = state.check(op("wait", {"s0", "ev1", "ev1"}));
+  const ModelState::Verdict twice = state.check(labOp("wait", {"s0", "ev1", "ev1"}));
   EXPECT_EQ(twice.reason, "name ev1 is given twice: the names of one operation are distinct");
   EXPECT_EQ(twice.nameIndex, 2);
 
-  state.apply(op("wait", {"s0", "ev0", "ev2"}));
+  state.apply(labOp("wait", {"s0", "ev0", "ev2"}));
   EXPECT_TRUE(state.names()[indexOf(state, "ev0")].alive) << "a list slot ends nothing";
-  state.apply(op("event_destroy", {"ev2"}));
-  const ModelState::Verdict dead = state.check(op("wait", {"s1", "ev0", "ev2"}));
+  state.apply(labOp("event_destroy", {"ev2"}));
+  const ModelState::Verdict dead = state.check(labOp("wait", {"s1", "ev0", "ev2"}));
   EXPECT_EQ(dead.reason, "ev2 is not alive: it was destroyed");
   EXPECT_EQ(dead.nameIndex, 2);
 }
 
 TEST(ModelState, NamesOfOneOperationAreDistinct) {
-  ModelState state = after({op("pool_create", {"p0"}), op("stream_create", {"s0"})});
-  const ModelState::Verdict v = state.check(op("alloc", {"p0", "s0", "p0"}));
+  ModelState state = after({labOp("pool_create", {"p0"}), labOp("stream_create", {"s0"})});
+  const ModelState::Verdict v = state.check(labOp("alloc", {"p0", "s0", "p0"}));
   EXPECT_EQ(v.reason, "name p0 is given twice: the names of one operation are distinct");
   EXPECT_EQ(v.nameIndex, 2);
-  EXPECT_FALSE(state.check(op("alloc", {"p0", "p0", "b0"})).ok());
+  EXPECT_FALSE(state.check(labOp("alloc", {"p0", "p0", "b0"})).ok());
 }
 
 TEST(ModelState, DeadUnknownAndReusedNamesAndWrongKindsAreRefused) {
   ModelState state = after(poolStreamBuf());
-  state.apply(op("free", {"b0"}));
+  state.apply(labOp("free", {"b0"}));
   const auto reason = [&](const Operation& o) { return state.check(o).reason; };
-  EXPECT_EQ(reason(op("launch", {"s0", "b0"})), "b0 is not alive: it was destroyed");
-  EXPECT_EQ(state.check(op("launch", {"s0", "b0"})).nameIndex, 1);
-  EXPECT_EQ(reason(op("launch", {"s0", "b9"})), "b9 is not alive: nothing created it");
-  EXPECT_EQ(reason(op("alloc", {"p0", "s0", "b0"})),
+  EXPECT_EQ(reason(labOp("launch", {"s0", "b0"})), "b0 is not alive: it was destroyed");
+  EXPECT_EQ(state.check(labOp("launch", {"s0", "b0"})).nameIndex, 1);
+  EXPECT_EQ(reason(labOp("launch", {"s0", "b9"})), "b9 is not alive: nothing created it");
+  EXPECT_EQ(reason(labOp("alloc", {"p0", "s0", "b0"})),
             "name b0 was already used: a name is introduced once, never reused");
-  EXPECT_EQ(reason(op("pool_create", {"s0"})),
+  EXPECT_EQ(reason(labOp("pool_create", {"s0"})),
             "name s0 was already used: a name is introduced once, never reused");
-  EXPECT_EQ(reason(op("alloc", {"s0", "p0", "b1"})), "s0 is a stream, alloc needs a pool");
-  EXPECT_EQ(reason(op("record", {"s0", "s0"})),
+  EXPECT_EQ(reason(labOp("alloc", {"s0", "p0", "b1"})), "s0 is a stream, alloc needs a pool");
+  EXPECT_EQ(reason(labOp("record", {"s0", "s0"})),
             "name s0 is given twice: the names of one operation are distinct");
-  EXPECT_EQ(reason(op("alloc", {"p0", "s0"})),
+  EXPECT_EQ(reason(labOp("alloc", {"p0", "s0"})),
             "alloc takes 3 names, got 2: alloc P S B [bytes=1..2147483648]");
-  EXPECT_EQ(reason(op("alloc", {"p0", "s0", "B1"})).rfind("bad name 'B1'", 0), 0u);
-  EXPECT_EQ(reason(op("alloc", {"p0", "s0", "b1"}, {{"bytes", 0}})),
+  EXPECT_EQ(reason(labOp("alloc", {"p0", "s0", "B1"})).rfind("bad name 'B1'", 0), 0u);
+  EXPECT_EQ(reason(labOp("alloc", {"p0", "s0", "b1"}, {{"bytes", 0}})),
             "bytes=0 is out of bounds: bytes takes 1..2147483648");
-  EXPECT_EQ(reason(op("launch", {"s0", "b1"}, {{"mode", 2}})).rfind("mode=2 is out of bounds", 0),
-            0u);
-  EXPECT_TRUE(state.check(op("alloc", {"p0", "s0", "b1"}, {{"bytes", 2147483648}})).ok());
+  EXPECT_EQ(
+      reason(labOp("launch", {"s0", "b1"}, {{"mode", 2}})).rfind("mode=2 is out of bounds", 0), 0u);
+  EXPECT_TRUE(state.check(labOp("alloc", {"p0", "s0", "b1"}, {{"bytes", 2147483648}})).ok());
   const ModelState::Verdict foreign = state.check(testOp(builtinModel("all"), "create", {"r0"}));
   EXPECT_NE(foreign.reason.find("not in model lab"), std::string::npos) << foreign.reason;
 }
 
 TEST(ModelState, ApplyRefusesAnInvalidOperationAndChangesNothing) {
   ModelState state = after(poolStreamBuf());
-  EXPECT_THROW(state.apply(op("alloc", {"p0", "s9", "b1"})), std::invalid_argument);
+  EXPECT_THROW(state.apply(labOp("alloc", {"p0", "s9", "b1"})), std::invalid_argument);
   EXPECT_EQ(state.find("b1"), nullptr) << "a refused alloc must not take its buffer's name";
   EXPECT_EQ(state.applied(), 3u);
   EXPECT_EQ(state.alive(*lab().kind("buf")).size(), 1u);
 }
 
 TEST(ModelState, AliveListsEachKindInCreationOrder) {
-  ModelState state = after({op("pool_create", {"pz"}), op("pool_create", {"pa"}),
-                            op("pool_create", {"pm"}), op("pool_destroy", {"pa"})});
+  ModelState state = after({labOp("pool_create", {"pz"}), labOp("pool_create", {"pa"}),
+                            labOp("pool_create", {"pm"}), labOp("pool_destroy", {"pa"})});
   std::vector<std::string> alive;
   for (std::size_t i : state.alive(*lab().kind("pool")))
     alive.push_back(state.names()[i].name);
@@ -341,7 +342,7 @@ TEST(ModelSequence, AModelFileThatDoesNotParseIsAnErrorAtTheDirectiveNamingItsOw
 TEST(ModelSequence, ValidateSequencePlacesTheFirstViolationOfTheModel) {
   Sequence s = parseSequence("pool_create p0\npool_destroy p0\n", "v.seq", &lab());
   EXPECT_NO_THROW(validateSequence(s, "v.seq"));
-  Operation late = op("pool_destroy", {"p0"});
+  Operation late = labOp("pool_destroy", {"p0"});
   late.line = 7;
   s.ops.push_back(late);
   try {
@@ -353,7 +354,7 @@ TEST(ModelSequence, ValidateSequencePlacesTheFirstViolationOfTheModel) {
   }
   // Under `all` (a null model), the same operations are unknown.
   Sequence foreign;
-  foreign.ops = {op("pool_create", {"p0"})};
+  foreign.ops = {labOp("pool_create", {"p0"})};
   EXPECT_THROW(validateSequence(foreign, "v.seq"), InputError);
   foreign.model = &lab();
   EXPECT_NO_THROW(validateSequence(foreign, "v.seq"));
