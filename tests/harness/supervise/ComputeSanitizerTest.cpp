@@ -10,6 +10,7 @@
 #include "harness/supervise/ComputeSanitizer.h"
 #include "renderer/InputError.h"
 #include "tests/ProjectPaths.h"
+#include "tests/harness/supervise/FakeRunnerPath.h"
 
 namespace gpufuzz {
 namespace {
@@ -136,7 +137,7 @@ TEST(ComputeSanitizer, ProgramOutputBetweenRecordsIsNotPartOfThem) {
   EXPECT_EQ(r.records[0].text, "Leaked 4 bytes at 0x10");
 }
 
-const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
+using testing::kFakeRunner;
 const std::string kFakeSanitizer =
     (testing::sourceDir() / "tests/harness/supervise/fake-compute-sanitizer").string();
 

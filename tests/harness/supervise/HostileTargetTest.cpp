@@ -26,6 +26,7 @@
 #include "harness/supervise/Supervisor.h"
 #include "tests/ProjectPaths.h"
 #include "tests/harness/supervise/DescribeSupervised.h"
+#include "tests/harness/supervise/FakeRunnerPath.h"
 
 extern char** environ;
 
@@ -37,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kTarget =
     (testing::sourceDir() / "tests/harness/supervise/hostile-target").string();
-const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
+using testing::kFakeRunner;
 const std::string kSuperviseOnce = (testing::binDir() / "gpufuzz-supervise-once").string();
 
 SupervisionLimits limits(std::chrono::milliseconds deadline = 300ms) {

@@ -17,8 +17,8 @@
 #include "harness/supervise/CudaTools.h"
 #include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Supervisor.h"
-#include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"
+#include "tests/harness/supervise/FakeRunnerPath.h"
 
 namespace gpufuzz {
 namespace {
@@ -26,7 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ScratchDir;
 
-const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
+using testing::kFakeRunner;
 
 /// Sets (or with nullptr unsets) an environment variable for the life of the object.
 class ScopedEnv {

@@ -23,15 +23,15 @@
 #include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
-#include "tests/ProjectPaths.h"
 #include "tests/harness/supervise/DescribeSupervised.h"
+#include "tests/harness/supervise/FakeRunnerPath.h"
 
 namespace gpufuzz {
 namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kFakeRunner = (testing::binDir() / "gpufuzz-fake-runner").string();
+using testing::kFakeRunner;
 
 // Every test runs twice: children started afresh, and children forked from a fork server.
 bool forkServerInUse = false;
