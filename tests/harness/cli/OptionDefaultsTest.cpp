@@ -25,10 +25,6 @@
 namespace gpufuzz {
 namespace {
 
-CommandLine parse(const std::vector<std::string>& args) {
-  return parseCommandLine(args);
-}
-
 /// The "[default: X; bounds: B]" of FLAG's line in `gpufuzz COMMAND --help`, as run.
 struct HelpLine {
   std::string def;
@@ -48,7 +44,7 @@ HelpLine helpOf(const std::string& command, const std::string& flag) {
 
 TEST(OptionDefaults, TheRunConfigurationsDefaultsAreTheTables) {
   const RunConfig contract = resolveRunConfig(RunOverrides{}, Directives{}, "");
-  const CommandLine cl = parse({"fuzz"});
+  const CommandLine cl = parseCommandLine({"fuzz"});
   EXPECT_EQ(cl.value<Option::Backend>(), contract.backend);
   EXPECT_EQ(cl.value<Option::Policy>(), policyName(contract.policy));
   // The words for --faults name each backend's own default plan.
@@ -62,26 +58,28 @@ TEST(OptionDefaults, TheRunConfigurationsDefaultsAreTheTables) {
 }
 
 TEST(OptionDefaults, ACampaignPlansDefaultsAreTheTables) {
-  const CommandLine cl = parse({"fuzz"});
+  const CommandLine cl = parseCommandLine({"fuzz"});
   const CampaignPlan plan;
   EXPECT_EQ(plan.grace, cl.value<Option::Grace>());
   EXPECT_EQ(plan.confirmations, cl.value<Option::Confirmations>());
   EXPECT_EQ(plan.persistent, cl.value<Option::Persistent>());
   // replay's tries of a threaded file: as many as a rate is ever measured with.
-  EXPECT_EQ(parse({"replay", "a.seq"}).value<Option::Confirmations>(), Shrinker::kMostTries);
+  EXPECT_EQ(parseCommandLine({"replay", "a.seq"}).value<Option::Confirmations>(),
+            Shrinker::kMostTries);
   EXPECT_EQ(optionSpec(Option::Threads).max, kMaxThreads);
 }
 
 TEST(OptionDefaults, EveryChoiceIsAValueTheCodeKnows) {
-  const CommandLine cl = parse({"fuzz"});
+  const CommandLine cl = parseCommandLine({"fuzz"});
   EXPECT_EQ(parseSanitizerOption(cl.value<Option::Sanitizer>()), SanitizerTool::None);
   for (const char* tool : {"none", "memcheck", "racecheck", "synccheck", "initcheck"}) {
     EXPECT_EQ(sanitizerToolName(parseSanitizerOption(
-                  parse({"fuzz", "--sanitizer", tool}).value<Option::Sanitizer>())),
+                  parseCommandLine({"fuzz", "--sanitizer", tool}).value<Option::Sanitizer>())),
               tool);
   }
   for (const char* ops : {"renderer", "device", "all"}) {
-    EXPECT_TRUE(isBuiltinModelName(parse({"fuzz", "--ops", ops}).value<Option::Ops>())) << ops;
+    EXPECT_TRUE(isBuiltinModelName(parseCommandLine({"fuzz", "--ops", ops}).value<Option::Ops>()))
+        << ops;
   }
 }
 

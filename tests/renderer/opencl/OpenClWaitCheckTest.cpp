@@ -21,19 +21,19 @@ struct Gate {
   static inline bool early = true;        // false: the stand-in passes every call through
 };
 
-cl_int CL_API_CALL gatedWrite(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
-                              size_t size, const void* ptr, cl_uint, const cl_event*,
-                              cl_event* event) {
+cl_int CL_API_CALL gateWrite(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                             size_t size, const void* ptr, cl_uint, const cl_event*,
+                             cl_event* event) {
   return Gate::real->enqueueWriteBuffer(queue, mem, blocking, offset, size, ptr,
                                         Gate::early ? 1 : 0, Gate::early ? &Gate::held : nullptr,
                                         event);
 }
-cl_int CL_API_CALL earlyFinish(cl_command_queue queue) {
+cl_int CL_API_CALL gateFinish(cl_command_queue queue) {
   return Gate::early ? CL_SUCCESS : Gate::real->finish(queue);
 }
-cl_int CL_API_CALL earlyRead(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
-                             size_t size, void* ptr, cl_uint count, const cl_event* list,
-                             cl_event* event) {
+cl_int CL_API_CALL gateRead(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                            size_t size, void* ptr, cl_uint count, const cl_event* list,
+                            cl_event* event) {
   return Gate::real->enqueueReadBuffer(queue, mem, Gate::early ? CL_FALSE : blocking, offset, size,
                                        ptr, count, list, event);
 }
@@ -44,9 +44,9 @@ class OpenClWaitCheck : public ::testing::Test {
     Gate::real = &openClApi();
     Gate::early = true;
     OpenClApi standIn = openClApi();
-    standIn.enqueueWriteBuffer = gatedWrite;
-    standIn.finish = earlyFinish;
-    standIn.enqueueReadBuffer = earlyRead;
+    standIn.enqueueWriteBuffer = gateWrite;
+    standIn.finish = gateFinish;
+    standIn.enqueueReadBuffer = gateRead;
     auto backend = testing::makeOpenClTestBackend(standIn);
     ASSERT_NE(backend, nullptr);
     cl_ = backend.get();
