@@ -99,13 +99,20 @@ class Fixture(unittest.TestCase):
 
     def outcome(self, ops, bug):
         """The outcome on every target (they must agree)."""
-        path = self.seq(ops)
-        # The targets run side by side: a hang costs each the same quiet time.
-        with concurrent.futures.ThreadPoolExecutor() as pool:
-            futures = {name: pool.submit(run, command, path, bug) for name, command in targets()}
-            results = {name: future.result() for name, future in futures.items()}
-        self.assertEqual(len(set(results.values())), 1, f"{ops}: {results}")
-        return next(iter(results.values()))
+        return self.outcomes([(ops, bug)])[0]
+
+    def outcomes(self, cases):
+        """The outcome of each (ops, bug) on every target (they must agree), in order. The runs
+        go side by side, a few sequences at a time: a hang costs each only the same quiet time,
+        spent waiting."""
+        paths = [(self.seq(ops), bug) for ops, bug in cases]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4 * len(targets())) as pool:
+            futures = [{name: pool.submit(run, command, path, bug) for name, command in targets()}
+                       for path, bug in paths]
+            results = [{name: f.result() for name, f in each.items()} for each in futures]
+        for (ops, _), each in zip(cases, results):
+            self.assertEqual(len(set(each.values())), 1, f"{ops}: {each}")
+        return [next(iter(each.values())) for each in results]
 
 
 class PlantedBug(Fixture):
@@ -138,17 +145,18 @@ class PlantedBug(Fixture):
 
     def test_what_still_has_the_image_in_flight_hangs(self):
         before, destroy = MINIMAL[:-1], MINIMAL[-1:]
-        for between in (["list_reset l0"], ["list_destroy l0"], ["fence_destroy f0"],
-                        ["queue_create q1", "fence_create f1", "list_create q1 l1",
-                         "submit l1 q1 f1", "fence_wait f1"]):  # another queue waited
-            with self.subTest(between=between):
-                ops = before + between + destroy
-                self.assertEqual(self.outcome(ops, bug=True), ("hang", str(len(ops))))
+        cases = [before + between + destroy
+                 for between in (["list_reset l0"], ["list_destroy l0"], ["fence_destroy f0"],
+                                 ["queue_create q1", "fence_create f1", "list_create q1 l1",
+                                  "submit l1 q1 f1", "fence_wait f1"])]  # another queue waited
         # Submitted on a second queue whose list belongs to the first; a wait-list; a barrier.
-        ops = ["queue_create q0", "queue_create q1", "fence_create f0", "fence_create f1",
-               "image_create i0 format=r32f", "list_create q0 l0", "list_barrier l0 stage=compute",
-               "list_draw l0 i0 vertices=9", "submit l0 q1 f0 f1 priority=high", "image_destroy i0"]
-        self.assertEqual(self.outcome(ops, bug=True), ("hang", "10"))
+        cases.append(["queue_create q0", "queue_create q1", "fence_create f0", "fence_create f1",
+                      "image_create i0 format=r32f", "list_create q0 l0",
+                      "list_barrier l0 stage=compute", "list_draw l0 i0 vertices=9",
+                      "submit l0 q1 f0 f1 priority=high", "image_destroy i0"])
+        for ops, got in zip(cases, self.outcomes([(ops, True) for ops in cases])):
+            with self.subTest(ops=ops):
+                self.assertEqual(got, ("hang", str(len(ops))))
 
     def test_an_image_only_recorded_is_no_hang(self):
         ops = ["queue_create q0", "image_create i0", "list_create q0 l0", "list_draw l0 i0",
@@ -203,21 +211,23 @@ class RandomSequences(Fixture):
     def test_without_the_bug_every_valid_sequence_passes_and_the_targets_agree(self):
         model = gpufuzz.load_model(MODEL)
         rng = random.Random(20261)
+        sequences = [generate(model, rng, rng.randint(5, 40), 1) for _ in range(40)]
+        got = self.outcomes([(ops, bug) for ops in sequences for bug in (False, True)])
         hangs = 0
-        for n in range(40):
-            ops = generate(model, rng, rng.randint(5, 40), 1)
+        for n, ops in enumerate(sequences):
             with self.subTest(n=n, ops=ops):
-                self.assertEqual(self.outcome(ops, bug=False), ("pass", "-"))
-                hangs += self.outcome(ops, bug=True)[0] == "hang"
+                self.assertEqual(got[2 * n], ("pass", "-"))
+                hangs += got[2 * n + 1][0] == "hang"
         self.assertGreater(hangs, 0, "the planted bug never met in 40 random sequences")
 
     def test_threads_pass_without_the_bug(self):
         model = gpufuzz.load_model(MODEL)
         rng = random.Random(7)
-        for n in range(15):
-            ops = generate(model, rng, rng.randint(5, 30), 3)
+        sequences = [generate(model, rng, rng.randint(5, 30), 3) for _ in range(15)]
+        for n, (ops, got) in enumerate(zip(sequences,
+                                           self.outcomes([(ops, False) for ops in sequences]))):
             with self.subTest(n=n, ops=ops):
-                self.assertEqual(self.outcome(ops, bug=False), ("pass", "-"))
+                self.assertEqual(got, ("pass", "-"))
 
 
 if __name__ == "__main__":
