@@ -615,7 +615,7 @@ class Campaign {
       std::lock_guard lock(mutex_);
       shrinking_ = "shrinking " + shown;
     }
-    Shrinker shrinker(trials_, plan_.jobs);
+    Shrinker shrinker(trials_, freshJobs());
     MinimizeRequest request{seq,
                             first,
                             seqSeed,
@@ -679,6 +679,11 @@ class Campaign {
   }
 
   Report reportUnlocked() const;
+
+  unsigned freshJobs() const {
+    const unsigned jobs = std::max(plan_.jobs, 1U);
+    return plan_.freshJobs == 0 ? jobs : std::min(plan_.freshJobs, jobs);
+  }
 
   /// The cause a failure's first run settles (Cause.h), before any shrink; empty when the cause
   /// needs the minimal sequence (a leak, a wrong image, a hang nothing planted):
@@ -888,7 +893,7 @@ class Campaign {
     options.knownReproduction = std::pair{f.reproduced, f.confirmations};
     options.candidateLimit = candidateStuckLimit(f);
     try {
-      const Explanation e = explainFailure(trials_, plan_.jobs, f.minimal, f.outcome, options);
+      const Explanation e = explainFailure(trials_, freshJobs(), f.minimal, f.outcome, options);
       if (stopRequested()) return;  // its trials were cut short: no explanation
       writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
     } catch (const WriteError&) {

@@ -40,6 +40,10 @@ struct CampaignPlan {
   bool explain = true;                    // explanation.md for each new finding
   std::optional<std::string> reportFile;  // --report: refreshed as findings arrive
   unsigned jobs = 1;                      // concurrent children
+  /// Concurrent fresh children of a shrink, its confirmations and an explanation (at most
+  /// `jobs`; 0: `jobs`): fewer where the driver starts processes one at a time
+  /// (Session::freshJobs).
+  unsigned freshJobs = 0;
   /// --persistent N: each worker's child runs up to N sequences in one process; a failure
   /// there is re-run in a fresh process, alone and then after the sequences before it.
   unsigned persistent = 1;

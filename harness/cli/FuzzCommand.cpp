@@ -84,12 +84,14 @@ int runFuzz(Session& session) {
     budget += ", shard " + shardText(shard) +
               (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
   }
+  std::string children;
+  if (persistent > 1) children += ", persistent " + std::to_string(persistent);
+  if (session.freshJobs() < session.jobs())
+    children += ", shrinks " + std::to_string(session.freshJobs()) + " at once";
   std::printf("gpufuzz fuzz: seed %llu, backend %s (%s), policy %s, faults %s, %s, jobs %u%s, %s\n",
               static_cast<unsigned long long>(seed), backend.c_str(), description.c_str(),
               std::string(policyName(config.policy)).c_str(), faults.c_str(),
-              modelLabel(*gen.model).c_str(), session.jobs(),
-              persistent > 1 ? (", persistent " + std::to_string(persistent)).c_str() : "",
-              budget.c_str());
+              modelLabel(*gen.model).c_str(), session.jobs(), children.c_str(), budget.c_str());
   std::printf("findings in %s (%zu known)\n", store.root().c_str(), store.size());
   if (previous) {
     std::printf(
@@ -113,6 +115,7 @@ int runFuzz(Session& session) {
   plan.explain = !cl.value<Option::NoExplain>();
   plan.reportFile = cl.value<Option::Report>();
   plan.jobs = session.jobs();
+  plan.freshJobs = session.freshJobs();
   plan.persistent = persistent;
   plan.quiet = session.quiet();
   plan.stopRequested = &Session::stopRequested;

@@ -269,6 +269,7 @@ std::string Session::resolveBackend(const std::string& requested) {
   if (auto most = driverContextJobs(requested, descriptions_[requested], gpus, persistent())) {
     capDefaultJobs(*most);
   }
+  freshJobsCap_ = driverContextJobs(requested, descriptions_[requested], gpus, 1);
   resolved_[requested] = requested;
   return requested;
 }
