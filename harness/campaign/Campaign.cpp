@@ -541,7 +541,11 @@ class Campaign {
         queued_.pop_front();
       }
       if (stopRequested()) {
-        countUnexamined(q->t.outcome.cls);
+        if (variantHit(q->triage)) {
+          done(q->k);
+        } else {
+          countUnexamined(q->t.outcome.cls);
+        }
       } else {
         // examine() counts it a hit if its cause became known meanwhile.
         const bool stands = examine(q->seq, q->seqSeed, q->t, q->ranBefore, q->triage, true);
@@ -569,11 +573,15 @@ class Campaign {
       examinerActive_ = false;
       left.assign(std::make_move_iterator(queued_.begin()), std::make_move_iterator(queued_.end()));
       queued_.clear();
-      for (const Queued& q : left)
-        ++unexamined_[static_cast<std::size_t>(q.t.outcome.cls)];
     }
-    for (const Queued& q : left)
+    for (const Queued& q : left) {
+      if (variantHit(q.triage)) {
+        done(q.k);
+      } else {
+        countUnexamined(q.t.outcome.cls);
+      }
       endQueuedClaims(q);
+    }
     turn_.notify_all();
   }
 
@@ -603,6 +611,7 @@ class Campaign {
     // found in time is still saved, its shrink cut short.
     // Once the shrink window closes, what is left of the grace confirms the shrinks under way.
     if ((plan_.stopRequested && plan_.stopRequested()) || trials_.shrinkClosed()) {
+      if (variantHit(triage)) return true;
       countUnexamined(t.outcome.cls);
       return false;
     }
@@ -861,6 +870,19 @@ class Campaign {
       --newSitesWaiting_;
     }
     turn_.notify_all();
+  }
+
+  /// A variant whose shrink no longer starts (a stop, the shrink window closed) is still a hit
+  /// of its known cause, which its frames, rule or verdict settled: counted so, not unexamined.
+  /// Only its witness at its operation is missing. Whether it was one.
+  bool variantHit(const Triage& triage) {
+    if (!triage.variant || triage.cause.empty()) return false;
+    {
+      std::lock_guard lock(mutex_);
+      ++triageHits_;
+    }
+    store_.countHit(triage.cause);
+    return true;
   }
 
   void countUnexamined(OutcomeClass cls) {
