@@ -737,7 +737,22 @@ class Campaign {
   Triage triaged(const Sequence& seq, const TrialResult& t) {
     Triage triage;
     triage.cause = settledCause(seq, t);
-    if (triage.cause.empty()) return triage;
+    if (triage.cause.empty()) {
+      // A threaded failure a rule planted is that rule's bug, whether or not its minimal
+      // sequence keeps its threads: once either form is known at its operation, a hit. Before,
+      // each repeat of a planted race was shrunk at up to 64 tries a candidate.
+      if (seq.threadCount() > 1 && !t.outcome.fault.empty()) {
+        for (const Sequence& form : {seq, Sequence{}}) {
+          const std::string cause = failureCause(t.outcome, form, trials_.setup().policy, {});
+          if (knownHit(cause, t.outcome.op)) {
+            triage.cause = cause;
+            triage.hit = true;
+            break;
+          }
+        }
+      }
+      return triage;
+    }
     if (knownHit(triage.cause, t.outcome.op)) {
       triage.hit = true;
       return triage;
