@@ -103,7 +103,10 @@ std::optional<StoredFinding> readStoredFinding(const std::filesystem::path& dir)
   }
   StoredFinding f;
   f.dir = dir;
-  f.id = dir.filename().string();
+  // "findings/hang-create-1a2b3c/" and "." name their folder too.
+  std::filesystem::path named = std::filesystem::absolute(dir).lexically_normal();
+  if (!named.has_filename()) named = named.parent_path();
+  f.id = named.filename().string();
   f.signature = readFile(dir / "signature");
   f.cause = std::filesystem::is_regular_file(dir / "cause") ? readFile(dir / "cause") : f.signature;
   const boost::json::object o = findingJson(dir);

@@ -83,6 +83,22 @@ TEST(Promote, AFindingOfACampaignByItsMinimalSeqUnderAName) {
   EXPECT_EQ(testing::gpufuzz("replay --backend sim " + file.string()).status, 0);
 }
 
+// A folder given with a trailing slash, or its minimal.seq from inside it, is still named by its
+// id: the corpus file's name and the note say where it came from.
+TEST(Promote, AFolderWithATrailingSlashIsNamedByItsId) {
+  testing::ScratchDir dir;
+  const auto finding = recordSeedHang(dir.path() / "findings");
+  const std::string id = finding.filename().string();
+  const auto corpus = dir.path() / "corpus";
+  const auto r = testing::gpufuzz("promote " + finding.string() + "/ --deadline 150 --corpus " +
+                                  corpus.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("promoted " + id + " to "), std::string::npos) << r.output;
+  const auto file = corpus / (id + ".seq");
+  ASSERT_TRUE(std::filesystem::exists(file)) << r.output;
+  EXPECT_TRUE(contains(loadSequence(file.string()).directives.notes, "from finding " + id + " ("));
+}
+
 TEST(Promote, RefusesExistingTargetsAndWhatIsNotAFinding) {
   testing::ScratchDir dir;
   const auto finding = recordSeedHang(dir.path() / "findings");
