@@ -541,11 +541,7 @@ class Campaign {
         queued_.pop_front();
       }
       if (stopRequested()) {
-        if (variantHit(q->triage)) {
-          done(q->k);
-        } else {
-          countUnexamined(q->t.outcome.cls);
-        }
+        leaveUnexamined(*q);
       } else {
         // examine() counts it a hit if its cause became known meanwhile.
         const bool stands = examine(q->seq, q->seqSeed, q->t, q->ranBefore, q->triage, true);
@@ -553,6 +549,16 @@ class Campaign {
         done(q->k);
       }
       endQueuedClaims(*q);
+    }
+  }
+
+  /// A queued failure no examination will take (a stop came): a variant's hit, its sequence
+  /// done, or unexamined, its sequence unfinished for a resumed campaign.
+  void leaveUnexamined(const Queued& q) {
+    if (variantHit(q.triage)) {
+      done(q.k);
+    } else {
+      countUnexamined(q.t.outcome.cls);
     }
   }
 
@@ -575,11 +581,7 @@ class Campaign {
       queued_.clear();
     }
     for (const Queued& q : left) {
-      if (variantHit(q.triage)) {
-        done(q.k);
-      } else {
-        countUnexamined(q.t.outcome.cls);
-      }
+      leaveUnexamined(q);
       endQueuedClaims(q);
     }
     turn_.notify_all();
@@ -742,8 +744,9 @@ class Campaign {
       // sequence keeps its threads: once either form is known at its operation, a hit. Before,
       // each repeat of a planted race was shrunk at up to 64 tries a candidate.
       if (seq.threadCount() > 1 && !t.outcome.fault.empty()) {
-        for (const Sequence& form : {seq, Sequence{}}) {
-          const std::string cause = failureCause(t.outcome, form, trials_.setup().policy, {});
+        const Sequence oneThread;  // a planted cause reads only the thread count
+        for (const Sequence* form : {&seq, &oneThread}) {
+          const std::string cause = failureCause(t.outcome, *form, trials_.setup().policy, {});
           if (knownHit(cause, t.outcome.op)) {
             triage.cause = cause;
             triage.hit = true;

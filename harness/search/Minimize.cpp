@@ -80,8 +80,8 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
   f.stopped = stopped();
   if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;
-  const auto r = shrinker.reproductions(
-      f.minimal, key.crashSite.empty() ? FailureKey::of(f.outcome) : key, request.confirmations);
+  // The shrink kept `key`, so the minimal sequence meets it too.
+  const auto r = shrinker.reproductions(f.minimal, key, request.confirmations);
   if (stopped()) {
     f.stopped = true;
     f.executionsToShrink += r.executions;

@@ -40,19 +40,15 @@ FailureKey FailureKey::of(const TrialResult& first, bool anyOp) {
   const std::string& stacks = first.evidence.stacks;
   if (anyOp && key.cls == OutcomeClass::Crash && key.fault.empty() &&
       stacks.starts_with(kRunnerCrashFramesBy)) {
-    for (const std::string& frame : crashState(stacks))
-      key.crashSite += frame + "\n";
+    key.crashState = gpufuzz::crashState(stacks);
   }
   return key;
 }
 
 bool FailureKey::matches(const TrialResult& t) const {
-  if (crashSite.empty()) return matches(t.outcome);
-  if (t.outcome.cls != cls || t.outcome.fault != fault) return false;
-  std::string site;
-  for (const std::string& frame : crashState(t.evidence.stacks))
-    site += frame + "\n";
-  return site == crashSite;
+  if (crashState.empty()) return matches(t.outcome);
+  return t.outcome.cls == cls && t.outcome.fault == fault &&
+         gpufuzz::crashState(t.evidence.stacks) == crashState;
 }
 
 bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,

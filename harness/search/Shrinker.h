@@ -37,9 +37,9 @@ struct FailureKey {
   /// The fault-plan rule that planted it, or empty: a shrink keeps a planted failure planted by
   /// the same rule, so it never turns into another planted bug that fails alike.
   std::string fault;
-  /// A crash's state (crashState, joined), or empty. With it, a candidate that crashes with the
-  /// same frames at another operation is the same bug (search/Cause.h), and reproduces it.
-  std::string crashSite;
+  /// A crash's state (crashState), or empty. With it, a candidate that crashes with the same
+  /// frames at another operation is the same bug (search/Cause.h), and reproduces it.
+  std::vector<std::string> crashState;
   static FailureKey of(const RunOutcome& o) { return FailureKey{o.cls, o.op, o.fault, {}}; }
   /// `first`'s key, by crash state where `first` is a crash with frames that came with the run
   /// (the runner's signal handler), nothing planted it, and `anyOp`: a variant's shrink keeps
