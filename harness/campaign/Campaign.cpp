@@ -54,6 +54,13 @@ constexpr uint32_t kSaturatedAfter = 3;
 /// The grace's last 1/kConfirmingShareOfGrace confirms the shrinks under way; none starts then.
 constexpr int kConfirmingShareOfGrace = 5;
 
+/// The end of a shrink's turn begun at `began`: its even share of the window left then, split
+/// with `waiting` other causes.
+Clock::time_point turnEnd(Clock::time_point began, Clock::time_point windowEnd,
+                          std::size_t waiting) {
+  return began + (windowEnd - began) / static_cast<Clock::rep>(waiting + 1);
+}
+
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -627,6 +634,7 @@ class Campaign {
       shrinking_ = "shrinking " + shown;
     }
     Shrinker shrinker(trials_, freshJobs());
+    shrinker.endTurnWhen(turnOver(triage.cause.empty() ? kind : triage.cause));
     MinimizeRequest request{seq,
                             first,
                             seqSeed,
@@ -654,10 +662,13 @@ class Campaign {
       std::lock_guard lock(mutex_);
       shrinking_.clear();
       return false;
-    } else if (f.shrinkCutShort) {
+    } else if (f.shrinkCutShort && trials_.shrinkClosed()) {
       f.minimal.directives.notes.push_back(
           "shrink cut short to leave the last fifth of --grace to its confirmations: may not be "
           "minimal");
+    } else if (f.shrinkCutShort) {
+      f.minimal.directives.notes.push_back(
+          "shrink cut short to give the failures queued behind it their turn: may not be minimal");
     }
     if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
     const bool knewSignature = store_.knows(f.signature());
@@ -690,6 +701,37 @@ class Campaign {
   }
 
   Report reportUnlocked() const;
+
+  /// When the shrink of `cause` (a settled cause, or a failure kind) gives way to the causes
+  /// queued behind it. With --persistent and --time, its turn is its share of the shrink window
+  /// left as it began, split evenly with each distinct cause waiting in the queue; the share
+  /// shrinks as more arrive. On the H200 one crash's shrink took a night's whole window, and
+  /// the 208 crashes queued behind it ended unexamined (bench/RESULTS.md). Nothing waiting,
+  /// no limit: a shrink alone keeps the whole window.
+  std::function<bool()> turnOver(const std::string& cause) {
+    if (plan_.persistent <= 1 || !deadline_) return {};
+    const Clock::time_point began = Clock::now();
+    const Clock::time_point windowEnd =
+        *deadline_ + plan_.grace - plan_.grace / kConfirmingShareOfGrace;
+    if (began >= windowEnd) return {};
+    return [this, cause, began, windowEnd] {
+      const std::size_t waiting = causesQueued(cause);
+      return waiting > 0 && Clock::now() >= turnEnd(began, windowEnd, waiting);
+    };
+  }
+
+  /// The distinct causes in the queue other than `shrinking`: a settled cause, or for a failure
+  /// triage could not settle, its kind. A variant waits for no verdict: its cause is known.
+  std::size_t causesQueued(const std::string& shrinking) const {
+    std::lock_guard lock(mutex_);
+    std::set<std::string> causes;
+    for (const Queued& q : queued_) {
+      if (q.triage.variant) continue;
+      causes.insert(q.triage.cause.empty() ? failureKind(q.t.outcome) : q.triage.cause);
+    }
+    causes.erase(shrinking);
+    return causes.size();
+  }
 
   unsigned freshJobs() const {
     const unsigned jobs = std::max(plan_.jobs, 1U);

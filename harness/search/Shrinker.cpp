@@ -119,11 +119,13 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
     result.executions += reproductions(failing, key, kRateProbe).executions;
   }
   std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
+  // Asked only while candidates are left, so a shrink that ran out of them is not cut short.
+  const auto cut = [this, &result] { return result.cutShort = result.cutShort || closed(); };
 
   // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
   // no range of it can go, candidates built only `jobs` at a time.
   for (std::size_t chunk = result.minimal.ops.size() / 2;
-       chunk >= 1 && result.minimal.ops.size() > kRangesFirstOver && !trials_.shrinkClosed();) {
+       chunk >= 1 && result.minimal.ops.size() > kRangesFirstOver && !cut();) {
     bool progressed = false;
     for (std::size_t first = 0; first < result.minimal.ops.size() && !progressed;) {
       std::vector<std::pair<Edit, Sequence>> batch;
@@ -134,18 +136,18 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
         }
       }
       progressed = accept(result, key, batch, tried, onStep);
-      if (trials_.shrinkClosed()) break;
+      if (cut()) break;
     }
     if (!progressed) chunk /= 2;
     chunk = std::min(chunk, result.minimal.ops.size() / 2);
   }
 
   bool progressed = result.minimal.ops.size() <= kSingleEditsUpTo;
-  while (progressed && !trials_.shrinkClosed()) {
+  while (progressed && !cut()) {
     progressed = false;
     auto candidates = shrinkCandidates(result.minimal);
     // Batches of `jobs` candidates; the first reproducing one in candidate order wins.
-    for (std::size_t start = 0; start < candidates.size() && !progressed && !trials_.shrinkClosed();
+    for (std::size_t start = 0; start < candidates.size() && !progressed && !cut();
          start += jobs_) {
       const std::size_t count = std::min<std::size_t>(jobs_, candidates.size() - start);
       std::vector<std::pair<Edit, Sequence>> batch(
@@ -154,8 +156,6 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
       progressed = accept(result, key, batch, tried, onStep);
     }
   }
-  // Closed before the last round ended: a candidate left untried may still reproduce.
-  result.cutShort = trials_.shrinkClosed();
   Sequence renamed = renumbered(result.minimal);
   renamed.directives = failing.directives;
   result.minimal = std::move(renamed);

@@ -89,6 +89,9 @@ class Shrinker {
   /// it, so a candidate first meets the schedule that failed (a schedule is drawn from the try
   /// and the `# seed:`, not the operations: ThreadLanes.h).
   void setBaseAttempt(uint64_t attempt) { baseAttempt_ = attempt; }
+  /// The shrink's turn is over once `over` says so, asked between rounds: it ends then with its
+  /// best so far, as at the shrink window's close, and other failures get their turn.
+  void endTurnWhen(std::function<bool()> over) { turnOver_ = std::move(over); }
   /// Tries a threaded candidate gets now: from the rate measured so far (kRateProbe tries of the
   /// failing sequence come first), at most kMostTries.
   uint32_t triesPerCandidate() const;
@@ -102,7 +105,8 @@ class Shrinker {
     return shrink(failing, failure, FailureKey::of(failure), onStep);
   }
   /// Keeping `key`, which `failure` meets. The shrink ends early, its best so far, once the
-  /// trials' shrink window closes (TrialRunner::shrinkUntil): ShrinkResult::cutShort.
+  /// trials' shrink window closes (TrialRunner::shrinkUntil) or its turn is over (endTurnWhen):
+  /// ShrinkResult::cutShort.
   ShrinkResult shrink(const Sequence& failing, const RunOutcome& failure, const FailureKey& key,
                       const std::function<void(const std::string&)>& onStep = {});
 
@@ -123,6 +127,9 @@ class Shrinker {
               std::vector<std::pair<Edit, Sequence>>& batch, std::map<uint64_t, bool>& tried,
               const std::function<void(const std::string&)>& onStep);
 
+  /// The shrink window closed (TrialRunner::shrinkClosed) or the turn is over (endTurnWhen).
+  bool closed() const { return trials_.shrinkClosed() || (turnOver_ && turnOver_()); }
+
   /// A threaded sequence failed `hits` of `tries` times: what triesPerCandidate() follows.
   void observeRate(uint32_t hits, uint32_t tries);
 
@@ -130,6 +137,7 @@ class Shrinker {
   unsigned jobs_;
   std::optional<Millis> candidateLimit_;
   uint64_t baseAttempt_ = 0;
+  std::function<bool()> turnOver_;
   /// The failure being shrunk has threads: its candidates get several tries
   /// (TrialRunner::triesFor).
   bool threadedFailure_ = false;

@@ -137,23 +137,34 @@ TEST(CandidateLimit, AHangsShrinkKeepsItsDeadline) {
 
 // A campaign's grace keeps its last fifth for confirmations (TrialRunner::shrinkUntil): a shrink
 // whose window has closed ends with its best so far, and is still confirmed, where a stop would
-// leave it unconfirmed. With the window open the same failure shrinks to its 4 operations.
-TEST(ShrinkWindow, AShrinkPastItsWindowEndsWithItsBestAndIsStillConfirmed) {
+// leave it unconfirmed. A shrink whose turn is over (Shrinker::endTurnWhen) ends the same way.
+// With the window open and the turn not over, the same failure shrinks to its 4 operations.
+TEST(ShrinkWindow, AShrinkPastItsWindowOrTurnEndsWithItsBestAndIsStillConfirmed) {
   const Sequence failing =
       parseSequence("create r0\ndraw r0\ncreate r1\ndraw r0\nread_back r0\n", "padded.seq");
-  for (const bool closed : {false, true}) {
-    SCOPED_TRACE(closed ? "window closed" : "window open");
+  enum class End { None, Window, Turn };
+  for (const End end : {End::None, End::Window, End::Turn}) {
+    SCOPED_TRACE(end == End::None ? "open" : end == End::Window ? "window closed" : "turn over");
     PlannedTrials trials(Millis{30'000});
     const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
     ASSERT_EQ(first.outcome.cls, OutcomeClass::Error) << outcomeText(first.outcome);
-    if (closed) trials.runner->shrinkUntil(std::chrono::steady_clock::now());
+    if (end == End::Window) trials.runner->shrinkUntil(std::chrono::steady_clock::now());
     Shrinker shrinker(*trials.runner, 2);
+    int asked = 0;
+    shrinker.endTurnWhen([&] {
+      ++asked;
+      return end == End::Turn;
+    });
     const Finding f = minimizeFailure(shrinker, *trials.runner, {failing, first, {}, {}, 2});
-    EXPECT_EQ(f.shrinkCutShort, closed);
+    const bool cut = end != End::None;
+    EXPECT_EQ(f.shrinkCutShort, cut);
     EXPECT_FALSE(f.stopped);
-    EXPECT_EQ(f.minimal.ops.size(), closed ? 5U : 4U) << printSequence(f.minimal);
+    EXPECT_EQ(f.minimal.ops.size(), cut ? 5U : 4U) << printSequence(f.minimal);
     EXPECT_EQ(f.confirmations, 2U);
     EXPECT_EQ(f.reproduced, 2U);
+    if (end != End::Window) {
+      EXPECT_GT(asked, 0) << "the turn is asked between rounds";
+    }
   }
 }
 
