@@ -624,10 +624,11 @@ class Campaign {
       countUnexamined(t.outcome.cls);
       return false;
     }
-    // Another worker may have shrunk the same crash site meanwhile.
+    // Another worker may have shrunk the same crash site, or the same planted race, meanwhile.
     if (!triage.cause.empty() && !triage.variant && knownHit(triage.cause, t.outcome.op)) {
       return true;
     }
+    if (triage.cause.empty() && !plantedRaceHit(seq, t).empty()) return true;
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
@@ -778,24 +779,26 @@ class Campaign {
     return true;
   }
 
+  /// A threaded failure a rule planted is that rule's bug, whether or not its minimal sequence
+  /// keeps its threads: once either form is known at its operation, it is a hit, counted, and
+  /// its cause is returned; else empty. Before, each repeat of a planted race was shrunk at up
+  /// to 64 tries a candidate.
+  std::string plantedRaceHit(const Sequence& seq, const TrialResult& t) {
+    if (seq.threadCount() <= 1 || t.outcome.fault.empty()) return {};
+    const Sequence oneThread;  // a planted cause reads only the thread count
+    for (const Sequence* form : {&seq, &oneThread}) {
+      std::string cause = failureCause(t.outcome, *form, trials_.setup().policy, {});
+      if (knownHit(cause, t.outcome.op)) return cause;
+    }
+    return {};
+  }
+
   Triage triaged(const Sequence& seq, const TrialResult& t) {
     Triage triage;
     triage.cause = settledCause(seq, t);
     if (triage.cause.empty()) {
-      // A threaded failure a rule planted is that rule's bug, whether or not its minimal
-      // sequence keeps its threads: once either form is known at its operation, a hit. Before,
-      // each repeat of a planted race was shrunk at up to 64 tries a candidate.
-      if (seq.threadCount() > 1 && !t.outcome.fault.empty()) {
-        const Sequence oneThread;  // a planted cause reads only the thread count
-        for (const Sequence* form : {&seq, &oneThread}) {
-          const std::string cause = failureCause(t.outcome, *form, trials_.setup().policy, {});
-          if (knownHit(cause, t.outcome.op)) {
-            triage.cause = cause;
-            triage.hit = true;
-            break;
-          }
-        }
-      }
+      triage.cause = plantedRaceHit(seq, t);
+      triage.hit = !triage.cause.empty();
       return triage;
     }
     if (knownHit(triage.cause, t.outcome.op)) {

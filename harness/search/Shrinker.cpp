@@ -88,6 +88,7 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
 }
 
 uint32_t Shrinker::triesPerCandidate() const {
+  if (allTries_) return kMostTries;
   const std::lock_guard lock(rateMutex_);
   return triesForRate(rateHits_, rateTries_);
 }
@@ -142,19 +143,34 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
     chunk = std::min(chunk, result.minimal.ops.size() / 2);
   }
 
-  bool progressed = result.minimal.ops.size() <= kSingleEditsUpTo;
-  while (progressed && !cut()) {
-    progressed = false;
-    auto candidates = shrinkCandidates(result.minimal);
-    // Batches of `jobs` candidates; the first reproducing one in candidate order wins.
-    for (std::size_t start = 0; start < candidates.size() && !progressed && !cut();
-         start += jobs_) {
-      const std::size_t count = std::min<std::size_t>(jobs_, candidates.size() - start);
-      std::vector<std::pair<Edit, Sequence>> batch(
-          std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start)),
-          std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start + count)));
-      progressed = accept(result, key, batch, tried, onStep);
+  // Single edits until none reproduces: batches of `jobs` candidates, the first reproducing one
+  // in candidate order taken.
+  const auto singleEdits = [&] {
+    bool progressed = result.minimal.ops.size() <= kSingleEditsUpTo;
+    while (progressed && !cut()) {
+      progressed = false;
+      auto candidates = shrinkCandidates(result.minimal);
+      for (std::size_t start = 0; start < candidates.size() && !progressed && !cut();
+           start += jobs_) {
+        const std::size_t count = std::min<std::size_t>(jobs_, candidates.size() - start);
+        std::vector<std::pair<Edit, Sequence>> batch(
+            std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start)),
+            std::make_move_iterator(candidates.begin() +
+                                    static_cast<std::ptrdiff_t>(start + count)));
+        progressed = accept(result, key, batch, tried, onStep);
+      }
     }
+  };
+  singleEdits();
+  // A threaded candidate's tries follow the failing sequence's rate, but a removal may lower
+  // the rate: a race shrunk on sim kept a second draw that 64 tries showed it did not need. So
+  // a threaded shrink ends with a pass at kMostTries tries a candidate, again for those that
+  // missed, as strong as the check a replay of the result would make.
+  if (threadedFailure_ && !result.cutShort) {
+    allTries_ = true;
+    std::erase_if(tried, [](const auto& entry) { return !entry.second; });
+    singleEdits();
+    allTries_ = false;
   }
   Sequence renamed = renumbered(result.minimal);
   renamed.directives = failing.directives;

@@ -12,7 +12,8 @@
 // candidate gets up to K tries, each with its own schedule, kept at the first that fails the
 // same way. K follows the reproduction rate: measured over kRateProbe tries of the failing
 // sequence first, then over every reproduction count; K is the tries that see a failure of that
-// rate with 95% odds, at most kMostTries.
+// rate with 95% odds, at most kMostTries. A removal may lower the rate, so the shrink ends with a
+// pass of single edits at kMostTries tries each.
 #pragma once
 
 #include <algorithm>
@@ -141,6 +142,8 @@ class Shrinker {
   /// The failure being shrunk has threads: its candidates get several tries
   /// (TrialRunner::triesFor).
   bool threadedFailure_ = false;
+  /// The last pass of a threaded shrink: every candidate gets kMostTries tries.
+  bool allTries_ = false;
   mutable std::mutex rateMutex_;
   uint64_t rateHits_ = 0, rateTries_ = 0;
 };
