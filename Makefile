@@ -1,6 +1,9 @@
 # gpufuzz: the make targets of the contract (docs/cli.md). Everything builds in build/.
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
+# Tests at once: one more than the cores, since a test waiting out a deadline leaves its core
+# idle. On 2 cores the suite took 377 s at 3, 441 s at 2 (bench/RESULTS.md).
+TEST_JOBS  ?= $(shell echo $$(( $$(nproc) + 1 )))
 CMAKE_ARGS ?=
 
 FUZZ_TIME    ?= 8h
@@ -54,7 +57,7 @@ fuzz: build
 	  --html $(FUZZ_OUT)/report.html
 
 test: build
-	ctest --test-dir $(BUILD) -LE "gpu|rusticl|runtime-root" --output-on-failure -j $(JOBS) --timeout 600
+	ctest --test-dir $(BUILD) -LE "gpu|rusticl|runtime-root" --output-on-failure -j $(TEST_JOBS) --timeout 600
 
 # The build on current runtime releases, in a Debian 13 root (tools/runtime-root; as root, with
 # the Debian archive reachable): made or reused at RUNTIME_ROOT, then the replays run inside it.
