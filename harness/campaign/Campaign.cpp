@@ -722,12 +722,14 @@ class Campaign {
   }
 
   /// The distinct causes in the queue other than `shrinking`: a settled cause, or for a failure
-  /// triage could not settle, its kind. A variant waits for no verdict: its cause is known.
+  /// triage could not settle, its kind. A variant, or a failure whose cause was recorded since
+  /// it was queued, waits for no verdict: its cause is known.
   std::size_t causesQueued(const std::string& shrinking) const {
+    const auto known = store_.causes();
     std::lock_guard lock(mutex_);
     std::set<std::string> causes;
     for (const Queued& q : queued_) {
-      if (q.triage.variant) continue;
+      if (q.triage.variant || known.contains(q.triage.cause)) continue;
       causes.insert(q.triage.cause.empty() ? failureKind(q.t.outcome) : q.triage.cause);
     }
     causes.erase(shrinking);
