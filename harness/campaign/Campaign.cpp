@@ -83,7 +83,7 @@ class Campaign {
     // of its grace and its cause stayed unconfirmed (bench/RESULTS.md).
     if (deadline_) {
       trials_.stopAt(*deadline_ + plan_.grace);
-      trials_.shrinkUntil(*deadline_ + plan_.grace - plan_.grace / kConfirmingShareOfGrace);
+      trials_.shrinkUntil(shrinkWindowEnd());
     }
     std::vector<std::jthread> workers;
     for (unsigned w = 0; w < plan_.jobs; ++w)
@@ -635,7 +635,12 @@ class Campaign {
       shrinking_ = "shrinking " + shown;
     }
     Shrinker shrinker(trials_, freshJobs());
-    shrinker.endTurnWhen(turnOver(triage.cause.empty() ? kind : triage.cause));
+    // Whether the turn, not the shrink window, ended the shrink: its note says which.
+    bool turnEnded = false;
+    if (auto over = turnOver(triage.cause.empty() ? kind : triage.cause)) {
+      shrinker.endTurnWhen(
+          [&turnEnded, over = std::move(over)] { return turnEnded = turnEnded || over(); });
+    }
     MinimizeRequest request{seq,
                             first,
                             seqSeed,
@@ -663,13 +668,13 @@ class Campaign {
       std::lock_guard lock(mutex_);
       shrinking_.clear();
       return false;
-    } else if (f.shrinkCutShort && trials_.shrinkClosed()) {
+    } else if (f.shrinkCutShort && turnEnded) {
+      f.minimal.directives.notes.push_back(
+          "shrink cut short to give the failures queued behind it their turn: may not be minimal");
+    } else if (f.shrinkCutShort) {
       f.minimal.directives.notes.push_back(
           "shrink cut short to leave the last fifth of --grace to its confirmations: may not be "
           "minimal");
-    } else if (f.shrinkCutShort) {
-      f.minimal.directives.notes.push_back(
-          "shrink cut short to give the failures queued behind it their turn: may not be minimal");
     }
     if (f.reproduced > 0) trials_.markConfirmedKind(f.outcome);
     const bool knewSignature = store_.knows(f.signature());
@@ -712,8 +717,7 @@ class Campaign {
   std::function<bool()> turnOver(const std::string& cause) {
     if (plan_.persistent <= 1 || !deadline_) return {};
     const Clock::time_point began = Clock::now();
-    const Clock::time_point windowEnd =
-        *deadline_ + plan_.grace - plan_.grace / kConfirmingShareOfGrace;
+    const Clock::time_point windowEnd = shrinkWindowEnd();
     if (began >= windowEnd) return {};
     return [this, cause, began, windowEnd] {
       const std::size_t waiting = causesQueued(cause);
@@ -725,8 +729,9 @@ class Campaign {
   /// triage could not settle, its kind. A variant, or a failure whose cause was recorded since
   /// it was queued, waits for no verdict: its cause is known.
   std::size_t causesQueued(const std::string& shrinking) const {
-    const auto known = store_.causes();
     std::lock_guard lock(mutex_);
+    if (queued_.empty()) return 0;
+    const auto known = store_.causes();
     std::set<std::string> causes;
     for (const Queued& q : queued_) {
       if (q.triage.variant || known.contains(q.triage.cause)) continue;
@@ -734,6 +739,12 @@ class Campaign {
     }
     causes.erase(shrinking);
     return causes.size();
+  }
+
+  /// Where the shrink window of a campaign with --time closes (TrialRunner::shrinkUntil): the
+  /// grace's last fifth is left to confirmations.
+  Clock::time_point shrinkWindowEnd() const {
+    return *deadline_ + plan_.grace - plan_.grace / kConfirmingShareOfGrace;
   }
 
   unsigned freshJobs() const {

@@ -28,8 +28,9 @@ struct Finding {
   /// A stop (Ctrl-C, SIGTERM, a campaign's time and grace spent) cut its shrink or confirmation
   /// short: `minimal` is the best so far and `reproduced`/`confirmations` count nothing.
   bool stopped = false;
-  /// Its shrink ended early to leave the rest of a campaign's grace to its confirmations
-  /// (TrialRunner::shrinkUntil): `minimal` reproduces but may not be 1-minimal.
+  /// Its shrink ended early, to leave the rest of a campaign's grace to its confirmations
+  /// (TrialRunner::shrinkUntil) or to give queued failures their turn (Shrinker::endTurnWhen):
+  /// `minimal` reproduces but may not be 1-minimal.
   bool shrinkCutShort = false;
   /// What makes findings one bug (search/Cause.h); empty for findings made without it.
   std::string cause;

@@ -54,9 +54,8 @@ bool FailureKey::matches(const TrialResult& t) const {
 bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::vector<std::pair<Edit, Sequence>>& batch,
                       std::map<uint64_t, bool>& tried,
-                      const std::function<void(const std::string&)>& onStep) {
+                      const std::function<void(const std::string&)>& onStep, uint32_t tries) {
   const std::optional<Millis> limit = key.candidateLimit(candidateLimit_);
-  const uint32_t tries = triesPerCandidate();
   // A threaded candidate gets up to `tries` tries, each with its own schedule; it is kept at
   // the first that fails the same way (docs/sequences.md, Threads).
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
@@ -88,7 +87,6 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
 }
 
 uint32_t Shrinker::triesPerCandidate() const {
-  if (allTries_) return kMostTries;
   const std::lock_guard lock(rateMutex_);
   return triesForRate(rateHits_, rateTries_);
 }
@@ -136,7 +134,7 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
                              std::move(*candidate));
         }
       }
-      progressed = accept(result, key, batch, tried, onStep);
+      progressed = accept(result, key, batch, tried, onStep, triesPerCandidate());
       if (cut()) break;
     }
     if (!progressed) chunk /= 2;
@@ -144,8 +142,8 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   }
 
   // Single edits until none reproduces: batches of `jobs` candidates, the first reproducing one
-  // in candidate order taken.
-  const auto singleEdits = [&] {
+  // in candidate order taken. A threaded candidate gets `allTries` kMostTries tries.
+  const auto singleEdits = [&](bool allTries) {
     bool progressed = result.minimal.ops.size() <= kSingleEditsUpTo;
     while (progressed && !cut()) {
       progressed = false;
@@ -157,20 +155,19 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
             std::make_move_iterator(candidates.begin() + static_cast<std::ptrdiff_t>(start)),
             std::make_move_iterator(candidates.begin() +
                                     static_cast<std::ptrdiff_t>(start + count)));
-        progressed = accept(result, key, batch, tried, onStep);
+        progressed =
+            accept(result, key, batch, tried, onStep, allTries ? kMostTries : triesPerCandidate());
       }
     }
   };
-  singleEdits();
+  singleEdits(false);
   // A threaded candidate's tries follow the failing sequence's rate, but a removal may lower
   // the rate: a race shrunk on sim kept a second draw that 64 tries showed it did not need. So
   // a threaded shrink ends with a pass at kMostTries tries a candidate, again for those that
   // missed, as strong as the check a replay of the result would make.
   if (threadedFailure_ && !result.cutShort) {
-    allTries_ = true;
     std::erase_if(tried, [](const auto& entry) { return !entry.second; });
-    singleEdits();
-    allTries_ = false;
+    singleEdits(true);
   }
   Sequence renamed = renumbered(result.minimal);
   renamed.directives = failing.directives;

@@ -73,7 +73,8 @@ struct ShrinkResult {
   std::vector<std::string> steps;  // the edits taken, in order
   /// Candidates stopped at the candidate limit (limitCandidates) instead of a full deadline.
   uint64_t candidatesCut = 0;
-  /// The shrink window closed before the shrink ended: `minimal` may not be 1-minimal.
+  /// The shrink window closed, or its turn was over, before the shrink ended: `minimal` may
+  /// not be 1-minimal.
   bool cutShort = false;
 };
 
@@ -122,11 +123,11 @@ class Shrinker {
   Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times);
 
  private:
-  /// Runs `batch`'s candidates not tried before (concurrently) and takes the first in order
-  /// that fails as `key`: whether one did.
+  /// Runs `batch`'s candidates not tried before (concurrently), a threaded one up to `tries`
+  /// times, and takes the first in order that fails as `key`: whether one did.
   bool accept(ShrinkResult& result, const FailureKey& key,
               std::vector<std::pair<Edit, Sequence>>& batch, std::map<uint64_t, bool>& tried,
-              const std::function<void(const std::string&)>& onStep);
+              const std::function<void(const std::string&)>& onStep, uint32_t tries);
 
   /// The shrink window closed (TrialRunner::shrinkClosed) or the turn is over (endTurnWhen).
   bool closed() const { return trials_.shrinkClosed() || (turnOver_ && turnOver_()); }
@@ -142,8 +143,6 @@ class Shrinker {
   /// The failure being shrunk has threads: its candidates get several tries
   /// (TrialRunner::triesFor).
   bool threadedFailure_ = false;
-  /// The last pass of a threaded shrink: every candidate gets kMostTries tries.
-  bool allTries_ = false;
   mutable std::mutex rateMutex_;
   uint64_t rateHits_ = 0, rateTries_ = 0;
 };
