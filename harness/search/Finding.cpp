@@ -57,6 +57,7 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   }
   j.key("executions_to_find").value(f.executionsToFind);
   j.key("executions_to_shrink").value(f.executionsToShrink);
+  j.key("shrink_candidates_cancelled").value(f.shrinkCandidatesCancelled);
   j.key("reproduced").value(f.reproduced);
   j.key("confirmations").value(f.confirmations);
   j.key("confirmation").value(f.reproductionText());

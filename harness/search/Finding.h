@@ -32,6 +32,8 @@ struct Finding {
   /// (TrialRunner::shrinkUntil) or to give queued failures their turn (Shrinker::endTurnWhen):
   /// `minimal` reproduces but may not be 1-minimal.
   bool shrinkCutShort = false;
+  /// Shrink candidates killed unjudged (ShrinkResult::candidatesCancelled).
+  uint64_t shrinkCandidatesCancelled = 0;
   /// What makes findings one bug (search/Cause.h); empty for findings made without it.
   std::string cause;
   uint64_t hits = 1;

@@ -73,6 +73,7 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   f.seed = request.seed.value_or(0);
   f.executionsToShrink = shrunk.executions;
   f.shrinkCutShort = shrunk.cutShort;
+  f.shrinkCandidatesCancelled = shrunk.candidatesCancelled;
   f.shrinkSteps = shrunk.steps;
   f.stacks = request.first.evidence.stacks;
   f.outputTail = request.first.evidence.outputTail;

@@ -2,8 +2,15 @@
 #include "harness/search/Shrinker.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <thread>
 
 #include "harness/search/Finding.h"
 #include "harness/supervise/CrashSite.h"
@@ -27,6 +34,8 @@ constexpr std::size_t kRangesFirstOver = 32;
 /// history runs to thousands of operations: every single edit of it, built at once, would not
 /// fit in memory.
 constexpr std::size_t kSingleEditsUpTo = 200;
+/// How often a round of candidates asks whether the shrink window closed or its turn ended.
+constexpr auto kClosedPoll = std::chrono::milliseconds(50);
 
 /// What `tried` remembers of a candidate: its operations' hash, not their text.
 uint64_t candidateKey(const Sequence& seq) {
@@ -56,22 +65,57 @@ bool Shrinker::accept(ShrinkResult& result, const FailureKey& key,
                       std::map<uint64_t, bool>& tried,
                       const std::function<void(const std::string&)>& onStep, uint32_t tries) {
   const std::optional<Millis> limit = key.candidateLimit(candidateLimit_);
+  // Only the first candidate in order that reproduces is taken: once one does, those after it
+  // are cancelled, and the result still does not depend on timing. Those before it run on.
+  const auto cancels = std::make_unique<RunCancel[]>(batch.size());
+  const auto cancelFrom = [&](std::size_t first) {
+    for (std::size_t j = first; j < batch.size(); ++j)
+      cancels[j].cancel();
+  };
+  // The window's close or the turn's end cancels the round too, so that a round of slow
+  // candidates does not run on into the time its confirmations need.
+  std::atomic<bool> closedDuring{false};
+  std::jthread watcher([&](const std::stop_token& stop) {
+    std::mutex m;
+    std::condition_variable_any wake;
+    std::unique_lock lock(m);
+    // closed() never opens again once closed: the window's close and a turn's end both stay.
+    while (!stop.stop_requested()) {
+      wake.wait_for(lock, stop, kClosedPoll, [] { return false; });
+      if (!stop.stop_requested() && closed()) {
+        closedDuring = true;
+        return cancelFrom(0);
+      }
+    }
+  });
   // A threaded candidate gets up to `tries` tries, each with its own schedule; it is kept at
   // the first that fails the same way (docs/sequences.md, Threads).
   const auto outcomes = runConcurrently<std::optional<TrialResult>>(
       batch.size(), jobs_, [&](std::size_t i) -> std::optional<TrialResult> {
         const Sequence& candidate = batch[i].second;
         if (tried.count(candidateKey(candidate)) > 0) return std::nullopt;
-        return trials_.runTries(
+        TrialResult t = trials_.runTries(
             candidate, needsConfirmation(key.cls) ? TrialMode::Confirmed : TrialMode::Quick, limit,
             threadedFailure_ ? trials_.triesFor(candidate, tries) : 1,
-            [&](const TrialResult& t) { return key.matches(t); }, baseAttempt_, key.plantedHang());
+            [&](const TrialResult& r) { return key.matches(r); }, baseAttempt_, key.plantedHang(),
+            &cancels[i]);
+        if (!t.harnessError && key.matches(t)) cancelFrom(i + 1);
+        return t;
       });
+  watcher.request_stop();
+  watcher.join();
   bool progressed = false;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto& [edit, candidate] = batch[i];
     if (!outcomes[i]) continue;
     result.executions += outcomes[i]->executions;
+    // A cancelled candidate was not judged: it is neither tried nor counted as cut.
+    if (outcomes[i]->evidence.cancelled) {
+      ++result.candidatesCancelled;
+      // Left unjudged by the window's close or the turn's end: the shrink did not run out.
+      result.cutShort = result.cutShort || closedDuring;
+      continue;
+    }
     if (limit && outcomes[i]->evidence.stuck) ++result.candidatesCut;
     const bool reproduced = !outcomes[i]->harnessError && key.matches(*outcomes[i]);
     tried[candidateKey(candidate)] = reproduced;

@@ -5,7 +5,8 @@
 // first loses ranges of operations, halving; one still over 200 then ends 1-minimal for removals
 // only. A candidate that fails differently is another bug and is never accepted. Candidates of a
 // step are tried concurrently (up to `jobs`), and the first in candidate order that reproduces is
-// taken, so the result does not depend on timing.
+// taken, so the result does not depend on timing: the candidates after it are cancelled at once
+// (RunCancel.h), their children killed.
 //
 // Threads (docs/sequences.md, Threads): a threaded sequence also loses threads (every operation on
 // thread 0, a thread merged into another, an operation moved to thread 0), and a threaded
@@ -73,6 +74,9 @@ struct ShrinkResult {
   std::vector<std::string> steps;  // the edits taken, in order
   /// Candidates stopped at the candidate limit (limitCandidates) instead of a full deadline.
   uint64_t candidatesCut = 0;
+  /// Candidates cancelled: after an earlier one of their round reproduced, or when the shrink
+  /// window closed or its turn ended while they ran. Their executions count, their verdicts none.
+  uint64_t candidatesCancelled = 0;
   /// The shrink window closed, or its turn was over, before the shrink ended: `minimal` may
   /// not be 1-minimal.
   bool cutShort = false;
@@ -91,8 +95,10 @@ class Shrinker {
   /// it, so a candidate first meets the schedule that failed (a schedule is drawn from the try
   /// and the `# seed:`, not the operations: ThreadLanes.h).
   void setBaseAttempt(uint64_t attempt) { baseAttempt_ = attempt; }
-  /// The shrink's turn is over once `over` says so, asked between rounds: it ends then with its
-  /// best so far, as at the shrink window's close, and other failures get their turn.
+  /// The shrink's turn is over once `over` says so: it ends then with its best so far, as at the
+  /// shrink window's close, and other failures get their turn. `over` is asked between rounds,
+  /// and every 50 ms during one from another thread, which then cancels the round; once true it
+  /// must stay true.
   void endTurnWhen(std::function<bool()> over) { turnOver_ = std::move(over); }
   /// Tries a threaded candidate gets now: from the rate measured so far (kRateProbe tries of the
   /// failing sequence come first), at most kMostTries.

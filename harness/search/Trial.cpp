@@ -16,6 +16,7 @@ namespace gpufuzz {
 namespace {
 
 constexpr const char* kStoppedBeforeStart = "stopped before it started";
+constexpr const char* kCancelledBeforeStart = "cancelled before it started";
 
 void writeFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -174,7 +175,8 @@ struct SlotHold {
 
 Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
                                 Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
-                                bool stacks, uint64_t attempt, const std::string& plantedHang) {
+                                bool stacks, uint64_t attempt, const std::string& plantedHang,
+                                RunCancel* cancel) {
   ChildCommand command = childCommand();
   if (setup_.target.empty()) {
     RunnerArgs which;
@@ -186,10 +188,17 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   SupervisionLimits limits = limitsFor(seq, deadline, std::move(kindDeadlines), stacks);
   if (!plantedHang.empty()) limits.knownFaults.push_back(plantedHang);
   limits.environment.emplace_back(kTryVariable, std::to_string(attempt));
+  limits.cancel = cancel;
   if (stopRequested()) {
     Supervised stopped;
     stopped.harnessError = kStoppedBeforeStart;
     return stopped;
+  }
+  if (cancel && cancel->cancelled()) {
+    Supervised cancelled;
+    cancelled.cancelled = true;
+    cancelled.harnessError = kCancelledBeforeStart;
+    return cancelled;
   }
   const SlotHold slot(setup_.slots.get());
   struct Device {
@@ -318,7 +327,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
 }
 
 TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<Millis> stuckAfter,
-                             uint64_t attempt, const std::string& plantedHang) {
+                             uint64_t attempt, const std::string& plantedHang, RunCancel* cancel) {
   const auto file = writeSequenceFile(seq);
 
   TrialResult result;
@@ -333,12 +342,14 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
   // A target has no crash handler of the runner's: when it crashes, the supervisor runs it again
   // under a debugger for its frames (Supervisor.h), if asked for stacks.
   const bool targetFrames = mode == TrialMode::Evidence && !setup_.target.empty();
-  result.evidence = runOnce(file, seq, deadline, kinds, targetFrames, attempt, plantedHang);
-  result.executions = result.evidence.harnessError == kStoppedBeforeStart ? 0 : 1;
+  result.evidence = runOnce(file, seq, deadline, kinds, targetFrames, attempt, plantedHang, cancel);
+  const auto& notStarted = result.evidence.harnessError;
+  result.executions =
+      notStarted == kStoppedBeforeStart || notStarted == kCancelledBeforeStart ? 0 : 1;
   const bool known = result.evidence.stuck && isConfirmedKind(result.evidence.outcome);
   if (known && mode == TrialMode::Evidence && setup_.captureStacks) {
-    result.evidence =
-        runOnce(file, seq, deadline, kinds, true, attempt);  // the same, with its stacks
+    result.evidence = runOnce(file, seq, deadline, kinds, true, attempt, {},
+                              cancel);  // the same, with its stacks
     result.executions = 2;
   }
   if (known && mode != TrialMode::Quick) ++confirmationsSkipped_;
@@ -354,7 +365,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
     // confirmation ends a tenth of the long deadline after the rule fires again
     // (SupervisionLimits::knownFaults), not after all of it. Other misses wait it out.
     result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence,
-                              attempt, first.outcome.fault);
+                              attempt, first.outcome.fault, cancel);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError) {
@@ -388,11 +399,12 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
 TrialResult TrialRunner::runTries(const Sequence& seq, TrialMode mode,
                                   std::optional<Millis> stuckAfter, uint32_t tries,
                                   const std::function<bool(const TrialResult&)>& decided,
-                                  uint64_t firstAttempt, const std::string& plantedHang) {
+                                  uint64_t firstAttempt, const std::string& plantedHang,
+                                  RunCancel* cancel) {
   TrialResult t;
   uint32_t executions = 0;
   for (uint32_t k = 0; k < std::max<uint32_t>(tries, 1); ++k) {
-    t = run(seq, mode, stuckAfter, firstAttempt + k, plantedHang);
+    t = run(seq, mode, stuckAfter, firstAttempt + k, plantedHang, cancel);
     executions += t.executions;
     if (t.harnessError || decided(t)) break;
   }

@@ -22,6 +22,7 @@
 #include "harness/base/TargetCommand.h"
 #include "harness/supervise/ComputeSanitizer.h"
 #include "harness/supervise/Deadline.h"
+#include "harness/supervise/RunCancel.h"
 #include "harness/supervise/Supervisor.h"
 #include "model/Sequence.h"
 #include "renderer/TeardownPolicy.h"
@@ -160,15 +161,18 @@ class TrialRunner {
   /// `plantedHang`: a fault-plan rule (as cited) whose hang or spin this run looks for, as a
   /// shrink's candidates do: an operation in which it fires is stuck after a tenth of its
   /// deadline (SupervisionLimits::knownFaults), since the rule's call never returns.
+  /// `cancel`: once cancelled, the run's child is killed, or none starts (RunCancel.h); the
+  /// result is then a harness error with `evidence.cancelled`.
   TrialResult run(const Sequence& seq, TrialMode mode,
                   std::optional<Millis> stuckAfter = std::nullopt, uint64_t attempt = 0,
-                  const std::string& plantedHang = {});
+                  const std::string& plantedHang = {}, RunCancel* cancel = nullptr);
   /// Up to `tries` runs of `seq` as tries firstAttempt, firstAttempt + 1, ... (each its own
   /// schedule, for a threaded sequence), until `decided` holds for one or the harness fails:
   /// that run, its `attempt` the try it was, its executions those of every try.
   TrialResult runTries(const Sequence& seq, TrialMode mode, std::optional<Millis> stuckAfter,
                        uint32_t tries, const std::function<bool(const TrialResult&)>& decided,
-                       uint64_t firstAttempt = 0, const std::string& plantedHang = {});
+                       uint64_t firstAttempt = 0, const std::string& plantedHang = {},
+                       RunCancel* cancel = nullptr);
   /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
   /// anything but a pass ends that process, and its result carries the sequences the process
   /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.
@@ -213,7 +217,7 @@ class TrialRunner {
   /// One child; `plantedHang`, a rule whose hang or spin is known here too (knownFaults).
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
                      DeadlineCalibrator::ByKind kindDeadlines, bool stacks, uint64_t attempt,
-                     const std::string& plantedHang = {});
+                     const std::string& plantedHang = {}, RunCancel* cancel = nullptr);
   /// The child's command line, without its sequence file.
   ChildCommand childCommand() const;
   SupervisionLimits limitsFor(const Sequence& seq, Millis deadline,

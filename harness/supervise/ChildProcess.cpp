@@ -276,11 +276,15 @@ struct ChildProcess::Impl {
   OutputTail tail;
   ChildObserver* observer = nullptr;
 
+  RunCancel* cancelToken = nullptr;  // Options::cancel
+  // Declared after `io`, so it ends first: no cancel posts to a gone event loop.
+  std::optional<RunCancel::Watch> cancelWatch;
   std::unique_ptr<ForkedChild> forked;   // set when a fork server started the child
   std::uint64_t run = strays::newRun();  // its tag (Strays.h)
 
   bool ran = false, watching = false, exited = false, reaped = false;
   bool killedOnDeadline = false, unkillable = false, interrupted = false, serverLost = false;
+  bool cancelled = false;
   int status = 0;
 
   explicit Impl(std::size_t outputLimit) : tail(outputLimit) {}
@@ -316,12 +320,16 @@ struct ChildProcess::Impl {
   void abandon();
   void killAndReapNow();
 
-  // Deadlines.
+  // Deadlines, and a cancel.
   void armDeadline();
   void onDeadlineTimer();
+  void onCancel();
+  /// SIGKILL to the group; a child still there after kKillGrace is abandoned.
+  void killGroup();
 };
 
 void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& options) {
+  cancelToken = options.cancel;
   if (sigchldIsIgnored()) {
     throw ChildStartError("SIGCHLD is ignored in this process: exit statuses would be lost");
   }
@@ -406,6 +414,10 @@ void ChildProcess::Impl::watch(Pipe& outputPipe, std::optional<Pipe>& eventsPipe
     throw ChildStartError("too many live children (" + std::to_string(kRegistrySlots) + ")");
   }
   if (exitFd >= 0) exitWatch.assign(exitFd);
+  if (cancelToken) {
+    // Called on the canceller's thread: the kill itself runs on this child's event loop.
+    cancelWatch.emplace(*cancelToken, [this] { asio::post(io, [this] { onCancel(); }); });
+  }
   if (outputPipe.read.get() >= 0) {
     output.assign(outputPipe.read.release());
     output.non_blocking(true);
@@ -546,6 +558,7 @@ void ChildProcess::Impl::onExited() {
 }
 
 void ChildProcess::Impl::reap() {
+  cancelWatch.reset();
   interrupted = registration && registration->interrupted();
   if (forked) {
     const std::optional<int> reported = forked->exitStatus();
@@ -571,6 +584,7 @@ void ChildProcess::Impl::sweepStrays() {
 
 /// Gives up on a child that outlived SIGKILL: leaves it to a background reaper.
 void ChildProcess::Impl::abandon() {
+  cancelWatch.reset();
   exited = reaped = unkillable = true;
   status = SIGKILL;  // as waitpid would report a death by SIGKILL
   interrupted = registration && registration->interrupted();
@@ -595,7 +609,7 @@ void ChildProcess::Impl::killAndReapNow() {
 }
 
 void ChildProcess::Impl::armDeadline() {
-  if (exited || killedOnDeadline) return;
+  if (exited || killedOnDeadline || cancelled) return;
   const Clock::time_point due = observer->deadline();
   // A wait that is due earlier than needed only re-arms itself: cheaper than re-arming on
   // every event, which moves the deadline later.
@@ -625,20 +639,30 @@ void ChildProcess::Impl::onDeadlineTimer() {
   const auto now = Clock::now();
   if (now >= observer->deadline() && observer->onDeadline(now)) {
     killedOnDeadline = true;
-    ::kill(-pid, SIGKILL);
-    deadlineTimer.expires_after(kKillGrace);
-    deadlineTimer.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || exited) return;
-      abandon();
-      boost::system::error_code ignored;
-      exitWatch.close(ignored);
-      exitPoll.cancel();
-      closePipe(events);
-      closePipe(output);
-    });
+    killGroup();
     return;
   }
   armDeadline();
+}
+
+void ChildProcess::Impl::onCancel() {
+  if (exited || killedOnDeadline || cancelled) return;
+  cancelled = true;
+  killGroup();
+}
+
+void ChildProcess::Impl::killGroup() {
+  ::kill(-pid, SIGKILL);
+  deadlineTimer.expires_after(kKillGrace);
+  deadlineTimer.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || exited) return;
+    abandon();
+    boost::system::error_code ignored;
+    exitWatch.close(ignored);
+    exitPoll.cancel();
+    closePipe(events);
+    closePipe(output);
+  });
 }
 
 ChildProcess::ChildProcess(const ChildCommand& command, const Options& options)
@@ -695,6 +719,7 @@ std::optional<ChildExit> ChildProcess::runUntilPaused(ChildObserver& observer) {
   exit.interrupted = p.interrupted;
   exit.unkillable = p.unkillable;
   exit.serverLost = p.serverLost;
+  exit.cancelled = p.cancelled;
   // Whatever the child printed, as text: the tail goes into findings, reports and messages.
   exit.outputTail = outsideText(p.tail.take());
   exit.wall = std::chrono::duration_cast<std::chrono::microseconds>(p.reapedAt - p.startedAt);

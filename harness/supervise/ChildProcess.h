@@ -34,6 +34,8 @@
 //   The tail comes back as text under the rule for outside text (harness/base/OutsideText.h):
 //   valid UTF-8, control characters and invalid bytes escaped, long lines cut.
 // - A ChildProcess destroyed without run() completing kills its group and reaps the child.
+// - Options::cancel, once cancelled from any thread, kills the group as a deadline does; the
+//   exit says so (ChildExit::cancelled).
 // - Thread safety: a ChildProcess belongs to the thread that uses it; any number of them may
 //   live on different threads at once (each owns its event loop). killAllChildren() may be
 //   called from anywhere, signal handlers included.
@@ -53,6 +55,7 @@
 
 #include "harness/protocol/SupervisedChild.h"
 #include "harness/supervise/ChildCommand.h"
+#include "harness/supervise/RunCancel.h"
 
 namespace gpufuzz {
 
@@ -83,6 +86,7 @@ struct ChildExit {
   bool interrupted = false;  // killAllChildren() ran while this child was alive
   bool unkillable = false;   // it outlived SIGKILL (uninterruptible sleep); reaped in background
   bool serverLost = false;   // its fork server died: `status` is SIGKILL, not what happened
+  bool cancelled = false;    // killed by Options::cancel, before it ended on its own
   std::string outputTail;    // the last outputLimit bytes of stdout and stderr, as outside text
   std::chrono::microseconds wall{};
 };
@@ -100,6 +104,9 @@ class ChildProcess {
     /// Fork the child from a fork server for `executable` (ForkServer.h) instead of starting
     /// it afresh: the executable must accept --fork-server; `args` are passed on as they are.
     bool forkServer = false;
+    /// Kills the child's group once cancelled (RunCancel.h): ChildExit::cancelled. Must outlive
+    /// the ChildProcess.
+    RunCancel* cancel = nullptr;
   };
 
   /// Starts the child. Throws ChildStartError when it cannot run.

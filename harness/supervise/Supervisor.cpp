@@ -393,6 +393,7 @@ ChildProcess::Options childOptions(const SupervisionLimits& limits,
   options.environment.emplace_back(kEventsFdVariable, std::to_string(ChildProcess::kEventsFd));
   if (!crashFile.empty()) options.environment.emplace_back(kCrashFileVariable, crashFile.string());
   options.forkServer = limits.forkServer;
+  options.cancel = limits.cancel;
   return options;
 }
 
@@ -412,7 +413,10 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
   if (WIFEXITED(exit.status)) result.exitCode = WEXITSTATUS(exit.status);
   if (WIFSIGNALED(exit.status)) result.termSignal = WTERMSIG(exit.status);
 
-  if (const auto& violation = watch.protocolError()) {
+  if (exit.cancelled) {
+    result.cancelled = true;
+    result.harnessError = kCancelledRun;
+  } else if (const auto& violation = watch.protocolError()) {
     if (limits.target) {
       result.outcome = watch.at(OutcomeClass::Error, *violation);
     } else {
@@ -458,6 +462,12 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
     events.eventsFd = ChildProcess::kEventsFd;
     for (std::string& arg : runnerArgs(events))
       withEvents.args.push_back(std::move(arg));
+  }
+  if (limits.cancel && limits.cancel->cancelled()) {
+    Supervised result;
+    result.cancelled = true;
+    result.harnessError = kCancelledRun;
+    return result;
   }
   const CrashFile crash(!limits.target);
   std::optional<ChildProcess> child;

@@ -49,6 +49,9 @@
 
 namespace gpufuzz {
 
+/// The harness error of a run cancelled (SupervisionLimits::cancel): a caller no longer needed it.
+inline constexpr const char* kCancelledRun = "cancelled: the run was no longer needed";
+
 /// Deadlines by kind of operation (by name).
 using OpDeadlines = std::map<std::string, std::chrono::milliseconds, std::less<>>;
 
@@ -92,6 +95,9 @@ struct SupervisionLimits {
   /// operation in which one of them fired is stuck after a tenth of its deadline (at least
   /// 10 ms: long enough to tell a hang from a spin), since the rule's call never returns.
   std::vector<std::string> knownFaults;
+  /// Once cancelled (RunCancel.h), the child is killed, or never started: Supervised::cancelled.
+  /// Must outlive the run.
+  RunCancel* cancel = nullptr;
 };
 
 /// A fault-plan rule the child said fired (Events.h `fault`), with the operation it fired in.
@@ -145,6 +151,8 @@ struct Supervised {
   /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its
   /// outcome with its exit status, or was interrupted by killAllChildren().
   std::optional<std::string> harnessError;
+  /// Cancelled (SupervisionLimits::cancel) before it ended on its own; harnessError says so.
+  bool cancelled = false;
 };
 
 Supervised supervise(const ChildCommand& command, const SupervisionLimits& limits);

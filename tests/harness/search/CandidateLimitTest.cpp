@@ -1,6 +1,7 @@
 // CandidateLimitTest.cpp: a shrink of a failure that a run reaches by finishing its operations
 // stops candidates stuck elsewhere long before their deadline, through real child processes on
-// sim; a hang's shrink keeps its deadline.
+// sim; a hang's shrink keeps its deadline. A round's candidates after the first that reproduces,
+// and a round under way when the shrink window closes, are cancelled.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -30,8 +31,9 @@ constexpr const char* kErrorSequence =
 
 /// Deadlines fixed at `deadline`: a candidate that waited one out would take that long.
 struct PlannedTrials {
-  explicit PlannedTrials(Millis deadline) : deadlines(settingsFor(deadline)) {
-    writeFileAtomically(work.path() / "test.plan", kPlan);
+  explicit PlannedTrials(Millis deadline, const char* plan = kPlan)
+      : deadlines(settingsFor(deadline)) {
+    writeFileAtomically(work.path() / "test.plan", plan);
     TrialSetup setup;
     setup.runner = (binDir() / "gpufuzz-runner").string();
     setup.backend = "sim";
@@ -166,6 +168,60 @@ TEST(ShrinkWindow, AShrinkPastItsWindowOrTurnEndsWithItsBestAndIsStillConfirmed)
       EXPECT_GT(asked, 0) << "the turn is asked between rounds";
     }
   }
+}
+
+// Only the first candidate of a round that reproduces is taken, so those after it are cancelled
+// once it does. Here the round's second candidate (the context removed) reproduces the error and
+// the third (the draw removed) hangs for good: without the cancel, the shrink would wait out its
+// 30 s deadline. The result is the one order gives, as without the cancel.
+TEST(ShrinkRound, CandidatesAfterTheFirstThatReproducesAreCancelled) {
+  constexpr Millis kDeadline{30'000};
+  PlannedTrials trials(kDeadline,
+                       "error at copy_to_host when launches >= 1\n"
+                       "hang at copy_to_host when live_contexts >= 2\n");
+  const Sequence failing =
+      parseSequence("create r0\ncreate r1\ndraw r1\nread_back r1\n", "two-contexts.seq");
+  const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Error) << outcomeText(first.outcome);
+  // The hanging candidate is there: a round of it alone waits out the deadline (kept short).
+  PlannedTrials quick(Millis{300}, "hang at copy_to_host when live_contexts >= 2\n");
+  const TrialResult hung = quick.runner->run(
+      parseSequence("create r0\ncreate r1\nread_back r1\n", "h.seq"), TrialMode::Quick);
+  ASSERT_EQ(hung.outcome.cls, OutcomeClass::Hang) << outcomeText(hung.outcome);
+
+  Shrinker shrinker(*trials.runner, 4);
+  const auto start = std::chrono::steady_clock::now();
+  const ShrinkResult shrunk = shrinker.shrink(failing, first.outcome);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, kDeadline / 3) << "a candidate after the reproducing one ran to its deadline";
+  EXPECT_GE(shrunk.candidatesCancelled, 1U);
+  EXPECT_EQ(shrunk.outcome.cls, OutcomeClass::Error) << outcomeText(shrunk.outcome);
+  EXPECT_EQ(printSequence(shrunk.minimal),
+            printSequence(parseSequence("create r0\ndraw r0\nread_back r0\n", "expected.seq")));
+  EXPECT_FALSE(shrunk.cutShort);
+}
+
+// A round still running when the shrink window closes is cancelled: here every candidate of
+// the first round hangs for good, and the shrink ends with the failing sequence, cut short,
+// long before the candidates' 30 s deadline.
+TEST(ShrinkRound, ARoundRunningWhenTheWindowClosesIsCancelled) {
+  constexpr Millis kDeadline{30'000};
+  PlannedTrials trials(kDeadline,
+                       "error at copy_to_host when launches >= 2\n"
+                       "hang at copy_to_host when launches == 1\n");
+  const Sequence failing = parseSequence("create r0\ndraw r0\ndraw r0\nread_back r0\n", "e.seq");
+  const TrialResult first = trials.runner->run(failing, TrialMode::Quick);
+  ASSERT_EQ(first.outcome.cls, OutcomeClass::Error) << outcomeText(first.outcome);
+  Shrinker shrinker(*trials.runner, 4);
+  const auto start = std::chrono::steady_clock::now();
+  trials.runner->shrinkUntil(start + std::chrono::seconds(2));
+  const ShrinkResult shrunk = shrinker.shrink(failing, first.outcome);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, kDeadline / 3) << "the round ran on past the window's close";
+  EXPECT_GE(took, std::chrono::seconds(2)) << "the round ended before the window closed";
+  EXPECT_GE(shrunk.candidatesCancelled, 1U);
+  EXPECT_TRUE(shrunk.cutShort);
+  EXPECT_EQ(shrunk.minimal.ops.size(), 4U) << printSequence(shrunk.minimal);
 }
 
 }  // namespace

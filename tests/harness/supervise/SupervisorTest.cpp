@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/supervise/ForkServer.h"
+#include "harness/supervise/RunCancel.h"
 #include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
@@ -403,6 +404,51 @@ TEST_P(Supervisor, KillAllChildrenInterruptsEveryRun) {
     EXPECT_NE(s.harnessError->find("interrupted"), std::string::npos) << *s.harnessError;
     EXPECT_LT(s.wall, 5s);
   }
+}
+
+// A cancel from another thread kills the one run that watches it, with its grandchild, at once;
+// a run beside it that does not watch that token goes on to its own end.
+TEST_P(Supervisor, ACancelledRunIsKilledAtOnceAndSaysSo) {
+  SupervisionLimits limits = fastLimits();
+  limits.progressDeadline = 20s;
+  RunCancel cancel;
+  limits.cancel = &cancel;
+  Supervised cancelled, other;
+  std::thread watching([&] { cancelled = runFake({"--grandchild", "--hang-at", "1"}, limits); });
+  SupervisionLimits uncancelled = fastLimits();
+  uncancelled.progressDeadline = 20s;
+  std::thread beside([&] {
+    other = runFake({"--sleep-at", "1", "--sleep-ms", "1500"}, uncancelled);
+  });
+  std::this_thread::sleep_for(300ms);
+  cancel.cancel();
+  watching.join();
+  beside.join();
+  ASSERT_TRUE(cancelled.harnessError) << describe(cancelled);
+  EXPECT_TRUE(cancelled.cancelled);
+  EXPECT_EQ(*cancelled.harnessError, kCancelledRun);
+  EXPECT_FALSE(cancelled.stuck) << "killed by the cancel, not by its deadline";
+  EXPECT_LT(cancelled.wall, 5s);
+  const pid_t grandchild = grandchildPid(cancelled.outputTail);
+  ASSERT_GT(grandchild, 0) << cancelled.outputTail;
+  EXPECT_TRUE(becomesDead(grandchild));
+  EXPECT_FALSE(other.cancelled);
+  EXPECT_EQ(other.outcome.cls, OutcomeClass::Pass) << describe(other);
+}
+
+// A run given a token cancelled already starts no child; a cancel after a run ended changes
+// nothing of it.
+TEST_P(Supervisor, ARunCancelledBeforeItStartsStartsNoChild) {
+  SupervisionLimits limits = fastLimits();
+  RunCancel cancel;
+  limits.cancel = &cancel;
+  const Supervised finished = runFake({"--print-parent"}, limits);
+  cancel.cancel();
+  EXPECT_FALSE(finished.cancelled);
+  EXPECT_EQ(finished.outcome.cls, OutcomeClass::Pass) << describe(finished);
+  const Supervised never = runFake({"--print-parent"}, limits);
+  EXPECT_TRUE(never.cancelled);
+  EXPECT_EQ(never.outputTail.find("parent "), std::string::npos) << "a child ran";
 }
 
 INSTANTIATE_TEST_SUITE_P(StartedAfreshAndForked, Supervisor, ::testing::Bool(),
