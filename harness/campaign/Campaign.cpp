@@ -115,7 +115,7 @@ class Campaign {
     s.deadline = trials_.deadlines().describe();
     s.deadlineByKind = trials_.deadlines().describeKinds();
     s.childrenByGpu = trials_.childrenByGpu();
-    s.shrinking = shrinking_;
+    s.shrinking = activityLocked();
     s.nextSequence = std::max(frontier_, startedUpTo_);
     s.unfinished.assign(unfinished_.begin(), unfinished_.end());
     s.run.campaigns = 1;
@@ -489,8 +489,9 @@ class Campaign {
     const Triage triage = triaged(seq, t);
     if (triage.hit) return Handled::Stands;
     if (plan_.persistent <= 1) {
-      return examine(seq, seqSeed, t, ranBefore, triage, false) ? Handled::Stands
-                                                                : Handled::Dropped;
+      const bool stands = examine(seq, seqSeed, t, ranBefore, triage, false, {});
+      explainPending();
+      return stands ? Handled::Stands : Handled::Dropped;
     }
     // With --persistent one worker at a time examines, and the others queue their failures for
     // it and go on fuzzing: on the H200 every worker stood waiting for the shrink otherwise.
@@ -505,13 +506,22 @@ class Campaign {
       }
       examinerActive_ = true;
     }
-    const struct EndExaminer {
-      Campaign* campaign;
-      ~EndExaminer() { campaign->endExaminer(); }
-    } endExaminer{this};
-    std::unique_lock shrinking(shrinkMutex_);
-    const bool stands = examine(seq, seqSeed, t, ranBefore, triage, true);
-    drainQueued();
+    bool stands = false;
+    {
+      // Cut short by an exception (a file that cannot be written), the queue is unexamined.
+      struct EndExaminer {
+        Campaign* campaign;
+        bool drained = false;
+        ~EndExaminer() {
+          if (!drained) campaign->endExaminer();
+        }
+      } endExaminer{this};
+      const std::unique_lock shrinking(shrinkMutex_);
+      stands = examine(seq, seqSeed, t, ranBefore, triage, true, ownClaims());
+      drainQueued();
+      endExaminer.drained = true;
+    }
+    explainPending();
     return stands ? Handled::Stands : Handled::Dropped;
   }
 
@@ -536,14 +546,18 @@ class Campaign {
     }
   }
 
-  /// The examining worker examines the queued failures one after another, until none is left.
+  /// The examining worker examines the queued failures one after another, until none is left,
+  /// and gives up its place in the same step: a failure queued as it ends is never left behind.
   /// After a stop they are unexamined, their sequences unfinished for a resumed campaign.
   void drainQueued() {
     for (;;) {
       std::optional<Queued> q;
       {
         std::lock_guard lock(mutex_);
-        if (queued_.empty()) return;
+        if (queued_.empty()) {
+          examinerActive_ = false;
+          break;
+        }
         q = std::move(queued_.front());
         queued_.pop_front();
       }
@@ -551,12 +565,14 @@ class Campaign {
         leaveUnexamined(*q);
       } else {
         // examine() counts it a hit if its cause became known meanwhile.
-        const bool stands = examine(q->seq, q->seqSeed, q->t, q->ranBefore, q->triage, true);
+        const bool stands =
+            examine(q->seq, q->seqSeed, q->t, q->ranBefore, q->triage, true, q->claims);
         if (!stands) --failures_;
         done(q->k);
       }
       endQueuedClaims(*q);
     }
+    turn_.notify_all();
   }
 
   /// A queued failure no examination will take (a stop came): a variant's hit, its sequence
@@ -577,8 +593,8 @@ class Campaign {
     });
   }
 
-  /// The examining worker is done: another may take its place. What an interruption left in
-  /// the queue is unexamined.
+  /// The examining worker was interrupted (an exception): another may take its place. What it
+  /// left in the queue is unexamined.
   void endExaminer() {
     std::vector<Queued> left;
     {
@@ -597,7 +613,7 @@ class Campaign {
   /// Shrinks a failure that triage did not settle, and records it; whether it stands. Takes the
   /// shrink unless its caller holds it (`shrinkHeld`).
   bool examine(const Sequence& seq, uint64_t seqSeed, const TrialResult& t, std::size_t ranBefore,
-               const Triage& triage, bool shrinkHeld) {
+               const Triage& triage, bool shrinkHeld, const std::vector<std::string>& claims) {
     const std::string kind = failureKind(t.outcome);
     // What the status line says: the class and operation (a planted kind's rule is long).
     const std::string shown = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
@@ -680,30 +696,61 @@ class Campaign {
     const bool knewSignature = store_.knows(f.signature());
     const auto [isNew, dir] = store_.record(f);
     settleDeferred(causeKey(f));
-    {
-      std::lock_guard lock(mutex_);
-      variantOps_[causeKey(f)].insert(f.outcome.op);
-      if (f.stopped) ++unexamined_[static_cast<std::size_t>(f.outcome.cls)];
-      if (!isNew) {
-        if (!knewSignature) ++variants_;
-        ++kindRepeats_[kind];
-        shrinking_.clear();
-        return true;
-      }
-      if (!f.stopped && (f.reproduced > 0 || f.confirmations == 0)) ++confirmed_;
-      kindRepeats_[kind] = 0;
-      shrinking_ = "explaining " + shown;
-    }
-    // The finding is on disk already; its explanation follows (the status lock is not held).
-    if (explain_ && !stopRequested()) explainInto(f, dir);
+    if (!f.stopped && f.reproduced > 0) settlePoisoned(claims, f);
     std::lock_guard lock(mutex_);
+    variantOps_[causeKey(f)].insert(f.outcome.op);
+    if (f.stopped) ++unexamined_[static_cast<std::size_t>(f.outcome.cls)];
     shrinking_.clear();
+    if (!isNew) {
+      if (!knewSignature) ++variants_;
+      ++kindRepeats_[kind];
+      return true;
+    }
+    if (!f.stopped && (f.reproduced > 0 || f.confirmations == 0)) ++confirmed_;
+    kindRepeats_[kind] = 0;
     lastFind_ = Clock::now();
     lastFindUnix_ = unixNow();
     findings_.push_back({f, (dir / "minimal.seq").string()});
     printFinding(f, dir);
     if (report_) writeReport(*report_, reportUnlocked());
+    // Explained once its worker no longer examines (explainPending): on the H200 one
+    // explanation held the examiner for 165 s, and 306 failures queued behind it.
+    if (explain_) toExplain_.emplace_back(f, dir);
     return true;
+  }
+
+  /// Explains the findings recorded and not yet explained, one after another, unless a stop
+  /// came. A worker calls it when it holds neither the shrink nor the examiner's place, so
+  /// another worker examines the failures met meanwhile. One worker explains at a time.
+  void explainPending() {
+    {
+      std::lock_guard lock(mutex_);
+      if (explainerActive_) return;  // the worker explaining now takes these too
+      explainerActive_ = true;
+    }
+    for (;;) {
+      std::optional<std::pair<Finding, std::filesystem::path>> next;
+      {
+        std::lock_guard lock(mutex_);
+        if (toExplain_.empty() || stopRequested()) {
+          explainerActive_ = false;
+          return;
+        }
+        next = std::move(toExplain_.front());
+        toExplain_.pop_front();
+        explaining_ = "explaining " + std::string(outcomeClassName(next->first.outcome.cls)) + "/" +
+                      next->first.outcome.op;
+      }
+      explainInto(next->first, next->second);
+      std::lock_guard lock(mutex_);
+      explaining_.clear();
+    }
+  }
+
+  /// What the status shows the examiner and the explainer doing (mutex_ held).
+  std::string activityLocked() const {
+    if (shrinking_.empty() || explaining_.empty()) return shrinking_ + explaining_;
+    return shrinking_ + ", " + explaining_;
   }
 
   Report reportUnlocked() const;
@@ -848,14 +895,18 @@ class Campaign {
     }
     const std::string cause = settledCause(seq, t, /*freshFrames=*/false);
     if (cause.empty()) return false;
+    std::string as;  // the known cause it counts as
     {
       std::lock_guard lock(mutex_);
       const auto self = std::this_thread::get_id();
-      if (!store_.causes().contains(cause)) {
+      as = knownAsLocked(cause);
+      if (as.empty()) {
         if (!wait) return false;
         const auto examiner = examining_.find(cause);
         if (examiner == examining_.end() || examiner->second == self) {
           examining_.try_emplace(cause, self);  // this worker examines it
+          if (t.outcome.cls == OutcomeClass::Crash && t.outcome.fault.empty())
+            crashSites_.insert(cause);
           return false;
         }
         // Another worker examines this cause (re-runs, shrinks): not examined twice. The
@@ -866,8 +917,49 @@ class Campaign {
       }
       ++triageHits_;
     }
-    store_.countHit(cause);
+    store_.countHit(as);
     return true;
+  }
+
+  /// The known cause a persistent failure of `cause` counts as (mutex_ held): `cause` itself
+  /// once recorded, else the cause that poisoned processes failing so (poisonedBy_), else empty.
+  std::string knownAsLocked(const std::string& cause) const {
+    const auto known = store_.causes();
+    if (known.contains(cause)) return cause;
+    const auto by = poisonedBy_.find(cause);
+    return by != poisonedBy_.end() && known.contains(by->second) ? by->second : std::string();
+  }
+
+  /// The failure examined as `recorded` was a persistent one whose own run settled `claims`
+  /// (persistentHit), and its fresh re-runs failed as `recorded` instead: its process was
+  /// poisoned by that. Persistent failures of those causes, deferred now or met later, count as
+  /// hits of `recorded`. On the H200 fifteen crashes deferred that way ended unexamined.
+  /// Only a crash site, by its frames, counts so, and only as an unplanted crash: a planted
+  /// rule names its own bug, and a crash's frames may be a poisoned process's symptom.
+  void settlePoisoned(const std::vector<std::string>& claims, const Finding& recorded) {
+    if (recorded.outcome.cls != OutcomeClass::Crash || !recorded.outcome.fault.empty()) return;
+    const std::string cause = causeKey(recorded);
+    uint64_t n = 0;
+    {
+      std::lock_guard lock(mutex_);
+      const auto known = store_.causes();
+      for (const std::string& claim : claims) {
+        if (claim == cause || known.contains(claim) || !crashSites_.contains(claim)) continue;
+        poisonedBy_.try_emplace(claim, cause);
+        n += takeDeferredLocked(claim, true);
+      }
+    }
+    if (n > 0) store_.countHit(cause, n);
+  }
+
+  /// The causes the calling worker claimed (persistentHit) for the failure it examines now.
+  std::vector<std::string> ownClaims() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> claims;
+    for (const auto& [cause, owner] : examining_) {
+      if (owner == std::this_thread::get_id()) claims.push_back(cause);
+    }
+    return claims;
   }
 
   /// The failures deferred to `cause`'s verdict (persistentHit) become its hits, now that it is
@@ -917,8 +1009,9 @@ class Campaign {
           continue;
         }
         if (deferred_.contains(it->first)) {
-          const uint64_t n = takeDeferredLocked(it->first, store_.causes().contains(it->first));
-          if (n > 0) hits.emplace_back(it->first, n);
+          const std::string as = knownAsLocked(it->first);
+          const uint64_t n = takeDeferredLocked(it->first, !as.empty());
+          if (n > 0) hits.emplace_back(as, n);
         }
         it = examining_.erase(it);
       }
@@ -1222,6 +1315,15 @@ class Campaign {
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;
   std::string shrinking_;
+  /// Findings recorded and not yet explained, oldest first, and the one explained now (mutex_).
+  std::deque<std::pair<Finding, std::filesystem::path>> toExplain_;
+  std::string explaining_;
+  bool explainerActive_ = false;
+  /// Causes of persistent crashes whose fresh re-runs, with the process's history, failed as
+  /// another cause: the process was poisoned by that one, whose hits they count as (mutex_).
+  std::map<std::string, std::string> poisonedBy_;
+  /// Claimed causes that are unplanted crashes' frames (mutex_).
+  std::set<std::string> crashSites_;
 };
 
 Report Campaign::reportUnlocked() const {
@@ -1254,7 +1356,7 @@ Campaign::Status Campaign::status() const {
                     ? std::to_string(static_cast<long long>(secondsSince(*lastFind_))) + "s ago"
                     : "never";
   st.deadline = trials_.deadlines().describe();
-  st.shrinking = shrinking_;
+  st.shrinking = activityLocked();
   if (plan_.persistent > 1) {
     const uint64_t failures = persistentFailures_.load();
     char text[160];
