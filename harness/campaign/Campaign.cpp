@@ -487,7 +487,10 @@ class Campaign {
     // rule, an error's verdict) is a hit of it, and costs no shrink unless it came at an
     // operation that cause has no variant for yet.
     const Triage triage = triaged(seq, t);
-    if (triage.hit) return Handled::Stands;
+    if (triage.hit) {
+      settlePoisoned(ownClaims(), t.outcome, triage.cause);
+      return Handled::Stands;
+    }
     if (plan_.persistent <= 1) {
       const bool stands = examine(seq, seqSeed, t, ranBefore, triage, false, {});
       explainPending();
@@ -642,6 +645,7 @@ class Campaign {
     }
     // Another worker may have shrunk the same crash site, or the same planted race, meanwhile.
     if (!triage.cause.empty() && !triage.variant && knownHit(triage.cause, t.outcome.op)) {
+      settlePoisoned(claims, t.outcome, triage.cause);
       return true;
     }
     if (triage.cause.empty() && !plantedRaceHit(seq, t).empty()) return true;
@@ -696,7 +700,7 @@ class Campaign {
     const bool knewSignature = store_.knows(f.signature());
     const auto [isNew, dir] = store_.record(f);
     settleDeferred(causeKey(f));
-    if (!f.stopped && f.reproduced > 0) settlePoisoned(claims, f);
+    if (!f.stopped && f.reproduced > 0) settlePoisoned(claims, f.outcome, causeKey(f));
     std::lock_guard lock(mutex_);
     variantOps_[causeKey(f)].insert(f.outcome.op);
     if (f.stopped) ++unexamined_[static_cast<std::size_t>(f.outcome.cls)];
@@ -930,15 +934,18 @@ class Campaign {
     return by != poisonedBy_.end() && known.contains(by->second) ? by->second : std::string();
   }
 
-  /// The failure examined as `recorded` was a persistent one whose own run settled `claims`
-  /// (persistentHit), and its fresh re-runs failed as `recorded` instead: its process was
-  /// poisoned by that. Persistent failures of those causes, deferred now or met later, count as
-  /// hits of `recorded`. On the H200 fifteen crashes deferred that way ended unexamined.
-  /// Only a crash site, by its frames, counts so, and only as an unplanted crash: a planted
-  /// rule names its own bug, and a crash's frames may be a poisoned process's symptom.
-  void settlePoisoned(const std::vector<std::string>& claims, const Finding& recorded) {
-    if (recorded.outcome.cls != OutcomeClass::Crash || !recorded.outcome.fault.empty()) return;
-    const std::string cause = causeKey(recorded);
+  /// A persistent failure whose own run settled `claims` (persistentHit) failed in its fresh
+  /// re-runs as `fresh` instead, of known `cause` now: a hit of it, or a finding just recorded.
+  /// Its process was poisoned by that. Persistent failures of those causes, deferred now or met
+  /// later, count as hits of `cause`. On the H200 fifteen crashes deferred that way ended
+  /// unexamined. Only a crash site, by its frames, counts so, and only as an unplanted crash:
+  /// a planted rule names its own bug, and a crash's frames may be a poisoned process's symptom.
+  void settlePoisoned(const std::vector<std::string>& claims, const RunOutcome& fresh,
+                      const std::string& cause) {
+    if (claims.empty() || cause.empty() || fresh.cls != OutcomeClass::Crash ||
+        !fresh.fault.empty()) {
+      return;
+    }
     uint64_t n = 0;
     {
       std::lock_guard lock(mutex_);

@@ -44,6 +44,9 @@
 //   memset-plus-one  cuMemsetD8Async writes each byte one higher than asked
 //   pool-teardown-crash  cuMemPoolDestroy with allocations outstanding dies of SIGSEGV in a
 //                 function of its own, as NVIDIA's driver 580 does (corpus/runtimes/nvidia-580)
+//   pool-teardown-crash-aged  the same, but in another function of its own once the process
+//                 has made more than kAgedAfterPools pools: where a driver dies may depend on
+//                 what the process did before, as a heap's layout does
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
 
@@ -486,6 +489,13 @@ bool earlyReturn() {
   releasePoolBlocks(outstanding > 0 ? nullptr : &outstanding);
 }
 
+/// pool-teardown-crash-aged: a process with more pools made than this dies in releaseAgedPool, so
+/// a process that ran several sequences dies elsewhere than a fresh one running one of them.
+constexpr size_t kAgedAfterPools = 6;
+[[gnu::noipa]] void releaseAgedPool(volatile uint64_t* blocks) {
+  *blocks = 0;
+}
+
 /// The host memory behind [address, address + bytes): an allocation's own (its address is a host
 /// pointer) or a mapped block's. Aborts where nothing accessible is there, or, while `enqueueing`,
 /// where a free is already queued.
@@ -903,7 +913,12 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
   if (it->second.destroyed) {
     undefined("cuMemPoolDestroy", "pool " + hex(idOf(handle)) + " destroyed twice");
   }
-  if (plant() == "pool-teardown-crash") tearDownPool(it->second.outstanding);
+  const bool aged = plant() == "pool-teardown-crash-aged";
+  if (aged && d.pools.size() > kAgedAfterPools) {
+    uint64_t none = 0;
+    releaseAgedPool(it->second.outstanding > 0 ? nullptr : &none);
+  }
+  if (plant() == "pool-teardown-crash" || aged) tearDownPool(it->second.outstanding);
   // With allocations outstanding it returns at once; the pool goes with the last of them.
   it->second.destroyed = true;
   return CUDA_SUCCESS;
