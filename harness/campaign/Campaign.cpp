@@ -718,7 +718,7 @@ class Campaign {
     printFinding(f, dir);
     if (report_) writeReport(*report_, reportUnlocked());
     // Explained once its worker no longer examines (explainPending): on the H200 one
-    // explanation held the examiner for 165 s, and 306 failures queued behind it.
+    // explanation held the examiner for 165 s, and 306 failures ended unexamined.
     if (explain_) toExplain_.emplace_back(f, dir);
     return true;
   }
