@@ -531,8 +531,8 @@ class Campaign {
   /// Failures queued at most; beyond, a worker waits until there is room.
   static constexpr std::size_t kMostQueued = 64;
 
-  /// Queues a failure for the examining worker, new causes first (mutex_ held). Its worker's
-  /// claims on causes go with it, so other workers still defer to its verdict.
+  /// Queues a failure for the examining worker, new causes first, variants last (mutex_ held). Its
+  /// worker's claims on causes go with it, so other workers still defer to its verdict.
   void queueLocked(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
                    std::size_t ranBefore, uint64_t k, const Triage& triage) {
     ++queuedFailures_;
@@ -544,8 +544,15 @@ class Campaign {
     }
     if (triage.newSite) {
       queued_.push_front(std::move(q));
-    } else {
+    } else if (triage.variant) {
       queued_.push_back(std::move(q));
+    } else {
+      // Before the variants: a variant's cause is known, only its witness is not. On the H200
+      // variants were shrunk in the grace while two spins and two slow calls waited and ended
+      // unexamined; a variant left at the stop is a hit instead.
+      const auto firstVariant = std::find_if(queued_.begin(), queued_.end(),
+                                             [](const Queued& w) { return w.triage.variant; });
+      queued_.insert(firstVariant, std::move(q));
     }
   }
 
