@@ -32,6 +32,7 @@
 #include "harness/base/Json.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/Campaign.h"
+#include "harness/campaign/ExamineOrder.h"
 #include "harness/campaign/PlotData.h"
 #include "harness/campaign/ReportFile.h"
 #include "harness/campaign/SeedStream.h"
@@ -531,8 +532,8 @@ class Campaign {
   /// Failures queued at most; beyond, a worker waits until there is room.
   static constexpr std::size_t kMostQueued = 64;
 
-  /// Queues a failure for the examining worker, new causes first, variants last (mutex_ held). Its
-  /// worker's claims on causes go with it, so other workers still defer to its verdict.
+  /// Queues a failure for the examining worker (mutex_ held); nextQueuedLocked picks the order.
+  /// Its worker's claims on causes go with it, so other workers still defer to its verdict.
   void queueLocked(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
                    std::size_t ranBefore, uint64_t k, const Triage& triage) {
     ++queuedFailures_;
@@ -542,18 +543,28 @@ class Campaign {
       owner = kQueuedClaim;
       q.claims.push_back(cause);
     }
-    if (triage.newSite) {
-      queued_.push_front(std::move(q));
-    } else if (triage.variant) {
-      queued_.push_back(std::move(q));
-    } else {
-      // Before the variants: a variant's cause is known, only its witness is not. On the H200
-      // variants were shrunk in the grace while two spins and two slow calls waited and ended
-      // unexamined; a variant left at the stop is a hit instead.
-      const auto firstVariant = std::find_if(queued_.begin(), queued_.end(),
-                                             [](const Queued& w) { return w.triage.variant; });
-      queued_.insert(firstVariant, std::move(q));
-    }
+    queued_.push_back(std::move(q));
+  }
+
+  /// What a shrink examines a failure as: its settled cause, else its kind.
+  static std::string examinedAs(const Triage& triage, const RunOutcome& o) {
+    return triage.cause.empty() ? failureKind(o) : triage.cause;
+  }
+
+  /// Takes the queued failure to examine next (mutex_ held), by ExamineOrder.h: new sites, then
+  /// kinds no shrink examined, then retries, then variants. On the H200 a spin met at 42 s
+  /// waited to the stop while a crash and an error whose shrinks did not confirm them went
+  /// first twice each.
+  Queued nextQueuedLocked() {
+    std::vector<WaitingFailure> waiting;
+    waiting.reserve(queued_.size());
+    for (const Queued& q : queued_)
+      waiting.push_back({examinedAs(q.triage, q.t.outcome), q.triage.newSite, q.triage.variant});
+    const auto next =
+        queued_.begin() + static_cast<std::ptrdiff_t>(nextToExamine(waiting, examinedAs_));
+    Queued q = std::move(*next);
+    queued_.erase(next);
+    return q;
   }
 
   /// The examining worker examines the queued failures one after another, until none is left,
@@ -568,8 +579,7 @@ class Campaign {
           examinerActive_ = false;
           break;
         }
-        q = std::move(queued_.front());
-        queued_.pop_front();
+        q = nextQueuedLocked();
       }
       if (stopRequested()) {
         leaveUnexamined(*q);
@@ -585,10 +595,10 @@ class Campaign {
     turn_.notify_all();
   }
 
-  /// A queued failure no examination will take (a stop came): a variant's hit, its sequence
-  /// done, or unexamined, its sequence unfinished for a resumed campaign.
+  /// A queued failure no examination will take (a stop came): a hit of its cause known by now,
+  /// its sequence done, or unexamined, its sequence unfinished for a resumed campaign.
   void leaveUnexamined(const Queued& q) {
-    if (variantHit(q.triage)) {
+    if (knownCauseHit(q.triage)) {
       done(q.k);
     } else {
       countUnexamined(q.t.outcome.cls);
@@ -646,7 +656,7 @@ class Campaign {
     // found in time is still saved, its shrink cut short.
     // Once the shrink window closes, what is left of the grace confirms the shrinks under way.
     if ((plan_.stopRequested && plan_.stopRequested()) || trials_.shrinkClosed()) {
-      if (variantHit(triage)) return true;
+      if (knownCauseHit(triage)) return true;
       countUnexamined(t.outcome.cls);
       return false;
     }
@@ -660,11 +670,12 @@ class Campaign {
     {
       std::lock_guard lock(mutex_);
       shrinking_ = "shrinking " + shown;
+      examinedAs_.insert(examinedAs(triage, t.outcome));
     }
     Shrinker shrinker(trials_, freshJobs());
     // Whether the turn, not the shrink window, ended the shrink: its note says which.
     bool turnEnded = false;
-    if (auto over = turnOver(triage.cause.empty() ? kind : triage.cause)) {
+    if (auto over = turnOver(examinedAs(triage, t.outcome))) {
       shrinker.endTurnWhen(
           [&turnEnded, over = std::move(over)] { return turnEnded = turnEnded || over(); });
     }
@@ -793,7 +804,7 @@ class Campaign {
     std::set<std::string> causes;
     for (const Queued& q : queued_) {
       if (q.triage.variant || known.contains(q.triage.cause)) continue;
-      causes.insert(q.triage.cause.empty() ? failureKind(q.t.outcome) : q.triage.cause);
+      causes.insert(examinedAs(q.triage, q.t.outcome));
     }
     causes.erase(shrinking);
     return causes.size();
@@ -1055,16 +1066,21 @@ class Campaign {
     turn_.notify_all();
   }
 
-  /// A variant whose shrink no longer starts (a stop, the shrink window closed) is still a hit
-  /// of its known cause, which its frames, rule or verdict settled: counted so, not unexamined.
-  /// Only its witness at its operation is missing. Whether it was one.
-  bool variantHit(const Triage& triage) {
-    if (!triage.variant || triage.cause.empty()) return false;
+  /// A failure whose examination no longer starts (a stop, the shrink window closed) is still a
+  /// hit when its cause is known by now: a variant's, one recorded since it was queued, or the
+  /// cause that poisoned its process. Its frames, rule or verdict settled that cause, so it is
+  /// counted so, not unexamined. On the H200 three errors of a cause recorded while they waited
+  /// ended unexamined. Whether it was one.
+  bool knownCauseHit(const Triage& triage) {
+    if (triage.cause.empty()) return false;
+    std::string as;
     {
       std::lock_guard lock(mutex_);
+      as = knownAsLocked(triage.cause);
+      if (as.empty()) return false;
       ++triageHits_;
     }
-    store_.countHit(triage.cause);
+    store_.countHit(as);
     return true;
   }
 
@@ -1323,8 +1339,9 @@ class Campaign {
   /// The owner of a claim whose failure waits in queued_: no thread's.
   static inline const std::thread::id kQueuedClaim{};
   /// With --persistent: whether a worker examines failures now, and those queued for it.
-  bool examinerActive_ = false;  // mutex_
-  std::deque<Queued> queued_;    // mutex_
+  bool examinerActive_ = false;       // mutex_
+  std::deque<Queued> queued_;         // mutex_
+  std::set<std::string> examinedAs_;  // mutex_: the causes and kinds a shrink examined
   std::condition_variable turn_;
   std::optional<Clock::time_point> lastFind_;
   std::optional<int64_t> lastFindUnix_;

@@ -510,6 +510,13 @@ std::vector<std::string> crashState(const std::string& stacks, std::size_t count
   std::size_t first = 0;
   while (first < frames.size() && isHandlingFrame(frames[first]))
     ++first;
+  // So do the system's frames on top of a caller of another owner: a crash in pthread_spin_lock
+  // or free under cuMemPoolDestroy is cuMemPoolDestroy's. On the H200 both split one driver
+  // fault into two causes.
+  std::size_t caller = first;
+  while (caller < frames.size() && frames[caller].owner == FrameOwner::System)
+    ++caller;
+  if (caller < frames.size()) first = caller;
   std::vector<std::string> state;
   for (std::size_t i = first; i < frames.size() && state.size() < count; ++i) {
     std::string name = stateName(frames[i]);

@@ -11,7 +11,7 @@
 //   #0  0x00007f3a12345678 in cuMemPoolDestroy () from /usr/lib/libcuda.so.1 [runtime]
 //   #1  0x000055d0c0ffee00 in gpufuzz::CudaDevice::release () at CudaDevice.cpp:88 [program]
 // Search/Cause.h buckets crashes by their top frames (crashState), as crash reports are in the
-// field: the crashing thread's top three, after the signal-handling and abort frames.
+// field: the crashing thread's top three, after the signal-handling, abort and system frames.
 #pragma once
 
 #include <cstddef>
@@ -84,7 +84,8 @@ std::vector<CrashFrame> stuckFrames(const std::string& stacks);
 /// without frames.
 std::string frameSite(const std::string& stacks);
 /// The crash state: the names of the top `count` frames of the crashing thread, after the
-/// signal-handling and abort frames; a frame without a name is "in MODULE" (its file name), and
+/// signal-handling and abort frames and the system's frames above a caller of another owner (as
+/// ClusterFuzz skips memcpy and free); a frame without a name is "in MODULE" (its file name), and
 /// a run of such frames in one module counts once. Empty when `stacks` is no crash text.
 std::vector<std::string> crashState(const std::string& stacks, std::size_t count = 3);
 /// The first frame of the runtime's and the first of the program's own, as crashState names

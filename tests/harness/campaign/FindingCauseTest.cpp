@@ -1,7 +1,8 @@
 // FindingCauseTest.cpp: a shrink cut short by a stop says so (never "reproduced 0/5" for
 // confirmations that did not run) and is saved under its final folder's name; findings of one
 // cause are one finding, counting its hits and keeping its other minimal sequences as variants,
-// the smallest as minimal.seq; the shrinker reaches one canonical smallest form.
+// the smallest as minimal.seq; the shrinker reaches one canonical smallest form; a crash in the
+// system's libraries is bucketed by their caller.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include "harness/search/Cause.h"
 #include "harness/search/Minimize.h"
 #include "tests/harness/TestSupport.h"
+#include "harness/supervise/CrashSite.h"
 
 namespace gpufuzz {
 namespace {
@@ -200,6 +202,61 @@ TEST(OneCause, AnErrorIsItsVerdictWhateverTheSequenceNeeds) {
   EXPECT_NE(cause(vuid, a).find("semaphore-05149: in use"), std::string::npos) << cause(vuid, a);
   // Without words of its own, an error is what it needs, as a hang is.
   EXPECT_NE(cause(error(""), a), cause(error(""), b));
+}
+
+}  // namespace
+}  // namespace gpufuzz
+
+namespace gpufuzz {
+namespace {
+
+/// A runner's crash text whose crashing thread has `top` above a driver's pool teardown.
+std::string crashAbove(const std::string& top) {
+  return std::string(kRunnerCrashFramesBy) +
+         ", SIGSEGV, process 7\n"
+         "Thread 1 (crashed):\n" +
+         top +
+         "#7  0x00007fdcb1586a05 in ?? () from /usr/lib/libcuda.so.580.1 [runtime]\n"
+         "#8  0x00007fdcb17029e0 in cuMemPoolDestroy () from /usr/lib/libcuda.so.580.1 [runtime]\n"
+         "#9  0x0000558a23227a13 in gpufuzz::Pool::teardown () from /bin/runner [program]\n"
+         "#10  0x0000558a23238d0c in gpufuzz::Device::destroyContext () from /bin/runner "
+         "[program]\n";
+}
+
+// The system's frames on top of a runtime's or a program's are not where a crash is: on the
+// H200 one driver fault died in pthread_spin_lock or in free under cuMemPoolDestroy, and each
+// was a cause of its own.
+TEST(OneCause, TheSystemsFramesAboveACallerAreNotTheCrashState) {
+  const std::string bare = crashAbove("");
+  const std::string spinLock = crashAbove(
+      "#0  0x00007fdcb70a41d6 in pthread_spin_lock () from /usr/lib/x86_64-linux-gnu/libc.so.6 "
+      "[system]\n");
+  const std::string freed = crashAbove(
+      "#0  0x00007fee5689ec0c in __libc_free () from /usr/lib/x86_64-linux-gnu/libc.so.6 "
+      "[system]\n"
+      "#1  0x00007fee568297b6 in ?? () from /usr/lib/x86_64-linux-gnu/libc.so.6 [system]\n");
+  const std::vector<std::string> state{"in libcuda.so.580.1", "cuMemPoolDestroy",
+                                       "gpufuzz::Pool::teardown"};
+  EXPECT_EQ(crashState(bare), state);
+  EXPECT_EQ(crashState(spinLock), state);
+  EXPECT_EQ(crashState(freed), state);
+  const Sequence a = parseSequence("ctx_create c0\nctx_destroy c0\n", "a.seq");
+  const RunOutcome crash{OutcomeClass::Crash, At{2}, "ctx_destroy", "SIGSEGV", {}};
+  EXPECT_EQ(failureCause(crash, a, TeardownPolicy::Shipped, spinLock),
+            failureCause(crash, a, TeardownPolicy::Shipped, freed));
+  // The program's own frame below memcpy is its crash; a crash with only the system's frames
+  // keeps them.
+  const std::string copied = std::string(kRunnerCrashFramesBy) +
+                             ", SIGSEGV, process 8\nThread 1 (crashed):\n"
+                             "#0  0x1 in __memmove_avx_unaligned () from /lib/libc.so.6 [system]\n"
+                             "#1  0x2 in gpufuzz::Upload::copy () from /bin/runner [program]\n";
+  EXPECT_EQ(crashState(copied, 1), std::vector<std::string>{"gpufuzz::Upload::copy"});
+  const std::string systemOnly = std::string(kRunnerCrashFramesBy) +
+                                 ", SIGSEGV, process 9\nThread 1 (crashed):\n"
+                                 "#0  0x1 in __libc_free () from /lib/libc.so.6 [system]\n"
+                                 "#1  0x2 in __libc_start_main () from /lib/libc.so.6 [system]\n";
+  EXPECT_EQ(crashState(systemOnly),
+            (std::vector<std::string>{"__libc_free", "__libc_start_main"}));
 }
 
 }  // namespace
