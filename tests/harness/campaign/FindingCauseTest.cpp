@@ -11,8 +11,8 @@
 #include "harness/campaign/FindingStore.h"
 #include "harness/search/Cause.h"
 #include "harness/search/Minimize.h"
-#include "tests/harness/TestSupport.h"
 #include "harness/supervise/CrashSite.h"
+#include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {
 namespace {
@@ -255,8 +255,7 @@ TEST(OneCause, TheSystemsFramesAboveACallerAreNotTheCrashState) {
                                  ", SIGSEGV, process 9\nThread 1 (crashed):\n"
                                  "#0  0x1 in __libc_free () from /lib/libc.so.6 [system]\n"
                                  "#1  0x2 in __libc_start_main () from /lib/libc.so.6 [system]\n";
-  EXPECT_EQ(crashState(systemOnly),
-            (std::vector<std::string>{"__libc_free", "__libc_start_main"}));
+  EXPECT_EQ(crashState(systemOnly), (std::vector<std::string>{"__libc_free", "__libc_start_main"}));
 }
 
 }  // namespace
