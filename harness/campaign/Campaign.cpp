@@ -1104,7 +1104,15 @@ class Campaign {
                  std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + " " +
                  std::to_string(unexamined_[c]);
     }
-    return text + "; unexamined " + std::to_string(unexamined) + classes;
+    // Failures queued for the examiner or deferred to another's verdict have none yet: the
+    // status says so, where "unexamined 0" alone hid 40 of them on the H200.
+    uint64_t waiting = queued_.size();
+    for (const auto& [cause, counts] : deferred_) {
+      for (const uint64_t n : counts)
+        waiting += n;
+    }
+    return text + "; unexamined " + std::to_string(unexamined) + classes +
+           (waiting > 0 ? ", waiting " + std::to_string(waiting) : std::string());
   }
 
   /// An overnight run leaves explained findings: explanation.md beside each new minimal.seq.
