@@ -47,8 +47,12 @@
 //   pool-teardown-crash-aged  the same, but in another function of its own once the process
 //                 has made more than kAgedAfterPools pools: where a driver dies may depend on
 //                 what the process did before, as a heap's layout does
+//   pool-teardown-crash-libc  the same as pool-teardown-crash, but a process that made an odd
+//                 number of pools dies in libc's pthread_spin_lock, called from that function:
+//                 NVIDIA's driver 580 dies in pthread_spin_lock or free under cuMemPoolDestroy too
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -481,12 +485,15 @@ bool earlyReturn() {
 
 /// pool-teardown-crash: a real invalid access, two calls deep in the stand-in, so that the
 /// frames a crash report gives are its own functions under cuMemPoolDestroy.
-[[gnu::noipa]] void releasePoolBlocks(volatile uint64_t* blocks) {
-  *blocks = 0;
+[[gnu::noipa]] void releasePoolBlocks(volatile uint64_t* blocks, pthread_spinlock_t* lock) {
+  // pool-teardown-crash-libc: libc's crash on the pool's lock that is gone.
+  if (lock != nullptr) pthread_spin_lock(lock);
+  *blocks = 0;  // after the call, so that it is no tail call: this frame stays under libc's
 }
-[[gnu::noipa]] void tearDownPool(uint64_t outstanding) {
+[[gnu::noipa]] void tearDownPool(uint64_t outstanding, bool inLibc) {
   // The pool's block list is gone while allocations still point into it.
-  releasePoolBlocks(outstanding > 0 ? nullptr : &outstanding);
+  releasePoolBlocks(outstanding > 0 ? nullptr : &outstanding,
+                    inLibc && outstanding > 0 ? reinterpret_cast<pthread_spinlock_t*>(16) : nullptr);
 }
 
 /// pool-teardown-crash-aged: a process with more pools made than this dies in releaseAgedPool, so
@@ -918,7 +925,11 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
     uint64_t none = 0;
     releaseAgedPool(it->second.outstanding > 0 ? nullptr : &none);
   }
-  if (plant() == "pool-teardown-crash" || aged) tearDownPool(it->second.outstanding);
+  if (plant().starts_with("pool-teardown-crash")) {
+    // pool-teardown-crash-libc: in a process that made an odd number of pools, it dies in libc.
+    tearDownPool(it->second.outstanding,
+                 plant() == "pool-teardown-crash-libc" && d.pools.size() % 2 == 1);
+  }
   // With allocations outstanding it returns at once; the pool goes with the last of them.
   it->second.destroyed = true;
   return CUDA_SUCCESS;
