@@ -492,8 +492,9 @@ bool earlyReturn() {
 }
 [[gnu::noipa]] void tearDownPool(uint64_t outstanding, bool inLibc) {
   // The pool's block list is gone while allocations still point into it.
-  releasePoolBlocks(outstanding > 0 ? nullptr : &outstanding,
-                    inLibc && outstanding > 0 ? reinterpret_cast<pthread_spinlock_t*>(16) : nullptr);
+  releasePoolBlocks(
+      outstanding > 0 ? nullptr : &outstanding,
+      inLibc && outstanding > 0 ? reinterpret_cast<pthread_spinlock_t*>(16) : nullptr);
 }
 
 /// pool-teardown-crash-aged: a process with more pools made than this dies in releaseAgedPool, so
