@@ -1105,7 +1105,7 @@ class Campaign {
                  std::to_string(unexamined_[c]);
     }
     // Failures queued for the examiner or deferred to another's verdict have none yet: the
-    // status says so, where "unexamined 0" alone hid 40 of them on the H200.
+    // status says so. On the H200 "unexamined 0" alone hid a spin queued for 140 s.
     uint64_t waiting = queued_.size();
     for (const auto& [cause, counts] : deferred_) {
       for (const uint64_t n : counts)

@@ -20,7 +20,8 @@ struct WaitingFailure {
 /// The rank of a waiting failure, lower first:
 /// 0. a new crash site or verdict, of a cause no shrink has examined yet;
 /// 1. a failure triage could not settle, of a kind no shrink has examined yet;
-/// 2. a failure of a cause or kind a shrink examined before and that is still not recorded;
+/// 2. a failure of a cause or kind a shrink examined before: a retry of a cause not confirmed,
+///    or a hit once its cause is recorded;
 /// 3. a variant: its cause is known, only its witness at its operation is not.
 /// `examined`: the causes and kinds a shrink examined.
 int examineRank(const WaitingFailure& w, const std::set<std::string>& examined);
