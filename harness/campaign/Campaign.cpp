@@ -635,6 +635,7 @@ class Campaign {
   bool examine(const Sequence& seq, uint64_t seqSeed, const TrialResult& t, std::size_t ranBefore,
                const Triage& triage, bool shrinkHeld, const std::vector<std::string>& claims) {
     const std::string kind = failureKind(t.outcome);
+    const std::string as = examinedAs(triage, t.outcome);
     // What the status line says: the class and operation (a planted kind's rule is long).
     const std::string shown = std::string(outcomeClassName(t.outcome.cls)) + "/" + t.outcome.op;
     {
@@ -670,12 +671,12 @@ class Campaign {
     {
       std::lock_guard lock(mutex_);
       shrinking_ = "shrinking " + shown;
-      examinedAs_.insert(examinedAs(triage, t.outcome));
+      examinedAs_.insert(as);
     }
     Shrinker shrinker(trials_, freshJobs());
     // Whether the turn, not the shrink window, ended the shrink: its note says which.
     bool turnEnded = false;
-    if (auto over = turnOver(examinedAs(triage, t.outcome))) {
+    if (auto over = turnOver(as)) {
       shrinker.endTurnWhen(
           [&turnEnded, over = std::move(over)] { return turnEnded = turnEnded || over(); });
     }
