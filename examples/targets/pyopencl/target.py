@@ -14,7 +14,12 @@ import os
 import sys
 
 import numpy as np
-import pyopencl as cl  # loads the ICD loader only: no platform is touched before setup()
+
+# PyOpenCL's compiler cache takes a lock file while it builds. A target killed at its deadline
+# mid-build leaves that file, and every later build waits a minute on it: a hang at `create`.
+# It happened within one `make test`. pocl keeps its own kernel cache, so nothing is rebuilt.
+os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
+import pyopencl as cl  # noqa: E402  (the ICD loader only: no platform is touched before setup())
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "../../../clients/python"), os.path.join(HERE, "../common")]
