@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <ctime>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -32,6 +33,7 @@
 #include "harness/base/Json.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/Campaign.h"
+#include "harness/campaign/Claims.h"
 #include "harness/campaign/ExamineOrder.h"
 #include "harness/campaign/PlotData.h"
 #include "harness/campaign/ReportFile.h"
@@ -96,6 +98,7 @@ class Campaign {
       periodic = std::jthread([this](std::stop_token stop) { periodicLoop(stop); });
     for (auto& w : workers)
       w.join();
+    settleLeftDeferred();
     status.request_stop();
     status.join();
     if (periodic.joinable()) {
@@ -538,11 +541,7 @@ class Campaign {
                    std::size_t ranBefore, uint64_t k, const Triage& triage) {
     ++queuedFailures_;
     Queued q{seq, seqSeed, t, ranBefore, k, triage, {}};
-    for (auto& [cause, owner] : examining_) {
-      if (owner != std::this_thread::get_id()) continue;
-      owner = kQueuedClaim;
-      q.claims.push_back(cause);
-    }
+    q.claims = claims_.handOver(std::this_thread::get_id(), kQueuedClaim);
     queued_.push_back(std::move(q));
   }
 
@@ -925,18 +924,13 @@ class Campaign {
       as = knownAsLocked(cause);
       if (as.empty()) {
         if (!wait) return false;
-        const auto examiner = examining_.find(cause);
-        if (examiner == examining_.end() || examiner->second == self) {
-          examining_.try_emplace(cause, self);  // this worker examines it
-          if (t.outcome.cls == OutcomeClass::Crash && t.outcome.fault.empty())
-            crashSites_.insert(cause);
-          return false;
-        }
-        // Another worker examines this cause (re-runs, shrinks): not examined twice. The
-        // failure is deferred to that verdict, and this worker goes on fuzzing. Waiting held
-        // every worker for two minutes of a 200 s campaign on the H200.
-        ++deferred_[cause][static_cast<std::size_t>(t.outcome.cls)];
-        return true;
+        // Another worker examining this cause (re-runs, shrinks) takes the failure too: not
+        // examined twice. This worker goes on fuzzing. Waiting held every worker for two
+        // minutes of a 200 s campaign on the H200.
+        if (!claims_.claimOrDefer(cause, self, t.outcome.cls)) return true;
+        if (t.outcome.cls == OutcomeClass::Crash && t.outcome.fault.empty())
+          crashSites_.insert(cause);
+        return false;
       }
       ++triageHits_;
     }
@@ -972,7 +966,7 @@ class Campaign {
       for (const std::string& claim : claims) {
         if (claim == cause || known.contains(claim) || !crashSites_.contains(claim)) continue;
         poisonedBy_.try_emplace(claim, cause);
-        n += takeDeferredLocked(claim, true);
+        n += takeDeferredLocked(claim);
       }
     }
     if (n > 0) store_.countHit(cause, n);
@@ -981,11 +975,7 @@ class Campaign {
   /// The causes the calling worker claimed (persistentHit) for the failure it examines now.
   std::vector<std::string> ownClaims() const {
     std::lock_guard lock(mutex_);
-    std::vector<std::string> claims;
-    for (const auto& [cause, owner] : examining_) {
-      if (owner == std::this_thread::get_id()) claims.push_back(cause);
-    }
-    return claims;
+    return claims_.heldBy(std::this_thread::get_id());
   }
 
   /// The failures deferred to `cause`'s verdict (persistentHit) become its hits, now that it is
@@ -994,23 +984,15 @@ class Campaign {
     uint64_t n = 0;
     {
       std::lock_guard lock(mutex_);
-      n = takeDeferredLocked(cause, true);
+      n = takeDeferredLocked(cause);
     }
     if (n > 0) store_.countHit(cause, n);
   }
 
-  /// Takes the failures deferred to `cause` (mutex_ held): hits of it when it is `known`,
-  /// counted in the tally, else unexamined. Returns the hits, for the store's counter.
-  uint64_t takeDeferredLocked(const std::string& cause, bool known) {
-    const auto d = deferred_.find(cause);
-    if (d == deferred_.end()) return 0;
-    uint64_t n = 0;
-    for (std::size_t c = 0; c < d->second.size(); ++c) {
-      n += d->second[c];
-      if (!known) unexamined_[c] += d->second[c];
-    }
-    deferred_.erase(d);
-    if (!known) return 0;
+  /// Takes the failures deferred to `cause`, now known, as its hits (mutex_ held): counted in
+  /// the tally, and returned for the store's counter.
+  uint64_t takeDeferredLocked(const std::string& cause) {
+    const uint64_t n = total(claims_.take(cause));
     triageHits_ += n;
     return n;
   }
@@ -1023,28 +1005,45 @@ class Campaign {
   }
 
   /// Ends the claims on causes that `ends(cause, owner)` picks. The failures still deferred to
-  /// such a claim's verdict become hits of a known cause, or unexamined.
-  template <typename Pick>
-  void endClaims(const Pick& ends) {
-    std::vector<std::pair<std::string, uint64_t>> hits;
+  /// such a claim's verdict become hits of a known cause. Those of a cause still unknown wait on,
+  /// unclaimed: the next failure of it that a worker meets claims it, and its verdict settles
+  /// them (settleDeferred). Before, they were unexamined at once. A claim's failure may re-run as
+  /// another cause: cuMemPoolCreate fails at `create` and at `ctx_create` alike.
+  void endClaims(const std::function<bool(const std::string&, std::thread::id)>& ends) {
+    std::vector<DeferredHits> hits;
     {
       std::lock_guard lock(mutex_);
-      for (auto it = examining_.begin(); it != examining_.end();) {
-        if (!ends(it->first, it->second)) {
-          ++it;
-          continue;
-        }
-        if (deferred_.contains(it->first)) {
-          const std::string as = knownAsLocked(it->first);
-          const uint64_t n = takeDeferredLocked(it->first, !as.empty());
-          if (n > 0) hits.emplace_back(as, n);
-        }
-        it = examining_.erase(it);
-      }
+      hits = claims_.end(ends, [this](const std::string& c) { return knownAsLocked(c); });
+      countTriageHitsLocked(hits);
     }
-    for (const auto& [cause, n] : hits)
-      store_.countHit(cause, n);
+    countHits(hits);
     turn_.notify_all();
+  }
+
+  /// Once every worker is done: the failures still deferred, their causes unclaimed, become
+  /// hits of a cause known by now, or unexamined.
+  void settleLeftDeferred() {
+    std::vector<DeferredHits> hits;
+    {
+      std::lock_guard lock(mutex_);
+      LeftDeferred left =
+          claims_.takeLeft([this](const std::string& c) { return knownAsLocked(c); });
+      for (std::size_t c = 0; c < left.unexamined.size(); ++c)
+        unexamined_[c] += left.unexamined[c];
+      hits = std::move(left.hits);
+      countTriageHitsLocked(hits);
+    }
+    countHits(hits);
+  }
+
+  void countTriageHitsLocked(const std::vector<DeferredHits>& hits) {
+    for (const DeferredHits& h : hits)
+      triageHits_ += h.hits;
+  }
+
+  void countHits(const std::vector<DeferredHits>& hits) {
+    for (const DeferredHits& h : hits)
+      store_.countHit(h.as, h.hits);
   }
 
   /// A failure that waits for the shrink: a new crash site goes before the others (waitTurn
@@ -1107,11 +1106,7 @@ class Campaign {
     }
     // Failures queued for the examiner or deferred to another's verdict have none yet: the
     // status says so. On the H200 "unexamined 0" alone hid a spin queued for 140 s.
-    uint64_t waiting = queued_.size();
-    for (const auto& [cause, counts] : deferred_) {
-      for (const uint64_t n : counts)
-        waiting += n;
-    }
+    const uint64_t waiting = queued_.size() + claims_.waiting();
     return text + "; unexamined " + std::to_string(unexamined) + classes +
            (waiting > 0 ? ", waiting " + std::to_string(waiting) : std::string());
   }
@@ -1340,11 +1335,8 @@ class Campaign {
   /// Each cause's operations that have a minimal sequence (its own or a variant's).
   std::map<std::string, std::set<std::string>> variantOps_;
   unsigned newSitesWaiting_ = 0;  // mutex_
-  /// Causes a worker re-runs or shrinks now, and that worker (mutex_).
-  std::map<std::string, std::thread::id> examining_;
-  /// Persistent failures of a cause under examination, by class, awaiting its verdict (mutex_).
-  using ClassCounts = std::array<uint64_t, kOutcomeClassCount>;
-  std::map<std::string, ClassCounts> deferred_;
+  /// Causes a worker re-runs or shrinks now, and the failures deferred to their verdicts (mutex_).
+  Claims claims_;
   /// The owner of a claim whose failure waits in queued_: no thread's.
   static inline const std::thread::id kQueuedClaim{};
   /// With --persistent: whether a worker examines failures now, and those queued for it.
