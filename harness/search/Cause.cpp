@@ -106,14 +106,16 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
       return cause;
     }
   }
-  std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
   // An error or a checker's report says what went wrong in the runtime's own words: the same
-  // verdict at the same kind of operation, reached by other sequences, is the same fault. Five
-  // minimal sequences of one missing context check gave five causes when keyed by their needs.
+  // verdict, reached by other sequences, is the same fault. Five minimal sequences of one missing
+  // context check gave five causes when keyed by their needs. As with a crash's frames, other
+  // operations are variants: a call such as cuMemPoolCreate runs at `create` and `ctx_create`.
   if ((outcome.cls == OutcomeClass::Error || outcome.cls == OutcomeClass::Invalid) &&
       !outcome.detail.empty()) {
-    return cause + "; says " + maskedVerdict(outcome.detail);
+    return std::string(outcomeClassName(outcome.cls)) + concurrent + "; says " +
+           maskedVerdict(outcome.detail);
   }
+  std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
   // Operations after the failing one never ran: they need nothing.
   std::size_t ran = minimal.ops.size();
   if (outcome.at && !outcome.at->isEnd()) ran = std::min<std::size_t>(ran, outcome.at->ordinal);

@@ -26,8 +26,8 @@ namespace gpufuzz {
 /// came at: "crash; frames chunk_unlink pool_free_all pool_release";
 /// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
 /// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4";
-/// for an error or invalid outcome with a detail, "error at set_user_event_status; says
-/// clSetUserEventStatus ?: CL_INVALID_OPERATION, where ...". A threaded
+/// for an error or invalid outcome with a detail, its verdict whatever operation it came at:
+/// "error; says clSetUserEventStatus ?: CL_INVALID_OPERATION, where ...". A threaded
 /// minimal sequence's cause says "; concurrent" after the class and place (or the rule).
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks);

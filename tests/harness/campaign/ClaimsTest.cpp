@@ -10,7 +10,7 @@
 namespace gpufuzz {
 namespace {
 
-const std::string kOom = "error at create; says cuMemPoolCreate: CUDA_ERROR_OUT_OF_MEMORY";
+const std::string kOom = "error; says cuMemPoolCreate: CUDA_ERROR_OUT_OF_MEMORY";
 const std::string kCrash = "crash; frames releasePoolBlocks tearDownPool cuMemPoolDestroy";
 
 /// Two workers' ids, and the queued claims' (no thread's). The threads live as long as their ids:

@@ -25,15 +25,15 @@ std::vector<std::string> examineAll(std::vector<WaitingFailure> waiting,
 // spin, and a second crash site came last. Before, the spin waited to the stop.
 TEST(ExamineOrder, ANewKindGoesBeforeARetryAndANewSiteBeforeBoth) {
   const std::vector<WaitingFailure> waiting{
-      {"error at create; says OUT_OF_MEMORY", true, false},
+      {"error; says OUT_OF_MEMORY", true, false},
       {"crash; frames cuMemPoolDestroy", false, true},
       {"spin at end", false, false},
       {"crash; frames cuStreamSynchronize", true, false},
   };
-  EXPECT_EQ(examineAll(waiting, {"error at create; says OUT_OF_MEMORY"}),
-            (std::vector<std::string>{"crash; frames cuStreamSynchronize", "spin at end",
-                                      "error at create; says OUT_OF_MEMORY",
-                                      "crash; frames cuMemPoolDestroy"}));
+  EXPECT_EQ(
+      examineAll(waiting, {"error; says OUT_OF_MEMORY"}),
+      (std::vector<std::string>{"crash; frames cuStreamSynchronize", "spin at end",
+                                "error; says OUT_OF_MEMORY", "crash; frames cuMemPoolDestroy"}));
 }
 
 TEST(ExamineOrder, FirstComeFirstWithinARankAndASecondOfOneCauseAfterTheOthers) {

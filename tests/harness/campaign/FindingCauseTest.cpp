@@ -192,7 +192,11 @@ TEST(OneCause, AnErrorIsItsVerdictWhateverTheSequenceNeeds) {
   };
   const std::string first = cause(error("clReleaseEvent e1: CL_SUCCESS at 0x7f12, 3 left"), a);
   EXPECT_EQ(first, cause(error("clReleaseEvent e12: CL_SUCCESS at 0x5a00, 14 left"), b));
-  EXPECT_EQ(first, "error at destroy; says clReleaseEvent ?: CL_SUCCESS at 0x?, ? left");
+  EXPECT_EQ(first, "error; says clReleaseEvent ?: CL_SUCCESS at 0x?, ? left");
+  // The same verdict at another operation is the same fault, as a crash's frames are.
+  RunOutcome atFinish = error("clReleaseEvent e4: CL_SUCCESS at 0x9c00, 1 left");
+  atFinish.op = "sync";
+  EXPECT_EQ(first, cause(atFinish, b));
   EXPECT_NE(first, cause(error("clReleaseEvent e1: CL_INVALID_EVENT at 0x7f12, 3 left"), a));
   const RunOutcome vuid{OutcomeClass::Invalid,
                         At{3},
