@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "harness/campaign/FindingStore.h"
@@ -322,7 +324,14 @@ TEST(CampaignStop, AStoppedCampaignResumedCountsEverySequenceOnce) {
   ASSERT_TRUE(third.has_value()) << whole.output;
   EXPECT_TRUE(third->finished) << whole.output;
   EXPECT_EQ(third->run.sequences, second->cumulative.sequences);
-  EXPECT_EQ(third->run.byClass, second->cumulative.byClass) << whole.output;
+  // A `slow` is a pass past its latency budget, which the VM's load decides: under load one
+  // half met a slow where the whole run passed. It counts as a pass here.
+  const auto classes = [](std::array<uint64_t, kOutcomeClassCount> byClass) {
+    byClass[static_cast<std::size_t>(OutcomeClass::Pass)] +=
+        std::exchange(byClass[static_cast<std::size_t>(OutcomeClass::Slow)], 0);
+    return byClass;
+  };
+  EXPECT_EQ(classes(third->run.byClass), classes(second->cumulative.byClass)) << whole.output;
   EXPECT_GE(second->cumulative.byClass[static_cast<std::size_t>(OutcomeClass::Hang)], 1u);
 }
 
