@@ -140,8 +140,7 @@ class Campaign {
     s.run.triageHits = triageHits_;
     s.run.queuedFailures = queuedFailures_;
     s.run.unexaminedByClass = unexamined_;
-    for (const uint64_t n : unexamined_)
-      s.run.unexamined += n;
+    s.run.unexamined = total(unexamined_);
     s.run.runTimeSeconds = secondsSince(started_);
     s.execsPerSecond = s.run.runTimeSeconds > 0
                            ? static_cast<double>(s.run.executions) / s.run.runTimeSeconds
@@ -947,6 +946,11 @@ class Campaign {
     return by != poisonedBy_.end() && known.contains(by->second) ? by->second : std::string();
   }
 
+  /// knownAsLocked as a function, for Claims (mutex_ held while it is called).
+  KnownAs knownAsLocked() const {
+    return [this](const std::string& cause) { return knownAsLocked(cause); };
+  }
+
   /// A persistent failure whose own run settled `claims` (persistentHit) failed in its fresh
   /// re-runs as `fresh` instead, of known `cause` now: a hit of it, or a finding just recorded.
   /// Its process was poisoned by that. Persistent failures of those causes, deferred now or met
@@ -1013,7 +1017,7 @@ class Campaign {
     std::vector<DeferredHits> hits;
     {
       std::lock_guard lock(mutex_);
-      hits = claims_.end(ends, [this](const std::string& c) { return knownAsLocked(c); });
+      hits = claims_.end(ends, knownAsLocked());
       countTriageHitsLocked(hits);
     }
     countHits(hits);
@@ -1026,8 +1030,7 @@ class Campaign {
     std::vector<DeferredHits> hits;
     {
       std::lock_guard lock(mutex_);
-      LeftDeferred left =
-          claims_.takeLeft([this](const std::string& c) { return knownAsLocked(c); });
+      LeftDeferred left = claims_.takeLeft(knownAsLocked());
       for (std::size_t c = 0; c < left.unexamined.size(); ++c)
         unexamined_[c] += left.unexamined[c];
       hits = std::move(left.hits);
@@ -1095,11 +1098,9 @@ class Campaign {
     std::string text = std::to_string(confirmed_) + " cause(s) confirmed (" +
                        std::to_string(variants_) + " variant(s), " + std::to_string(triageHits_) +
                        " hit(s) by triage)";
-    uint64_t unexamined = 0;
     std::string classes;
     for (std::size_t c = 0; c < unexamined_.size(); ++c) {
       if (unexamined_[c] == 0) continue;
-      unexamined += unexamined_[c];
       classes += (classes.empty() ? ": " : ", ") +
                  std::string(outcomeClassName(static_cast<OutcomeClass>(c))) + " " +
                  std::to_string(unexamined_[c]);
@@ -1107,7 +1108,7 @@ class Campaign {
     // Failures queued for the examiner or deferred to another's verdict have none yet: the
     // status says so. On the H200 "unexamined 0" alone hid a spin queued for 140 s.
     const uint64_t waiting = queued_.size() + claims_.waiting();
-    return text + "; unexamined " + std::to_string(unexamined) + classes +
+    return text + "; unexamined " + std::to_string(total(unexamined_)) + classes +
            (waiting > 0 ? ", waiting " + std::to_string(waiting) : std::string());
   }
 
@@ -1331,7 +1332,7 @@ class Campaign {
   // The tally (mutex_): causes this run confirmed, variants recorded, hits triage counted
   // without a shrink, failures not examined by a finished shrink (by class).
   uint64_t confirmed_ = 0, variants_ = 0, triageHits_ = 0, queuedFailures_ = 0;
-  std::array<uint64_t, kOutcomeClassCount> unexamined_{};
+  ClassCounts unexamined_{};
   /// Each cause's operations that have a minimal sequence (its own or a variant's).
   std::map<std::string, std::set<std::string>> variantOps_;
   unsigned newSitesWaiting_ = 0;  // mutex_
