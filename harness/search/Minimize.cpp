@@ -80,6 +80,13 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   const auto stopped = [&] { return trials.stopRequested(); };
   // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
   f.stopped = stopped();
+  if (shrunk.unreproduced && !f.stopped) {
+    // Its tries were its confirmations: reproduced 0 of them, a timing accident.
+    f.confirmations = Shrinker::kMostTries;
+    f.minimal.directives.notes.push_back("not shrunk: no try of " +
+                                         std::to_string(Shrinker::kMostTries) + " failed again");
+    return f;
+  }
   if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;
   // The shrink kept `key`, so the minimal sequence meets it too.
   const auto r = shrinker.reproductions(f.minimal, key, request.confirmations);

@@ -157,13 +157,23 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
   result.minimal = failing;
   result.outcome = failure;
   threadedFailure_ = failing.threadCount() > 1;
-  if (threadedFailure_) {
-    // The rate a threaded failure reproduces at sets how many tries each candidate gets.
-    result.executions += reproductions(failing, key, kRateProbe).executions;
-  }
-  std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
   // Asked only while candidates are left, so a shrink that ran out of them is not cut short.
   const auto cut = [this, &result] { return result.cutShort = result.cutShort || closed(); };
+  if (threadedFailure_) {
+    // The rate a threaded failure reproduces at sets how many tries each candidate gets.
+    const Reproductions probe = reproductions(failing, key, kRateProbe);
+    result.executions += probe.executions;
+    if (probe.hits == 0 && !cut()) {
+      // None of its first tries met it again: the tries a candidate could get at most decide.
+      // On sim a slow set_textures met once under --threads 2 gave no hit in 5000 tries of its
+      // candidates, and held the examiner 14 minutes before a stop.
+      const Reproductions more = reproductions(failing, key, kMostTries - kRateProbe, kRateProbe);
+      result.executions += more.executions;
+      result.unreproduced = more.hits == 0 && !cut();
+    }
+  }
+  std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
+  if (result.unreproduced) return result;
 
   // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
   // no range of it can go, candidates built only `jobs` at a time.
@@ -220,11 +230,13 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
 }
 
 Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const FailureKey& key,
-                                                uint32_t times) {
+                                                uint32_t times, uint32_t firstTry) {
   // The first run keeps the evidence (stacks of a stuck child); the others only count. Each
   // try has its own schedule, so a threaded sequence's rate is over schedules.
   const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {
-    return trials_.run(seq, i == 0 ? TrialMode::Evidence : TrialMode::Confirmed, std::nullopt, i);
+    const uint64_t attempt = firstTry + i;
+    return trials_.run(seq, attempt == 0 ? TrialMode::Evidence : TrialMode::Confirmed,
+                       std::nullopt, attempt);
   });
   Reproductions r;
   for (const TrialResult& t : outcomes) {

@@ -14,7 +14,8 @@
 // same way. K follows the reproduction rate: measured over kRateProbe tries of the failing
 // sequence first, then over every reproduction count; K is the tries that see a failure of that
 // rate with 95% odds, at most kMostTries. A removal may lower the rate, so the shrink ends with a
-// pass of single edits at kMostTries tries each.
+// pass of single edits at kMostTries tries each. A failure none of the first kMostTries tries
+// meets again is not shrunk: each candidate would run kMostTries times, twice, to no avail.
 #pragma once
 
 #include <algorithm>
@@ -80,6 +81,9 @@ struct ShrinkResult {
   /// The shrink window closed, or its turn was over, before the shrink ended: `minimal` may
   /// not be 1-minimal.
   bool cutShort = false;
+  /// A threaded failure that none of Shrinker::kMostTries tries met again: not shrunk, since no
+  /// candidate could be told to keep it. `minimal` is the failing sequence as it was.
+  bool unreproduced = false;
 };
 
 class Shrinker {
@@ -125,8 +129,10 @@ class Shrinker {
     std::optional<Supervised> evidence;
   };
   /// Runs `seq` `times` times, confirming deadline misses, and counts how often it fails as `key`.
-  /// A threaded sequence's tries are 0..times-1, the schedules a replay of its file meets first.
-  Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times);
+  /// A threaded sequence's tries are firstTry..firstTry+times-1; from 0, the schedules a replay
+  /// of its file meets first.
+  Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times,
+                              uint32_t firstTry = 0);
 
  private:
   /// Runs `batch`'s candidates not tried before (concurrently), a threaded one up to `tries`

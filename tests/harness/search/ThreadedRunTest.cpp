@@ -170,6 +170,23 @@ TEST_F(ThreadedRun, AShrinkKeepsTheRaceAndDropsTheRest) {
   EXPECT_GE(r.executions, Shrinker::kRateProbe);
 }
 
+TEST_F(ThreadedRun, AFailureNoTryMeetsAgainIsNotShrunk) {
+  // Without a plan the race's sequence always passes: its one failure was a timing accident.
+  testing::SimTrials trials(TeardownPolicy::Shipped, "none");
+  const Sequence seq = parseSequence(
+      "# model: device\nctx_create c0\nbuf_create c0 b0\nbuf_create c0 b1\nctx_create c3\n"
+      "buf_destroy b1\nbuf_destroy b0\n@1 ctx_create c1\n@1 ctx_create c2\n@1 ctx_destroy c2\n",
+      "race.seq");
+  const RunOutcome once{OutcomeClass::Error, At{6}, "buf_destroy", "failed once", {}};
+  Shrinker shrinker(trials.runner, 2);
+  const ShrinkResult r = shrinker.shrink(seq, once);
+  EXPECT_TRUE(r.unreproduced);
+  EXPECT_TRUE(r.steps.empty()) << r.steps.front();
+  EXPECT_EQ(printSequence(r.minimal), printSequence(seq));
+  // Its rate was measured over the most tries a candidate gets, and no candidate ran.
+  EXPECT_EQ(r.executions, Shrinker::kMostTries);
+}
+
 TEST(ThreadedCause, AConcurrentFailureIsAnotherCauseThanTheSameOneOnOneThread) {
   const Sequence threaded = parseSequence(
       "# model: device\nctx_create c0\nbuf_create c0 b0\n@1 buf_destroy b0\nctx_create c1\n",
