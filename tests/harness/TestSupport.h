@@ -86,18 +86,19 @@ struct SimTrials {
   ScratchDir work;
   DeadlineCalibrator deadlines{simDeadlines()};
   TrialRunner runner;
-  SimTrials(TeardownPolicy policy, const std::string& faults)
-      : runner(setupFor(policy, faults, work.path()), deadlines) {}
+  /// `stacks`: a stuck child's stacks are taken where a run asks for evidence.
+  SimTrials(TeardownPolicy policy, const std::string& faults, bool stacks = false)
+      : runner(setupFor(policy, faults, work.path(), stacks), deadlines) {}
 
   static TrialSetup setupFor(TeardownPolicy policy, const std::string& faults,
-                             const std::filesystem::path& workDir) {
+                             const std::filesystem::path& workDir, bool stacks = false) {
     TrialSetup setup;
     setup.runner = (binDir() / "gpufuzz-runner").string();
     setup.backend = "sim";
     setup.policy = policy;
     setup.faults = faults;
     setup.workDir = workDir;
-    setup.captureStacks = false;
+    setup.captureStacks = stacks;
     return setup;
   }
 };

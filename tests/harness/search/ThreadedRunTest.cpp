@@ -11,6 +11,7 @@
 #include "harness/protocol/Events.h"
 #include "harness/search/Cause.h"
 #include "harness/search/Shrinker.h"
+#include "harness/supervise/StackCapture.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {
@@ -185,6 +186,26 @@ TEST_F(ThreadedRun, AFailureNoTryMeetsAgainIsNotShrunk) {
   EXPECT_EQ(printSequence(r.minimal), printSequence(seq));
   // Its rate was measured over the most tries a candidate gets, and no candidate ran.
   EXPECT_EQ(r.executions, Shrinker::kMostTries);
+}
+
+TEST_F(ThreadedRun, AHangMetOnlyInLaterTriesKeepsItsStacks) {
+  if (!findStackDebugger()) GTEST_SKIP() << "neither gdb nor cuda-gdb is here";
+  testing::SimTrials trials(TeardownPolicy::Shipped, kRacesDir + "alloc-during-teardown.plan",
+                            true);
+  const Sequence seq = parseSequence(
+      "# model: device\nctx_create c0\nctx_destroy c0\n@1 ctx_create c1\n@1 buf_create c1 b0\n",
+      "race.seq");
+  const RunOutcome hang{OutcomeClass::Hang, At{4}, "buf_create", "stuck", {}};
+  FailureKey key = FailureKey::of(hang);
+  key.fault = kRacesDir +
+              "alloc-during-teardown.plan:3: hang at buf_alloc when "
+              "inside_ctx_destroy >= 1";
+  // From try 1: try 0, which takes the evidence anyway, never runs.
+  Shrinker shrinker(trials.runner, 2);
+  const Shrinker::Reproductions r = shrinker.reproductions(seq, key, 24, 1);
+  ASSERT_GE(r.hits, 1u) << "no try of 24 hung";
+  ASSERT_TRUE(r.evidence);
+  EXPECT_NE(r.evidence->stacks.find("stacks by"), std::string::npos) << r.evidence->stacks;
 }
 
 TEST(ThreadedCause, AConcurrentFailureIsAnotherCauseThanTheSameOneOnOneThread) {
