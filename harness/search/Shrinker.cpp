@@ -233,19 +233,17 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
                                                 uint32_t times, uint32_t firstTry) {
   // The first run keeps the evidence (stacks of a stuck child); the others only count. Each
   // try has its own schedule, so a threaded sequence's rate is over schedules.
-  // A hang's or spin's frames come only from a debugger on a stuck run, so while none has them,
-  // one try at a time takes them too. A spin on the H100 met 1 of 5 times had none.
+  // A hang's or spin's frames come only from a debugger on a stuck run, so every try takes them
+  // until a reproducing one has. A spin met 1 of 5 times on the H100 had none: only try 0 took
+  // them. Then one try at a time did, and tries 1-3, begun beside try 0, took none either.
   const bool stuckKey = key.cls == OutcomeClass::Hang || key.cls == OutcomeClass::Spin;
-  std::atomic<bool> framed{false}, taking{firstTry == 0};
+  std::atomic<bool> framed{false};
   const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {
     const uint64_t attempt = firstTry + i;
-    bool idle = false;
-    const bool evidence =
-        attempt == 0 || (stuckKey && !framed.load() && taking.compare_exchange_strong(idle, true));
+    const bool evidence = attempt == 0 || (stuckKey && !framed.load());
     TrialResult t = trials_.run(seq, evidence ? TrialMode::Evidence : TrialMode::Confirmed,
                                 std::nullopt, attempt);
     if (!t.harnessError && key.matches(t) && !t.evidence.stacks.empty()) framed = true;
-    if (evidence) taking = false;
     return t;
   });
   Reproductions r;

@@ -130,8 +130,8 @@ class Shrinker {
   };
   /// Runs `seq` `times` times, confirming deadline misses, and counts how often it fails as `key`.
   /// A threaded sequence's tries are firstTry..firstTry+times-1; from 0, the schedules a replay
-  /// of its file meets first. Try 0 takes the evidence; for a hang or a spin, so does one try at
-  /// a time while no reproducing try has its stacks.
+  /// of its file meets first. Try 0 takes the evidence; for a hang or a spin, so does every try
+  /// begun while no reproducing try has its stacks.
   Reproductions reproductions(const Sequence& seq, const FailureKey& key, uint32_t times,
                               uint32_t firstTry = 0);
 

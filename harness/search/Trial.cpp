@@ -368,9 +368,11 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
                               attempt, first.outcome.fault, cancel);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
-    if (!result.evidence.stuck && !result.evidence.harnessError) {
+    if (!result.evidence.stuck && !result.evidence.harnessError &&
+        result.evidence.outcome.cls == OutcomeClass::Pass) {
       // Finished under the long deadline: slow if the operation the first run was stuck in
-      // again took longer than the deadline, otherwise the first miss was noise.
+      // again took longer than the deadline, otherwise the first miss was noise. A run that
+      // failed otherwise is that failure: a slow is a pass past its budget.
       for (const OpTiming& t : result.evidence.timings) {
         const Millis applied = deadlineOf(kinds, t.op, deadline);
         if (!first.outcome.at || !(t.at == *first.outcome.at) || t.elapsed <= applied) continue;

@@ -97,6 +97,23 @@ TEST(KnownKinds, APlantedDelayIsWaitedOutInFull) {
   EXPECT_EQ(slow.executions, 2U);
 }
 
+TEST(KnownKinds, ALateOperationOfARunThatThenCrashesIsTheCrash) {
+  // A slow is a pass past its budget. On the H100 a confirmation's ctx_destroy took 2.2 s, then
+  // the process crashed at the end: it was recorded as a slow carrying the crash's frames.
+  testing::ScratchDir dir;
+  const auto plan =
+      dir.write("late-then-crash.plan", "delay=600 at sync when pending >= 3\ncrash at buf_free\n");
+  DeadlineCalibrator deadlines{testing::simDeadlines(Millis{200})};
+  TrialRunner runner{
+      testing::SimTrials::setupFor(TeardownPolicy::Shipped, plan.string(), dir.path()), deadlines};
+  const std::string seq = std::string(kHangsAtSync) + "destroy a\n";
+  const TrialResult t = runner.run(parseSequence(seq, "late.seq"), TrialMode::Confirmed);
+  EXPECT_EQ(t.outcome.cls, OutcomeClass::Crash) << outcomeText(t.outcome);
+  EXPECT_EQ(t.outcome.op, "destroy");
+  EXPECT_NE(t.outcome.fault.find("crash at buf_free"), std::string::npos) << t.outcome.fault;
+  EXPECT_EQ(t.executions, 2U);
+}
+
 TEST(KnownKinds, AQuickRunIsNotCountedAsASkippedConfirmation) {
   HangingTrials trials;
   trials.runner.markConfirmedKind(RunOutcome{OutcomeClass::Hang, At{4}, "sync", "known", {}});
