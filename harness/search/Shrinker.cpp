@@ -165,15 +165,15 @@ ShrinkResult Shrinker::shrink(const Sequence& failing, const RunOutcome& failure
     result.executions += probe.executions;
     if (probe.hits == 0 && !cut()) {
       // None of its first tries met it again: the tries a candidate could get at most decide.
-      // On sim a slow set_textures met once under --threads 2 gave no hit in 5000 tries of its
-      // candidates, and held the examiner 14 minutes before a stop.
+      // On sim a slow set_textures met once under --threads 2 gave no hit in about 3500
+      // executions of its shrink, and held the examiner 14 minutes before a stop.
       const Reproductions more = reproductions(failing, key, kMostTries - kRateProbe, kRateProbe);
       result.executions += more.executions;
       result.unreproduced = more.hits == 0 && !cut();
     }
   }
-  std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
   if (result.unreproduced) return result;
+  std::map<uint64_t, bool> tried;  // candidates' keys -> reproduced
 
   // Ranges first while the sequence is long: halves, then quarters, ... each size tried until
   // no range of it can go, candidates built only `jobs` at a time.
