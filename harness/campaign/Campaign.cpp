@@ -251,11 +251,12 @@ class Campaign {
       TrialResult t;
       if (!persistent) {
         t = classified(seq, trials_.run(seq, TrialMode::Quick));
-      } else if (t = trials_.runPersistent(*persistent, seq);
+      } else if (t = trials_.runPersistent(*persistent, seq, store_.hasCrashEntries());
                  t.outcome.failed() || t.evidence.stuck || t.harnessError) {
         if (cutShort()) return;
         bool hit = !t.harnessError && persistentHit(seq, t);
-        if (!hit) ranBefore = rerunFresh(failing, t, hit);
+        if (!hit)
+          ranBefore = rerunFresh(failing, t, hit, stuckUnderCrash(t.outcome, t.evidence.stacks));
         if (hit) {
           done(*k);
           ++sequences_;
@@ -312,7 +313,12 @@ class Campaign {
       trials_.countSkippedConfirmation();
       return t;
     }
-    return trials_.run(seq, TrialMode::Confirmed, std::nullopt, t.attempt);
+    // Stuck again, the long confirmation takes its stacks while a known crash has a runtime
+    // entry point: a hang or spin under it is that crash's (keptUnderCrash), with no shrink.
+    const bool stacks =
+        trials_.setup().captureStacks && t.outcome.fault.empty() && store_.hasCrashEntries();
+    const TrialMode mode = stacks ? TrialMode::Evidence : TrialMode::Confirmed;
+    return trials_.run(seq, mode, std::nullopt, t.attempt);
   }
 
   /// Whether a miss's kind was confirmed meanwhile by the worker that met it first. A miss of a
@@ -353,7 +359,8 @@ class Campaign {
   /// before it that needed.
   /// `hit`: set when the persistent failure's crash frames became a known cause's meanwhile (a
   /// worker examining them confirmed it): the re-runs stop there, and `t` is the persistent one.
-  std::size_t rerunFresh(Sequence& failing, TrialResult& t, bool& hit) {
+  std::size_t rerunFresh(Sequence& failing, TrialResult& t, bool& hit,
+                         const std::string& underCrash = {}) {
     const bool harnessFailed = t.harnessError.has_value();
     const std::vector<Sequence> before = std::move(t.before);
     const TrialResult persistentRun = t;
@@ -363,7 +370,23 @@ class Campaign {
     if (harnessFailed) return 0;  // the persistent child failed in the harness: this stands
     ++persistentFailures_;
     if (!t.harnessError && t.outcome.cls == persistentClass) ++persistentSame_;
-    if (t.outcome.failed() || t.harnessError || before.empty()) return 0;
+    // A hang or spin stuck under a known crash's runtime entry point (stuckUnderCrash) is its
+    // hit when no fresh run fails: its process's stacks said where it was.
+    const auto stuckHit = [&] {
+      if (underCrash.empty() || stopRequested()) return false;
+      {
+        std::lock_guard lock(mutex_);
+        ++triageHits_;
+      }
+      store_.countHit(underCrash);
+      t = persistentRun;
+      return hit = true;
+    };
+    if (t.outcome.failed() || t.harnessError) return 0;
+    if (before.empty()) {
+      stuckHit();
+      return 0;
+    }
     // 1, 2, 4, ... sequences before it, the last try all of them.
     for (std::size_t k = 1; !stopRequested(); k = std::min(2 * k, before.size())) {
       if (persistentHit(seq, persistentRun, /*wait=*/false)) {
@@ -383,6 +406,7 @@ class Campaign {
       }
       if (k == before.size()) break;
     }
+    stuckHit();
     return 0;
   }
 
@@ -494,6 +518,7 @@ class Campaign {
       settlePoisoned(ownClaims(), t.outcome, triage.cause);
       return Handled::Stands;
     }
+    if (triage.cause.empty() && keptUnderCrash(seq, seqSeed, t, ranBefore)) return Handled::Stands;
     if (plan_.persistent <= 1) {
       const bool stands = examine(seq, seqSeed, t, ranBefore, triage, false, {});
       explainPending();
@@ -659,7 +684,9 @@ class Campaign {
       countUnexamined(t.outcome.cls);
       return false;
     }
-    // Another worker may have shrunk the same crash site, or the same planted race, meanwhile.
+    // Another worker may have shrunk the same crash site, or the same planted race, meanwhile,
+    // or a crash a hang or spin is stuck under.
+    if (triage.cause.empty() && keptUnderCrash(seq, seqSeed, t, ranBefore)) return true;
     if (!triage.cause.empty() && !triage.variant && knownHit(triage.cause, t.outcome.op)) {
       settlePoisoned(claims, t.outcome, triage.cause);
       return true;
@@ -678,20 +705,14 @@ class Campaign {
       shrinker.endTurnWhen(
           [&turnEnded, over = std::move(over)] { return turnEnded = turnEnded || over(); });
     }
-    MinimizeRequest request{seq,
-                            first,
-                            seqSeed,
-                            "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
-                                std::to_string(seqSeed) +
-                                (ranBefore ? ", after the " + std::to_string(ranBefore) +
-                                                 " sequence(s) its persistent process ran before it"
-                                           : std::string()) +
-                                ")",
-                            confirmations_,
-                            !triage.variant};
+    MinimizeRequest request{
+        seq, first, seqSeed, foundText(seqSeed, ranBefore), confirmations_, !triage.variant};
     Finding f = minimizeFailure(shrinker, trials_, request, {}, [this](const Finding& candidate) {
       return store_.knows(candidate.signature());
     });
+    // A crash under the same runtime entry point may have been recorded during the shrink.
+    const std::string under = stuckUnderCrash(f.outcome, f.stacks);
+    if (!under.empty()) markUnderCrash(f, under);
     f.executionsToFind = trials_.executions();
     f.minimal.directives.notes.push_back("found on " + plan_.deviceDescription);
     if (stopRequested()) {
@@ -719,8 +740,8 @@ class Campaign {
     settleDeferred(causeKey(f));
     if (!f.stopped && f.reproduced > 0) settlePoisoned(claims, f.outcome, causeKey(f));
     std::lock_guard lock(mutex_);
-    variantOps_[causeKey(f)].insert(f.outcome.op);
-    if (f.stopped) ++unexamined_[static_cast<std::size_t>(f.outcome.cls)];
+    variantOps_[causeKey(f)].insert(under.empty() ? f.outcome.op : stuckVariantOp(f.outcome));
+    if (f.stopped && under.empty()) ++unexamined_[static_cast<std::size_t>(f.outcome.cls)];
     shrinking_.clear();
     if (!isNew) {
       if (!knewSignature) ++variants_;
@@ -847,6 +868,93 @@ class Campaign {
     return failureCause(o, seq, trials_.setup().policy, stacks);
   }
 
+  /// The `found` directive of a failure of sequence `seqSeed`.
+  std::string foundText(uint64_t seqSeed, std::size_t ranBefore) const {
+    return "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
+           std::to_string(seqSeed) +
+           (ranBefore ? ", after the " + std::to_string(ranBefore) +
+                            " sequence(s) its persistent process ran before it"
+                      : std::string()) +
+           ")";
+  }
+
+  /// The known crash cause an unplanted hang or spin is stuck under: its stuck thread waits in
+  /// the runtime entry point (runtimeEntry) that cause died under. A runtime that crashes in a
+  /// call may spin in the same call when its state is broken otherwise: one fault, two faces.
+  /// Empty when it is not, or has no stacks.
+  std::string stuckUnderCrash(const RunOutcome& o, const std::string& stacks) const {
+    if ((o.cls != OutcomeClass::Hang && o.cls != OutcomeClass::Spin) || !o.fault.empty() ||
+        stacks.empty() || isCrashText(stacks)) {
+      return {};
+    }
+    return store_.crashCauseUnder(runtimeEntry(stacks));
+  }
+
+  /// What variantOps_ keeps for a stuck failure under a crash's cause: its class and operation,
+  /// never equal to an operation's name, so a crash at that operation is still a new variant.
+  static std::string stuckVariantOp(const RunOutcome& o) {
+    return std::string(outcomeClassName(o.cls)) + " at " + o.op;
+  }
+
+  /// Makes stuck finding `f` a variant of crash cause `cause`, saying why in its file.
+  static void markUnderCrash(Finding& f, const std::string& cause) {
+    f.cause = cause;
+    f.minimal.directives.notes.push_back("stuck in " + runtimeEntry(f.stacks) +
+                                         ", the runtime's call its cause's crash died in: a "
+                                         "variant of that cause");
+    // A variant keeps no stacks file: its stuck thread's top frames go in its note.
+    std::string frames;
+    for (const std::string& name : topFrames(f.stacks, kStuckFramesNoted))
+      frames += (frames.empty() ? "" : " < ") + name;
+    f.minimal.directives.notes.push_back("its stuck thread: " + frames);
+  }
+  static constexpr std::size_t kStuckFramesNoted = 6;
+
+  /// `t`, or for an unplanted hang or spin without stacks while a known crash has a runtime
+  /// entry point, a run of `seq` that took them and failed the same way. A miss of a kind
+  /// already confirmed skips its confirmation, and with it the stacks; one run costs less than
+  /// the shrink the failure needs otherwise.
+  TrialResult withStuckStacks(const Sequence& seq, const TrialResult& t) {
+    const RunOutcome& o = t.outcome;
+    if ((o.cls != OutcomeClass::Hang && o.cls != OutcomeClass::Spin) || !o.fault.empty() ||
+        !t.evidence.stacks.empty() || !trials_.setup().captureStacks || !store_.hasCrashEntries()) {
+      return t;
+    }
+    TrialResult again = trials_.run(seq, TrialMode::Evidence, std::nullopt, t.attempt);
+    const bool same = !again.harnessError && again.outcome.cls == o.cls && again.outcome.op == o.op;
+    return same ? again : t;
+  }
+
+  /// A hang or spin stuck under a known crash's runtime entry point (stuckUnderCrash) is that
+  /// crash's: its first at each class and operation is kept, not shrunk, as a variant of the
+  /// crash's cause, with its stacks' note; later ones are hits. Whether it was.
+  bool keptUnderCrash(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,
+                      std::size_t ranBefore) {
+    const TrialResult framed = withStuckStacks(seq, t);
+    const std::string cause = stuckUnderCrash(framed.outcome, framed.evidence.stacks);
+    if (cause.empty()) return false;
+    bool first = false;
+    {
+      std::lock_guard lock(mutex_);
+      first = variantOps_[cause].insert(stuckVariantOp(t.outcome)).second;
+      if (!first) ++triageHits_;
+    }
+    if (!first) {
+      store_.countHit(cause);
+      return true;
+    }
+    Finding f = unshrunkFinding(
+        trials_, MinimizeRequest{seq, framed, seqSeed, foundText(seqSeed, ranBefore), 0, false});
+    markUnderCrash(f, cause);
+    f.minimal.directives.notes.push_back("not shrunk: its cause's crash was shrunk");
+    f.minimal.directives.notes.push_back("found on " + plan_.deviceDescription);
+    const bool knew = store_.knows(f.signature());
+    store_.record(f);
+    std::lock_guard lock(mutex_);
+    ++(knew ? triageHits_ : variants_);
+    return true;
+  }
+
   /// Whether `cause` is known and `op` is one of its variants' operations: then the failure is
   /// counted as a hit of it (FindingStore::countHit).
   bool knownHit(const std::string& cause, const std::string& op) {
@@ -908,6 +1016,19 @@ class Campaign {
   /// process may have been poisoned by a sequence it ran before, which is what the re-runs with
   /// its history would look for, at the cost of long runs.
   bool persistentHit(const Sequence& seq, const TrialResult& t, bool wait = true) {
+    // Stuck under a known crash's runtime entry point, at a class and operation kept as its
+    // variant already: a hit of that crash (keptUnderCrash keeps the first, from a fresh run).
+    if (const std::string crash = stuckUnderCrash(t.outcome, t.evidence.stacks); !crash.empty()) {
+      {
+        std::lock_guard lock(mutex_);
+        const auto it = variantOps_.find(crash);
+        if (it == variantOps_.end() || !it->second.contains(stuckVariantOp(t.outcome)))
+          return false;
+        ++triageHits_;
+      }
+      store_.countHit(crash);
+      return true;
+    }
     if (t.evidence.stuck && trials_.isConfirmedKind(t.outcome)) {
       trials_.countSkippedConfirmation();
       std::lock_guard lock(mutex_);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cerrno>
 #include <chrono>
@@ -93,6 +94,11 @@ void writeFrames(JsonWriter& j, const Finding& f) {
   j.key("program").value(programTopFrame(frames));
   j.key("site").value(frameSite(f.stacks));
   j.endObject();
+}
+
+/// The runtime entry point an unplanted crash cause died under (runtimeEntry), or empty.
+std::string crashEntry(const std::string& cause, const std::string& stacks) {
+  return cause.starts_with("crash;") && isCrashText(stacks) ? runtimeEntry(stacks) : std::string();
 }
 
 }  // namespace
@@ -188,6 +194,8 @@ FindingStore::FindingStore(std::filesystem::path root) : root_(std::move(root)) 
       k.loaded = true;
       k.hits = stored->hits;
       k.minimalOps = loadSequence((entry.path() / "minimal.seq").string()).ops.size();
+      if (const auto stacks = entry.path() / "stacks.txt"; std::filesystem::is_regular_file(stacks))
+        k.entry = crashEntry(stored->cause, readFile(stacks));
       known_[stored->cause] = k;
       knownSignatures_.insert(stored->signature);
       signatureCauses_[stored->signature] = stored->cause;
@@ -229,6 +237,21 @@ std::map<std::string, std::string> FindingStore::causes() const {
   for (const auto& [cause, k] : known_)
     out[cause] = k.id;
   return out;
+}
+
+std::string FindingStore::crashCauseUnder(const std::string& entry) const {
+  if (entry.empty()) return {};
+  std::lock_guard lock(mutex_);
+  for (const auto& [cause, k] : known_) {
+    if (k.entry == entry) return cause;
+  }
+  return {};
+}
+
+bool FindingStore::hasCrashEntries() const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(known_.begin(), known_.end(),
+                     [](const auto& k) { return !k.second.entry.empty(); });
 }
 
 std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& finding) {
@@ -273,6 +296,7 @@ std::pair<bool, std::filesystem::path> FindingStore::record(const Finding& findi
   k.hits = finding.hits;
   k.finding = finding;
   k.minimalOps = finding.minimal.ops.size();
+  k.entry = crashEntry(cause, finding.stacks);
   if (k.finding.foundAt.empty()) k.finding.foundAt = utcTimeText(unixNow());
   k.lastHit = k.finding.foundAt;
   // The whole folder appears at once: written under a hidden name, then renamed, so a campaign
@@ -316,7 +340,10 @@ std::map<std::string, FindingStore::Known>::iterator FindingStore::withoutStacks
 void FindingStore::recordVariant(Known& k, const Finding& finding) {
   const auto dir = root_ / k.id;
   std::filesystem::create_directories(dir / kVariantsFolder);
-  if (k.loaded || finding.minimal.ops.size() >= k.minimalOps) {
+  // Only a sequence that fails as minimal.seq does may take its place: a spin kept beside a
+  // crash's cause (Campaign.cpp, stuckUnderCrash) stays a variant.
+  if (k.loaded || finding.minimal.ops.size() >= k.minimalOps ||
+      finding.outcome.cls != k.finding.outcome.cls) {
     writeFileAtomically(dir / variantFile(finding.signature()),
                         printSequence(withPortableModel(finding.minimal, dir / kVariantsFolder)));
     return;

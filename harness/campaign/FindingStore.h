@@ -48,6 +48,12 @@ class FindingStore {
   const std::filesystem::path& root() const { return root_; }
   /// Known causes with their folder names.
   std::map<std::string, std::string> causes() const;
+  /// The known crash cause that died under the runtime's entry point `entry` (runtimeEntry in
+  /// CrashSite.h), by its stacks; the first in cause order when several did, else empty. A
+  /// planted crash's rule is its own bug, so it is never one.
+  std::string crashCauseUnder(const std::string& entry) const;
+  /// Whether a known crash cause has a runtime entry point.
+  bool hasCrashEntries() const;
 
  private:
   /// Writes the finding's files into `dir`; finding.json's `file` names `finalDir`'s minimal.seq
@@ -64,6 +70,7 @@ class FindingStore {
     Finding finding;      // as recorded in this process (empty fields when loaded from disk)
     bool loaded = false;
     std::size_t minimalOps = 0;  // the operations of minimal.seq
+    std::string entry;           // an unplanted crash's runtime entry point, or empty
   };
   /// A new variant of a known cause: its file in variants/, and minimal.seq when it is smaller.
   void recordVariant(Known& k, const Finding& finding);

@@ -46,16 +46,13 @@ std::optional<Millis> candidateStuckLimit(const Finding& finding) {
 
 namespace {
 
-Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
-                           const std::function<void(const std::string&)>& onStep,
-                           const std::function<bool(const Finding&)>& alreadyKnown) {
-  shrinker.limitCandidates(candidateStuckLimit(request.first));
-  shrinker.setBaseAttempt(request.first.attempt);
-  const FailureKey key = FailureKey::of(request.first, request.anyOp);
-  ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, key, onStep);
+/// `minimal`, failing with `outcome`, as a finding of `request`: with the directives that make
+/// `gpufuzz replay FILE` run it as it ran, the original sequence, and the first run's evidence.
+Finding annotated(const TrialRunner& trials, const MinimizeRequest& request, Sequence minimal,
+                  const RunOutcome& outcome) {
   Finding f;
-  f.outcome = shrunk.outcome;
-  f.minimal = shrunk.minimal;
+  f.outcome = outcome;
+  f.minimal = std::move(minimal);
   Directives& d = f.minimal.directives;
   d = Directives{};
   if (trials.setup().target.empty()) {
@@ -71,12 +68,23 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   if (!request.found.empty()) d.found = request.found;
   f.original = printSequence(request.failing);
   f.seed = request.seed.value_or(0);
+  f.stacks = request.first.evidence.stacks;
+  f.outputTail = request.first.evidence.outputTail;
+  return f;
+}
+
+Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
+                           const std::function<void(const std::string&)>& onStep,
+                           const std::function<bool(const Finding&)>& alreadyKnown) {
+  shrinker.limitCandidates(candidateStuckLimit(request.first));
+  shrinker.setBaseAttempt(request.first.attempt);
+  const FailureKey key = FailureKey::of(request.first, request.anyOp);
+  ShrinkResult shrunk = shrinker.shrink(request.failing, request.first.outcome, key, onStep);
+  Finding f = annotated(trials, request, shrunk.minimal, shrunk.outcome);
   f.executionsToShrink = shrunk.executions;
   f.shrinkCutShort = shrunk.cutShort;
   f.shrinkCandidatesCancelled = shrunk.candidatesCancelled;
   f.shrinkSteps = shrunk.steps;
-  f.stacks = request.first.evidence.stacks;
-  f.outputTail = request.first.evidence.outputTail;
   const auto stopped = [&] { return trials.stopRequested(); };
   // A shrink cut short keeps its best sequence; confirmations that would not run count nothing.
   f.stopped = stopped();
@@ -109,6 +117,14 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
 }
 
 }  // namespace
+
+Finding unshrunkFinding(const TrialRunner& trials, const MinimizeRequest& request) {
+  Finding f = annotated(trials, request, request.failing, request.first.outcome);
+  f.timings = request.first.evidence.timings;  // the timeline of the run that failed
+  f.stuckOp = request.first.evidence.stuckOp;
+  f.cause = failureCause(f.outcome, f.minimal, trials.setup().policy, f.stacks);
+  return f;
+}
 
 Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
                         const std::function<void(const std::string&)>& onStep,

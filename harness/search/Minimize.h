@@ -30,6 +30,10 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
                         const std::function<void(const std::string&)>& onStep = {},
                         const std::function<bool(const Finding&)>& alreadyKnown = {});
 
+/// The failing sequence of `request` as its own finding, not shrunk and not confirmed: its
+/// directives, evidence and cause as minimizeFailure would give them.
+Finding unshrunkFinding(const TrialRunner& trials, const MinimizeRequest& request);
+
 /// How long a shrink's candidate of `first`'s failure may go without progress before it is
 /// stopped (Shrinker::limitCandidates): four times the longest that any operation of the failing
 /// run took, at least kLeastCandidateLimit. The failing operation itself is taken to have lasted

@@ -281,7 +281,7 @@ void PersistentRuns::endProcess() {
   device_.reset();
 }
 
-TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq) {
+TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq, bool stacks) {
   TrialResult result;
   if (stopRequested()) {
     result.harnessError = result.evidence.harnessError = kStoppedBeforeStart;
@@ -289,7 +289,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
   }
   const auto file = writeSequenceFile(seq);
   const Millis deadline = deadlines_.deadline();
-  SupervisionLimits limits = limitsFor(seq, deadline, kindDeadlines(deadline), false);
+  SupervisionLimits limits = limitsFor(seq, deadline, kindDeadlines(deadline), stacks);
   if (!runs.child_) {
     runs.child_ =
         std::make_unique<PersistentChild>(childCommand(), childFile("persistent"), runs.max_);

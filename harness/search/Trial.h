@@ -176,7 +176,8 @@ class TrialRunner {
   /// The sequence in the worker's persistent child (--persistent): classified as a Quick run;
   /// anything but a pass ends that process, and its result carries the sequences the process
   /// ran before (TrialResult::before). Only for the project's runner without a sanitizer.
-  TrialResult runPersistent(PersistentRuns& runs, const Sequence& seq);
+  /// `stacks`: a stuck child's stacks are taken before it is killed.
+  TrialResult runPersistent(PersistentRuns& runs, const Sequence& seq, bool stacks = false);
 
   const TrialSetup& setup() const { return setup_; }
   /// How many tries an edit of a threaded failure `candidate` needs to be told apart at `tries`

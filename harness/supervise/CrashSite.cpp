@@ -549,4 +549,18 @@ std::string programTopFrame(const std::vector<CrashFrame>& frames) {
   return firstOf(frames, FrameOwner::Program);
 }
 
+std::string runtimeEntry(const std::string& stacks) {
+  const std::vector<CrashFrame> frames =
+      isCrashText(stacks) ? crashFrames(stacks) : stuckFrames(stacks);
+  auto it = std::find_if(frames.begin(), frames.end(),
+                         [](const CrashFrame& f) { return f.owner == FrameOwner::Runtime; });
+  std::string entry;
+  // The system's frames inside the runtime (a lock, a free) belong to the run.
+  for (; it != frames.end() && it->owner != FrameOwner::Program && it->owner != FrameOwner::Library;
+       ++it) {
+    if (it->owner == FrameOwner::Runtime && !it->function.empty()) entry = it->function;
+  }
+  return entry;
+}
+
 }  // namespace gpufuzz

@@ -92,5 +92,10 @@ std::vector<std::string> crashState(const std::string& stacks, std::size_t count
 /// them; empty when none.
 std::string runtimeTopFrame(const std::vector<CrashFrame>& frames);
 std::string programTopFrame(const std::vector<CrashFrame>& frames);
+/// The runtime's entry point a crash died under or a stuck thread waits under: the outermost
+/// named frame of the first run of the runtime's frames, the call the program made
+/// (cuMemPoolDestroy). Empty when the failure is not in a runtime or that frame has no name.
+/// Its internal frames may differ: the driver crashes in one and spins in another.
+std::string runtimeEntry(const std::string& stacks);
 
 }  // namespace gpufuzz

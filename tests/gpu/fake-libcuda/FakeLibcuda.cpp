@@ -50,6 +50,9 @@
 //   pool-teardown-crash-libc  the same as pool-teardown-crash, but a process that made an odd
 //                 number of pools dies in libc's pthread_spin_lock, called from that function:
 //                 NVIDIA's driver 580 dies in pthread_spin_lock or free under cuMemPoolDestroy too
+//   pool-teardown-crash-spin  the same as pool-teardown-crash, but a process that made an even
+//                 number of pools spins for ever in another function of its own instead: one
+//                 broken call that crashes or spins by what the process did before
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
 #include <pthread.h>
@@ -497,6 +500,12 @@ bool earlyReturn() {
       inLibc && outstanding > 0 ? reinterpret_cast<pthread_spinlock_t*>(16) : nullptr);
 }
 
+/// pool-teardown-crash-spin: the pool's lock is never released, so the call waits on it for ever.
+[[gnu::noipa]] void spinOnPoolLock(const volatile uint64_t* held) {
+  while (*held != 0) {
+  }
+}
+
 /// pool-teardown-crash-aged: a process with more pools made than this dies in releaseAgedPool, so
 /// a process that ran several sequences dies elsewhere than a fresh one running one of them.
 constexpr size_t kAgedAfterPools = 6;
@@ -925,6 +934,11 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
   if (aged && d.pools.size() > kAgedAfterPools) {
     uint64_t none = 0;
     releaseAgedPool(it->second.outstanding > 0 ? nullptr : &none);
+  }
+  if (plant() == "pool-teardown-crash-spin" && it->second.outstanding > 0 &&
+      d.pools.size() % 2 == 0) {
+    const uint64_t held = 1;
+    spinOnPoolLock(&held);
   }
   if (plant().starts_with("pool-teardown-crash")) {
     // pool-teardown-crash-libc: in a process that made an odd number of pools, it dies in libc.

@@ -262,5 +262,38 @@ TEST(OneCause, TheSystemsFramesAboveACallerAreNotTheCrashState) {
   EXPECT_EQ(crashState(systemOnly), (std::vector<std::string>{"__libc_free", "__libc_start_main"}));
 }
 
+// A spin and a crash meet in the call the program made into the runtime, whatever inner frames
+// each stopped in: on the H100 the driver spun under cuMemPoolDestroy where it crashed.
+TEST(OneCause, TheRuntimesEntryIsTheCallTheProgramMade) {
+  EXPECT_EQ(runtimeEntry(crashAbove("")), "cuMemPoolDestroy");
+  const std::string stuck =
+      "stacks by cuda-gdb (/usr/local/cuda/bin/cuda-gdb), process 7\n"
+      "Thread 2 (Thread 0x7f1 (LWP 12) \"cuda-EvtHandlr\"):\n"
+      "#0  0x00007f in poll () from /lib/x86_64-linux-gnu/libc.so.6\n"
+      "#1  0x00007e in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+      "\n"
+      "Thread 1 (Thread 0x7f0 (LWP 10) \"gpufuzz-runner\"):\n"
+      "#0  0x00007d in pthread_spin_lock () from /lib/x86_64-linux-gnu/libc.so.6\n"
+      "#1  0x00007c in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+      "#2  0x00007b in cuMemPoolDestroy () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+      "#3  0x00005a in gpufuzz::Pool::teardown (this=0x1) at renderer/cuda/Pool.cpp:40\n"
+      "#4  0x000059 in gpufuzz::Device::destroyContext (this=0x2) at "
+      "renderer/device/Device.cpp:9\n";
+  EXPECT_EQ(runtimeEntry(stuck), "cuMemPoolDestroy");
+  // Stuck in the program's own code, or in a runtime's frames without a name: no entry.
+  const std::string own =
+      "stacks by gdb (/usr/bin/gdb), process 8\n"
+      "Thread 1 (Thread 0x7f0 (LWP 11) \"gpufuzz-runner\"):\n"
+      "#0  gpufuzz::Device::wait (this=0x2) at renderer/device/Device.cpp:12\n"
+      "#1  0x000059 in gpufuzz::executeSequence () at harness/runner/SequenceExecutor.cpp:251\n";
+  EXPECT_EQ(runtimeEntry(own), "");
+  const std::string unnamed =
+      "stacks by gdb (/usr/bin/gdb), process 9\n"
+      "Thread 1 (Thread 0x7f0 (LWP 11) \"gpufuzz-runner\"):\n"
+      "#0  0x00007c in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+      "#1  0x00005a in gpufuzz::Pool::teardown (this=0x1) at renderer/cuda/Pool.cpp:40\n";
+  EXPECT_EQ(runtimeEntry(unnamed), "");
+}
+
 }  // namespace
 }  // namespace gpufuzz
