@@ -176,7 +176,7 @@ struct SlotHold {
 Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequence& seq,
                                 Millis deadline, DeadlineCalibrator::ByKind kindDeadlines,
                                 bool stacks, uint64_t attempt, const std::string& plantedHang,
-                                RunCancel* cancel) {
+                                RunCancel* cancel, const LateAfter* late) {
   ChildCommand command = childCommand();
   if (setup_.target.empty()) {
     RunnerArgs which;
@@ -187,6 +187,10 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   command.args.push_back(file.string());
   SupervisionLimits limits = limitsFor(seq, deadline, std::move(kindDeadlines), stacks);
   if (!plantedHang.empty()) limits.knownFaults.push_back(plantedHang);
+  if (late) {
+    limits.lateDeadline = late->deadline;
+    limits.lateDeadlines = late->kinds;
+  }
   limits.environment.emplace_back(kTryVariable, std::to_string(attempt));
   limits.cancel = cancel;
   if (stopRequested()) {
@@ -364,8 +368,12 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
     // A hang or spin a plan's rule planted in the stuck operation never returns: its
     // confirmation ends a tenth of the long deadline after the rule fires again
     // (SupervisionLimits::knownFaults), not after all of it. Other misses wait it out.
-    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence,
-                              attempt, first.outcome.fault, cancel);
+    // With stacks, an operation late again has them taken at the first run's deadline: a slow
+    // one's frames say where its time went.
+    const LateAfter late{deadline, kinds};
+    const bool stacks = mode == TrialMode::Evidence;
+    result.evidence = runOnce(file, seq, longerDefault, longer, stacks, attempt,
+                              first.outcome.fault, cancel, stacks ? &late : nullptr);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError &&
@@ -385,6 +393,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
                            std::to_string(deadlineOf(longer, t.op, longerDefault).count()) + " ms",
                        {}};
         result.outcome.fault = plantedBy(result.outcome, result.evidence.faults);
+        result.evidence.stacks = result.evidence.lateStacks;
       }
     }
   }

@@ -215,10 +215,17 @@ class TrialRunner {
   std::string childrenByGpu() const;
 
  private:
+  /// The deadlines past which a long confirmation takes its child's stacks once, and lets it go
+  /// on (SupervisionLimits::lateDeadline): the first run's.
+  struct LateAfter {
+    Millis deadline;
+    DeadlineCalibrator::ByKind kinds;
+  };
   /// One child; `plantedHang`, a rule whose hang or spin is known here too (knownFaults).
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,
                      DeadlineCalibrator::ByKind kindDeadlines, bool stacks, uint64_t attempt,
-                     const std::string& plantedHang = {}, RunCancel* cancel = nullptr);
+                     const std::string& plantedHang = {}, RunCancel* cancel = nullptr,
+                     const LateAfter* late = nullptr);
   /// The child's command line, without its sequence file.
   ChildCommand childCommand() const;
   SupervisionLimits limitsFor(const Sequence& seq, Millis deadline,

@@ -140,15 +140,19 @@ class ProgressWatch final : public ChildObserver {
   // operation in flight has its own window, from its begin (or the last fault in it); between
   // operations the window starts at the last event.
   Clock::time_point deadline() const override {
-    if (protocolError_) return lastProgress_;  // now: the run stops at a protocol error
-    if (stuck_) return Clock::time_point::max();
-    const Window w = window();
-    if (!cpuSample_) return w.from + w.allowance / 2;
-    return std::max(w.from + w.allowance, cpuSample_->taken + w.allowance / 4);
+    const Clock::time_point due = stuckDeadline();
+    const std::optional<Clock::time_point> late = lateDue();
+    return late ? std::min(due, *late) : due;
   }
 
   bool onDeadline(Clock::time_point now) override {
     if (protocolError_) return true;
+    if (const auto late = lateDue(); late && now >= *late && now < stuckDeadline()) {
+      // Late, not stuck: its stacks now, and the child goes on.
+      lateStacks_ = captureStacks(pid_);
+      lateTaken_ = true;
+      return false;
+    }
     const auto cpu = processCpuTime(pid_);
     if (!cpuSample_) {
       cpuSample_ = CpuSample{now, cpu.value_or(0ns)};
@@ -209,6 +213,7 @@ class ProgressWatch final : public ChildObserver {
   std::vector<OpTiming> takeTimings() { return std::move(timings_); }
   const std::optional<OpTiming>& stuckOp() const { return stuckOp_; }
   std::string takeStacks() { return std::move(stacks_); }
+  std::string takeLateStacks() { return std::move(lateStacks_); }
   std::vector<FaultFired> takeFaults() { return std::move(faults_); }
 
  private:
@@ -253,6 +258,27 @@ class ProgressWatch final : public ChildObserver {
     return it != running_.end() ? &it->second : &running_.begin()->second;
   }
 
+  /// When the child counts as stuck, or is sampled for it.
+  Clock::time_point stuckDeadline() const {
+    if (protocolError_) return lastProgress_;  // now: the run stops at a protocol error
+    if (stuck_) return Clock::time_point::max();
+    const Window w = window();
+    if (!cpuSample_) return w.from + w.allowance / 2;
+    return std::max(w.from + w.allowance, cpuSample_->taken + w.allowance / 4);
+  }
+
+  /// When the first operation in flight runs past its late deadline, while late stacks are
+  /// still to be taken (SupervisionLimits::lateDeadline).
+  std::optional<Clock::time_point> lateDue() const {
+    if (!limits_.lateDeadline || !limits_.captureStacks || lateTaken_ || stuck_) return {};
+    std::optional<Clock::time_point> due;
+    for (const auto& [ordinal, op] : running_) {
+      const auto at = op.began + deadlineOf(limits_.lateDeadlines, op.op, *limits_.lateDeadline);
+      if (!due || at < *due) due = at;
+    }
+    return due;
+  }
+
   std::chrono::milliseconds allowanceOf(const Operation& op) const {
     const auto full = deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline);
     // The runner said a rule whose hang is known fired here: the call never returns, so only
@@ -290,6 +316,8 @@ class ProgressWatch final : public ChildObserver {
   std::optional<Stuck> stuck_;
   std::optional<OpTiming> stuckOp_;
   std::string stacks_;
+  bool lateTaken_ = false;
+  std::string lateStacks_;
   std::vector<FaultFired> faults_;
   EventOrder order_;
   std::optional<std::string> protocolError_;
@@ -410,6 +438,7 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
   result.outputTail = std::move(exit.outputTail);
   result.wall = exit.wall;
   result.timings = watch.takeTimings();
+  result.lateStacks = watch.takeLateStacks();
   if (WIFEXITED(exit.status)) result.exitCode = WEXITSTATUS(exit.status);
   if (WIFSIGNALED(exit.status)) result.termSignal = WTERMSIG(exit.status);
 

@@ -98,6 +98,11 @@ struct SupervisionLimits {
   /// Once cancelled (RunCancel.h), the child is killed, or never started: Supervised::cancelled.
   /// Must outlive the run.
   RunCancel* cancel = nullptr;
+  /// With captureStacks, the child's stacks are taken once an operation runs past this deadline
+  /// (lateDeadlines by kind), and the child goes on: where a slow operation spent its time
+  /// (Supervised::lateStacks). A long confirmation sets it to the first run's deadlines.
+  std::optional<std::chrono::milliseconds> lateDeadline;
+  OpDeadlines lateDeadlines;
 };
 
 /// A fault-plan rule the child said fired (Events.h `fault`), with the operation it fired in.
@@ -134,6 +139,9 @@ struct Supervised {
   /// it; for a crash, the crashing thread's frames (CrashSite.h: the runner's own, or a target's
   /// by a run under a debugger when captureStacks asks for them); empty if not captured.
   std::string stacks;
+  /// Every thread's stack once an operation ran past SupervisionLimits::lateDeadline, taken the
+  /// first time one did; empty when none did or none were asked for.
+  std::string lateStacks;
   /// The last outputLimit bytes of stdout and stderr.
   std::string outputTail;
   int exitCode = -1;   // when it exited
