@@ -368,12 +368,8 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
     // A hang or spin a plan's rule planted in the stuck operation never returns: its
     // confirmation ends a tenth of the long deadline after the rule fires again
     // (SupervisionLimits::knownFaults), not after all of it. Other misses wait it out.
-    // With stacks, an operation late again has them taken at the first run's deadline: a slow
-    // one's frames say where its time went.
-    const LateAfter late{deadline, kinds};
-    const bool stacks = mode == TrialMode::Evidence;
-    result.evidence = runOnce(file, seq, longerDefault, longer, stacks, attempt,
-                              first.outcome.fault, cancel, stacks ? &late : nullptr);
+    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence,
+                              attempt, first.outcome.fault, cancel);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError &&
@@ -393,7 +389,18 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
                            std::to_string(deadlineOf(longer, t.op, longerDefault).count()) + " ms",
                        {}};
         result.outcome.fault = plantedBy(result.outcome, result.evidence.faults);
-        result.evidence.stacks = result.evidence.lateStacks;
+      }
+      if (result.outcome.cls == OutcomeClass::Slow && mode == TrialMode::Evidence &&
+          setup_.captureStacks) {
+        // A slow operation finishes, so no stuck run took its stacks. One more run takes them
+        // once it passes the first run's deadline, and lets it finish: where its time went.
+        // Taken in every long confirmation instead, they cost each hang a second debugger.
+        const LateAfter late{deadline, kinds};
+        const Supervised again = runOnce(file, seq, longerDefault, longer, true, attempt,
+                                         first.outcome.fault, cancel, &late);
+        ++result.executions;
+        if (!again.stuck && !again.harnessError && again.outcome.cls == OutcomeClass::Pass)
+          result.evidence.stacks = again.lateStacks;
       }
     }
   }
