@@ -51,13 +51,15 @@
 //                 number of pools dies in libc's pthread_spin_lock, called from that function:
 //                 NVIDIA's driver 580 dies in pthread_spin_lock or free under cuMemPoolDestroy too
 //   pool-teardown-crash-spin  the same as pool-teardown-crash, but a process that made an even
-//                 number of pools spins for ever in another function of its own instead: one
-//                 broken call that crashes or spins by what the process did before
+//                 number of pools spins in another function of its own instead: for ever, or
+//                 or for 600 ms where that number is not a multiple of four. One broken call that
+//                 crashes, spins or is slow by what the process did before
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -501,8 +503,9 @@ bool earlyReturn() {
 }
 
 /// pool-teardown-crash-spin: the pool's lock is never released, so the call waits on it for ever.
-[[gnu::noipa]] void spinOnPoolLock(const volatile uint64_t* held) {
-  while (*held != 0) {
+[[gnu::noipa]] void spinOnPoolLock(const volatile uint64_t* held, bool forEver) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  while (*held != 0 && (forEver || std::chrono::steady_clock::now() < until)) {
   }
 }
 
@@ -935,12 +938,13 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
     uint64_t none = 0;
     releaseAgedPool(it->second.outstanding > 0 ? nullptr : &none);
   }
-  if (plant() == "pool-teardown-crash-spin" && it->second.outstanding > 0 &&
-      d.pools.size() % 2 == 0) {
+  const bool spins = plant() == "pool-teardown-crash-spin" && it->second.outstanding > 0 &&
+                     d.pools.size() % 2 == 0;
+  if (spins) {
     const uint64_t held = 1;
-    spinOnPoolLock(&held);
+    spinOnPoolLock(&held, d.pools.size() % 4 == 0);
   }
-  if (plant().starts_with("pool-teardown-crash")) {
+  if (plant().starts_with("pool-teardown-crash") && !spins) {
     // pool-teardown-crash-libc: in a process that made an odd number of pools, it dies in libc.
     tearDownPool(it->second.outstanding,
                  plant() == "pool-teardown-crash-libc" && d.pools.size() % 2 == 1);
