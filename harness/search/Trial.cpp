@@ -190,6 +190,7 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
   if (late) {
     limits.lateDeadline = late->deadline;
     limits.lateDeadlines = late->kinds;
+    if (late->at) limits.lateOrdinal = late->at->ordinal;
   }
   limits.environment.emplace_back(kTryVariable, std::to_string(attempt));
   limits.cancel = cancel;
@@ -395,7 +396,7 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
         // A slow operation finishes, so no stuck run took its stacks. One more run takes them
         // once it passes the first run's deadline, and lets it finish: where its time went.
         // Taken in every long confirmation instead, they cost each hang a second debugger.
-        const LateAfter late{deadline, kinds};
+        const LateAfter late{deadline, kinds, result.outcome.at};
         const Supervised again = runOnce(file, seq, longerDefault, longer, true, attempt,
                                          first.outcome.fault, cancel, &late);
         ++result.executions;

@@ -220,6 +220,7 @@ class TrialRunner {
   struct LateAfter {
     Millis deadline;
     DeadlineCalibrator::ByKind kinds;
+    std::optional<At> at;  // the operation the first run was late in
   };
   /// One child; `plantedHang`, a rule whose hang or spin is known here too (knownFaults).
   Supervised runOnce(const std::filesystem::path& file, const Sequence& seq, Millis deadline,

@@ -273,6 +273,7 @@ class ProgressWatch final : public ChildObserver {
     if (!limits_.lateDeadline || !limits_.captureStacks || lateTaken_ || stuck_) return {};
     std::optional<Clock::time_point> due;
     for (const auto& [ordinal, op] : running_) {
+      if (limits_.lateOrdinal && ordinal != *limits_.lateOrdinal) continue;
       const auto at = op.began + deadlineOf(limits_.lateDeadlines, op.op, *limits_.lateDeadline);
       if (!due || at < *due) due = at;
     }

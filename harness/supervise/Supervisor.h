@@ -103,6 +103,9 @@ struct SupervisionLimits {
   /// (Supervised::lateStacks). A long confirmation sets it to the first run's deadlines.
   std::optional<std::chrono::milliseconds> lateDeadline;
   OpDeadlines lateDeadlines;
+  /// The operation whose lateness takes them (its ordinal, `end` 0); any one when unset. Another
+  /// late one, such as a slow start under load, would give the wrong frames.
+  std::optional<uint32_t> lateOrdinal;
 };
 
 /// A fault-plan rule the child said fired (Events.h `fault`), with the operation it fired in.
