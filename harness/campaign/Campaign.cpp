@@ -313,8 +313,8 @@ class Campaign {
       trials_.countSkippedConfirmation();
       return t;
     }
-    // Stuck again, the long confirmation takes its stacks while a known crash has a runtime
-    // entry point: a hang or spin under it is that crash's (keptUnderCrash), with no shrink.
+    // Stuck or late again, the long confirmation takes its stacks while a known crash has a
+    // runtime entry point: a hang, spin or slow under it is that crash's (keptUnderCrash).
     const bool stacks =
         trials_.setup().captureStacks && t.outcome.fault.empty() && store_.hasCrashEntries();
     const TrialMode mode = stacks ? TrialMode::Evidence : TrialMode::Confirmed;
@@ -371,7 +371,7 @@ class Campaign {
     ++persistentFailures_;
     if (!t.harnessError && t.outcome.cls == persistentClass) ++persistentSame_;
     // A hang or spin stuck under a known crash's runtime entry point (stuckUnderCrash) is its
-    // hit when no fresh run fails: its process's stacks said where it was.
+    // hit when no fresh run fails: its persistent process's stacks said where it was.
     const auto stuckHit = [&] {
       if (underCrash.empty() || stopRequested()) return false;
       {
@@ -685,7 +685,7 @@ class Campaign {
       return false;
     }
     // Another worker may have shrunk the same crash site, or the same planted race, meanwhile,
-    // or a crash a hang or spin is stuck under.
+    // or a crash a hang, spin or slow is under.
     if (triage.cause.empty() && keptUnderCrash(seq, seqSeed, t, ranBefore)) return true;
     if (!triage.cause.empty() && !triage.variant && knownHit(triage.cause, t.outcome.op)) {
       settlePoisoned(claims, t.outcome, triage.cause);
@@ -919,7 +919,7 @@ class Campaign {
   }
   static constexpr std::size_t kStuckFramesNoted = 6;
 
-  /// `t`, or for an unplanted hang or spin without stacks while a known crash has a runtime
+  /// `t`, or for an unplanted hang, spin or slow without stacks while a known crash has a runtime
   /// entry point, a run of `seq` that took them and failed the same way. A miss of a kind
   /// already confirmed skips its confirmation, and with it the stacks; one run costs less than
   /// the shrink the failure needs otherwise.
@@ -934,7 +934,7 @@ class Campaign {
     return same ? again : t;
   }
 
-  /// A hang or spin stuck under a known crash's runtime entry point (stuckUnderCrash) is that
+  /// A hang, spin or slow under a known crash's runtime entry point (stuckUnderCrash) is that
   /// crash's: its first at each class and operation is kept, not shrunk, as a variant of the
   /// crash's cause, with its stacks' note; later ones are hits. Whether it was.
   bool keptUnderCrash(const Sequence& seq, uint64_t seqSeed, const TrialResult& t,

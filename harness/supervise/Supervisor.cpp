@@ -148,8 +148,12 @@ class ProgressWatch final : public ChildObserver {
   bool onDeadline(Clock::time_point now) override {
     if (protocolError_) return true;
     if (const auto late = lateDue(); late && now >= *late && now < stuckDeadline()) {
-      // Late, not stuck: its stacks now, and the child goes on.
+      // Late, not stuck: its stacks now, and the child goes on. Stopped first, so that it is
+      // still where it was late when the debugger attaches: under load gdb started after a
+      // 600 ms call had returned, and found the child gone.
+      ::kill(pid_, SIGSTOP);
       lateStacks_ = captureStacks(pid_);
+      ::kill(pid_, SIGCONT);
       lateTaken_ = true;
       return false;
     }
