@@ -374,11 +374,7 @@ class Campaign {
     // hit when no fresh run fails: its persistent process's stacks said where it was.
     const auto stuckHit = [&] {
       if (underCrash.empty() || stopRequested()) return false;
-      {
-        std::lock_guard lock(mutex_);
-        ++triageHits_;
-      }
-      store_.countHit(underCrash);
+      countTriageHit(underCrash);
       t = persistentRun;
       return hit = true;
     };
@@ -878,10 +874,12 @@ class Campaign {
            ")";
   }
 
-  /// A hang, a spin, or a slow operation: a failure whose stacks show where its thread waited.
-  static bool stuckOrLate(const RunOutcome& o) {
-    return o.cls == OutcomeClass::Hang || o.cls == OutcomeClass::Spin ||
-           o.cls == OutcomeClass::Slow;
+  /// A hang, a spin, or a slow operation no plan's rule planted: a failure whose stacks show
+  /// where the runtime's own thread waited.
+  static bool unplantedStuckOrLate(const RunOutcome& o) {
+    return (o.cls == OutcomeClass::Hang || o.cls == OutcomeClass::Spin ||
+            o.cls == OutcomeClass::Slow) &&
+           o.fault.empty();
   }
 
   /// The known crash cause an unplanted hang, spin or slow is stuck under: its thread waits in
@@ -890,7 +888,7 @@ class Campaign {
   /// one fault, three faces. On the H100 a 2.2 s ctx_destroy spun on the lock a spin at the
   /// end spun on, under cuMemPoolDestroy. Empty when it is not, or has no stacks.
   std::string stuckUnderCrash(const RunOutcome& o, const std::string& stacks) const {
-    if (!stuckOrLate(o) || !o.fault.empty() || stacks.empty() || isCrashText(stacks)) {
+    if (!unplantedStuckOrLate(o) || stacks.empty() || isCrashText(stacks)) {
       return {};
     }
     return store_.crashCauseUnder(runtimeEntry(stacks));
@@ -925,8 +923,8 @@ class Campaign {
   /// the shrink the failure needs otherwise.
   TrialResult withStuckStacks(const Sequence& seq, const TrialResult& t) {
     const RunOutcome& o = t.outcome;
-    if (!stuckOrLate(o) || !o.fault.empty() || !t.evidence.stacks.empty() ||
-        !trials_.setup().captureStacks || !store_.hasCrashEntries()) {
+    if (!unplantedStuckOrLate(o) || !t.evidence.stacks.empty() || !trials_.setup().captureStacks ||
+        !store_.hasCrashEntries()) {
       return t;
     }
     TrialResult again = trials_.run(seq, TrialMode::Evidence, std::nullopt, t.attempt);
@@ -946,10 +944,9 @@ class Campaign {
     {
       std::lock_guard lock(mutex_);
       first = variantOps_[cause].insert(stuckVariantOp(t.outcome)).second;
-      if (!first) ++triageHits_;
     }
     if (!first) {
-      store_.countHit(cause);
+      countTriageHit(cause);
       return true;
     }
     Finding f = unshrunkFinding(
@@ -971,10 +968,18 @@ class Campaign {
       std::lock_guard lock(mutex_);
       const auto it = variantOps_.find(cause);
       if (it == variantOps_.end() || !it->second.contains(op)) return false;
+    }
+    countTriageHit(cause);
+    return true;
+  }
+
+  /// One failure counted as a hit of known `cause` by triage: in the tally and on disk.
+  void countTriageHit(const std::string& cause) {
+    {
+      std::lock_guard lock(mutex_);
       ++triageHits_;
     }
     store_.countHit(cause);
-    return true;
   }
 
   /// A threaded failure a rule planted is that rule's bug, whether or not its minimal sequence
@@ -1027,17 +1032,8 @@ class Campaign {
   bool persistentHit(const Sequence& seq, const TrialResult& t, bool wait = true) {
     // Stuck under a known crash's runtime entry point, at a class and operation kept as its
     // variant already: a hit of that crash (keptUnderCrash keeps the first, from a fresh run).
-    if (const std::string crash = stuckUnderCrash(t.outcome, t.evidence.stacks); !crash.empty()) {
-      {
-        std::lock_guard lock(mutex_);
-        const auto it = variantOps_.find(crash);
-        if (it == variantOps_.end() || !it->second.contains(stuckVariantOp(t.outcome)))
-          return false;
-        ++triageHits_;
-      }
-      store_.countHit(crash);
-      return true;
-    }
+    if (const std::string crash = stuckUnderCrash(t.outcome, t.evidence.stacks); !crash.empty())
+      return knownHit(crash, stuckVariantOp(t.outcome));
     if (t.evidence.stuck && trials_.isConfirmedKind(t.outcome)) {
       trials_.countSkippedConfirmation();
       std::lock_guard lock(mutex_);
