@@ -1,12 +1,16 @@
-// CrashHandler.cpp: the frames of a fatal signal, written from inside the dying runner.
+// CrashHandler.cpp: the frames of a fatal signal, written from inside the dying runner, and every
+// thread's frames on request.
 #include "harness/runner/CrashHandler.h"
 
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -102,6 +106,35 @@ void copyFile(int out, const char* path) {
   ::close(in);
 }
 
+void writeExe(int fd) {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    writeText(fd, "exe ");
+    writeAll(fd, exe, static_cast<std::size_t>(n));
+    writeText(fd, "\n");
+  }
+}
+
+/// The calling thread's frames: where the signal came (`pc`), then every return address.
+struct Frames {
+  uintptr_t pc = 0;
+  void* addresses[kMostFrames];
+  int count = 0;
+  explicit Frames(const void* context)
+      : pc(programCounter(context)), count(::backtrace(addresses, kMostFrames)) {}
+  void write(int fd) const {
+    if (pc != 0) writeHexLine(fd, "pc", pc);
+    for (int i = 0; i < count; ++i)
+      writeHexLine(fd, "frame", reinterpret_cast<uintptr_t>(addresses[i]));
+  }
+};
+
+void writeMaps(int fd) {
+  writeText(fd, "maps\n");
+  copyFile(fd, "/proc/self/maps");
+}
+
 void onFatalSignal(int sig, siginfo_t*, void* context) {
   const int saved = errno;
   const int fd = ::open(crashFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -109,20 +142,9 @@ void onFatalSignal(int sig, siginfo_t*, void* context) {
     writeText(fd, kCrashFileHeader);
     writeText(fd, "\n");
     writeDecimalLine(fd, "signal", sig);
-    if (const uintptr_t pc = programCounter(context)) writeHexLine(fd, "pc", pc);
-    char exe[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-      writeText(fd, "exe ");
-      writeAll(fd, exe, static_cast<std::size_t>(n));
-      writeText(fd, "\n");
-    }
-    void* frames[kMostFrames];
-    const int count = ::backtrace(frames, kMostFrames);
-    for (int i = 0; i < count; ++i)
-      writeHexLine(fd, "frame", reinterpret_cast<uintptr_t>(frames[i]));
-    writeText(fd, "maps\n");
-    copyFile(fd, "/proc/self/maps");
+    writeExe(fd);
+    Frames(context).write(fd);
+    writeMaps(fd);
     ::close(fd);
   }
   errno = saved;
@@ -131,16 +153,194 @@ void onFatalSignal(int sig, siginfo_t*, void* context) {
   ::raise(sig);
 }
 
+// The stacks handler's state. The thread that takes the process's signal leads: it signals the
+// others, which add their frames under a spin lock, and ends the record.
+char stacksFile[4096];
+char stacksPart[4096 + 16];
+char stacksTaken[4096 + 16];
+std::atomic<int> collecting{0};
+std::atomic<int> writing{0};
+std::atomic<int> answered{0};
+int stacksFd = -1;
+constexpr int kMostThreads = 512;
+/// How long the leader waits for the other threads: one stuck in the kernel never answers.
+constexpr long kAnswerWaitMs = 500;
+
+void pauseMs(long ms) {
+  timespec t{ms / 1000, (ms % 1000) * 1000000};
+  ::nanosleep(&t, nullptr);
+}
+
+long threadId() {
+  return ::syscall(SYS_gettid);
+}
+
+/// Whether thread `tid` blocks kStacksSignal, by its SigBlk line in /proc.
+bool blocksStacksSignal(long tid) {
+  char path[64] = "/proc/self/task/";
+  std::size_t n = std::strlen(path);
+  char digits[24];
+  std::size_t count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + tid % 10);
+    tid /= 10;
+  } while (tid != 0);
+  while (count > 0)
+    path[n++] = digits[--count];
+  std::memcpy(path + n, "/status", 8);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // gone
+  char text[4096];
+  const ssize_t got = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (got <= 0) return true;
+  text[got] = '\0';
+  const char* line = std::strstr(text, "SigBlk:");
+  if (line == nullptr) return false;
+  line += 7;
+  while (*line == ' ' || *line == '\t')
+    ++line;
+  const char* end = line;
+  while ((*end >= '0' && *end <= '9') || ((*end | 0x20) >= 'a' && (*end | 0x20) <= 'f'))
+    ++end;
+  // The mask is hexadecimal, signal 1 in the lowest bit of the last digit.
+  const int bit = kStacksSignal - 1;
+  const char* digit = end - 1 - bit / 4;
+  if (digit < line) return false;
+  const int value = *digit <= '9' ? *digit - '0' : (*digit | 0x20) - 'a' + 10;
+  return (value >> (bit % 4) & 1) != 0;
+}
+
+/// Signals every other thread that takes kStacksSignal; how many were signalled.
+int signalOtherThreads() {
+  const int dir = ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return 0;
+  const long self = threadId();
+  const long pid = ::getpid();
+  int signalled = 0;
+  alignas(8) char buffer[4096];
+  for (long n; (n = ::syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0;) {
+    for (long at = 0; at < n;) {
+      // struct linux_dirent64: inode, offset, record length, type, name.
+      unsigned short length = 0;
+      std::memcpy(&length, buffer + at + 16, sizeof length);
+      const char* name = buffer + at + 19;
+      at += length;
+      long tid = 0;
+      for (const char* c = name; *c >= '0' && *c <= '9'; ++c)
+        tid = tid * 10 + (*c - '0');
+      if (tid <= 0 || tid == self || signalled >= kMostThreads || blocksStacksSignal(tid)) continue;
+      if (::syscall(SYS_tgkill, pid, tid, kStacksSignal) == 0) ++signalled;
+    }
+  }
+  ::close(dir);
+  return signalled;
+}
+
+/// "thread TID NAME", then the calling thread's frames, under the lock.
+void writeOwnStacks(const void* context) {
+  const Frames frames(context);
+  char name[32] = {};
+  const int comm = ::open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
+  if (comm >= 0) {
+    const ssize_t n = ::read(comm, name, sizeof name - 1);
+    if (n > 0) name[n] = '\0';
+    ::close(comm);
+  }
+  for (char& c : name) {
+    if (c == '\n') c = '\0';
+  }
+  int expected = 0;
+  while (!writing.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
+    expected = 0;
+    pauseMs(1);
+  }
+  if (stacksFd >= 0) {
+    writeText(stacksFd, "thread ");
+    char digits[24];
+    std::size_t count = 0;
+    for (unsigned long tid = static_cast<unsigned long>(threadId()); count == 0 || tid != 0;
+         tid /= 10)
+      digits[count++] = static_cast<char>('0' + tid % 10);
+    while (count > 0)
+      writeAll(stacksFd, &digits[--count], 1);
+    writeText(stacksFd, " ");
+    writeText(stacksFd, name);
+    writeText(stacksFd, "\n");
+    frames.write(stacksFd);
+  }
+  writing.store(0, std::memory_order_release);
+}
+
+void onStacksSignal(int, siginfo_t*, void* context) {
+  const int saved = errno;
+  int idle = 0;
+  if (!collecting.compare_exchange_strong(idle, 1)) {
+    // Another thread leads: this one was signalled by it.
+    writeOwnStacks(context);
+    answered.fetch_add(1);
+    errno = saved;
+    return;
+  }
+  const int fd = ::open(stacksPart, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    writeText(fd, kStacksFileHeader);
+    writeText(fd, "\n");
+    writeExe(fd);
+    answered.store(0);
+    stacksFd = fd;
+    writeOwnStacks(context);
+    const int signalled = signalOtherThreads();
+    for (long waited = 0; answered.load() < signalled && waited < kAnswerWaitMs; ++waited)
+      pauseMs(1);
+    int expected = 0;
+    while (!writing.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
+      expected = 0;
+      pauseMs(1);
+    }
+    stacksFd = -1;  // a thread that answers late writes nothing
+    writing.store(0, std::memory_order_release);
+    writeMaps(fd);
+    ::close(fd);
+    ::rename(stacksPart, stacksTaken);
+  }
+  collecting.store(0);
+  errno = saved;
+}
+
+/// Backtrace() loads libgcc's unwinder on its first call, which allocates: done before a signal
+/// can come, not in a handler.
+void warmUnwinder() {
+  void* warm[2];
+  ::backtrace(warm, 2);
+}
+
 }  // namespace
+
+void installStacksHandler() {
+  const char* file = std::getenv(kStacksFileVariable);
+  if (file == nullptr || *file == '\0' || std::strlen(file) >= sizeof stacksFile) return;
+  std::strcpy(stacksFile, file);
+  std::strcpy(stacksPart, file);
+  std::strcat(stacksPart, ".part");
+  std::strcpy(stacksTaken, file);
+  std::strcat(stacksTaken, kStacksTakenSuffix);
+  warmUnwinder();
+  struct sigaction action {};
+  action.sa_sigaction = onStacksSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  ::sigemptyset(&action.sa_mask);
+  if (::sigaction(kStacksSignal, &action, nullptr) != 0) return;
+  // The empty file says this process answers.
+  const int fd = ::open(stacksFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
 
 void installCrashHandler() {
   const char* file = std::getenv(kCrashFileVariable);
   if (file == nullptr || *file == '\0' || std::strlen(file) >= sizeof crashFile) return;
   std::strcpy(crashFile, file);
-  // backtrace() loads libgcc's unwinder on its first call, which allocates: done here, not in
-  // the handler.
-  void* warm[2];
-  ::backtrace(warm, 2);
+  warmUnwinder();
   stack_t stack{};
   stack.ss_sp = alternateStack;
   stack.ss_size = sizeof alternateStack;

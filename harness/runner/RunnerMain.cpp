@@ -270,6 +270,8 @@ int run(const RunnerArgs& args) {
 int runnerMain(const std::vector<std::string>& argv) {
   // A crash's frames go to the file the supervisor named (harness/protocol/CrashReport.h).
   installCrashHandler();
+  // A stuck or late run's stacks, when its supervisor asks for them.
+  installStacksHandler();
   return exitStatusOf(kRunnerProgram, [&] {
     if (std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
         std::find(argv.begin(), argv.end(), "-h") != argv.end()) {

@@ -17,22 +17,6 @@ constexpr std::size_t kCauseFrames = 4;
 /// A crash's state: its top three frames, as ClusterFuzz buckets crashes.
 constexpr std::size_t kCrashStateFrames = 3;
 
-/// "gpufuzz::Device::allocBuffer" from "#4  0x0000560d in gpufuzz::Device::allocBuffer (this=..."
-/// or from an inlined frame "#2  gpufuzz::FaultInjector::before (this=...".
-std::string frameFunction(const std::string& line) {
-  std::size_t start = line.find_first_of(' ');
-  if (start == std::string::npos) return {};
-  start = line.find_first_not_of(' ', start);
-  if (start == std::string::npos) return {};
-  if (line.compare(start, 2, "0x") == 0) {
-    const std::size_t in = line.find(" in ", start);
-    if (in == std::string::npos) return {};
-    start = in + 4;
-  }
-  const std::size_t end = line.find(" (", start);
-  return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
 /// A verdict's words without what differs from run to run: addresses and handles (0x...), the
 /// sequence's names (e1, sv0) and plain numbers. Ids such as VUID-vk...-05149 or CL_... stay.
 std::string maskedVerdict(const std::string& text) {
@@ -60,29 +44,12 @@ std::string maskedVerdict(const std::string& text) {
 }  // namespace
 
 std::vector<std::string> topFrames(const std::string& stacks, std::size_t count) {
-  std::vector<std::vector<std::string>> threads;
-  std::istringstream in(stacks);
-  std::string line;
-  bool inThread = false;
-  while (std::getline(in, line)) {
-    if (line.starts_with("Thread ")) {
-      threads.emplace_back();
-      inThread = true;
-    } else if (inThread && line.starts_with("#")) {
-      threads.back().push_back(frameFunction(line));
-    } else if (line.empty()) {
-      inThread = false;
-    }
+  std::vector<std::string> names;
+  for (const CrashFrame& f : stuckFrames(stacks)) {
+    if (names.size() == count) break;
+    names.push_back(f.function.empty() ? "??" : f.function);
   }
-  for (const auto& frames : threads) {
-    bool ours = false;
-    for (const std::string& f : frames)
-      ours = ours || f.starts_with("gpufuzz::");
-    if (!ours) continue;
-    return {frames.begin(),
-            frames.begin() + static_cast<std::ptrdiff_t>(std::min(count, frames.size()))};
-  }
-  return {};
+  return names;
 }
 
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,

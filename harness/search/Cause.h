@@ -32,8 +32,8 @@ namespace gpufuzz {
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks);
 
-/// The function names of the top `count` frames of the first thread in `stacks` (gdb's `thread
-/// apply all bt`) that runs gpufuzz code: the stuck or crashing one. Empty without stacks.
+/// The function names of the top `count` frames of the stuck thread of `stacks` (stuckFrames),
+/// "??" for one without a name. Empty without stacks.
 std::vector<std::string> topFrames(const std::string& stacks, std::size_t count);
 
 }  // namespace gpufuzz

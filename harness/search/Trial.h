@@ -86,7 +86,7 @@ struct TrialSetup {
   TeardownPolicy policy = TeardownPolicy::Shipped;
   std::string faults;             // a built-in plan name or a path
   std::filesystem::path workDir;  // where sequence files for children are written
-  /// Whether Evidence trials capture stacks (gdb); --no-stacks turns it off.
+  /// Whether Evidence trials capture stacks; --no-stacks turns it off.
   bool captureStacks = true;
   /// Children are forks of a runner started once (ForkServer.h); --no-fork-server starts a
   /// fresh runner for every run.

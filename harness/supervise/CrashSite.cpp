@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 #include <elf.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "harness/base/OutsideText.h"
 #include "harness/protocol/CrashReport.h"
@@ -47,6 +49,10 @@ std::string baseName(const std::string& path) {
 
 /// "ns::f" from "ns::f(int, char const*) const"; gdb's names come without their parameters.
 std::string withoutParameters(std::string name) {
+  // A compiler's copy of a function: "f(int) [clone .isra.0]".
+  for (std::size_t clone;
+       (clone = name.rfind(" [clone ")) != std::string::npos && name.ends_with("]");)
+    name.resize(clone);
   if (name.ends_with(" const")) name.resize(name.size() - 6);
   if (name.empty() || name.back() != ')') return name;
   int depth = 0;
@@ -297,11 +303,16 @@ CrashFile::CrashFile(bool wanted) {
   std::error_code ec;
   const auto dir = std::filesystem::temp_directory_path(ec);
   if (!wanted || ec) return;
-  path_ = dir / ("gpufuzz-crash-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  const std::string id = std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  path_ = dir / ("gpufuzz-crash-" + id);
+  stacksPath_ = dir / ("gpufuzz-stacks-" + id);
 }
 
 CrashFile::~CrashFile() {
   std::error_code ignored;
+  for (const std::string suffix : {"", ".part", kStacksTakenSuffix}) {
+    if (!stacksPath_.empty()) std::filesystem::remove(stacksPath_.string() + suffix, ignored);
+  }
   if (!path_.empty()) std::filesystem::remove(path_, ignored);
 }
 
@@ -309,71 +320,161 @@ std::string CrashFile::text(long pid) const {
   return path_.empty() ? std::string() : crashTextFromFile(path_, pid);
 }
 
-std::string crashTextFromFile(const std::filesystem::path& file, long pid) {
+std::string CrashFile::askStacks(long pid, std::chrono::milliseconds wait) const {
+  std::error_code ec;
+  if (stacksPath_.empty() || !std::filesystem::exists(stacksPath_, ec)) return {};
+  const std::filesystem::path taken = stacksPath_.string() + kStacksTakenSuffix;
+  std::filesystem::remove(taken, ec);
+  if (::kill(static_cast<pid_t>(pid), kStacksSignal) != 0) return {};
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (!std::filesystem::exists(taken, ec)) {
+    if (std::chrono::steady_clock::now() >= until) return {};
+    std::this_thread::sleep_for(5ms);
+  }
+  std::string text = stacksTextFromFile(taken, pid);
+  std::filesystem::remove(taken, ec);
+  return text;
+}
+
+namespace {
+
+/// One thread's record in a crash or stacks file.
+struct ThreadRecord {
+  std::string heading;  // "Thread 1 (crashed):"
+  uint64_t pc = 0;
+  std::vector<uint64_t> addresses;
+};
+
+/// What a crash or stacks file holds (CrashReport.h).
+struct FrameRecords {
+  int signal = 0;
+  std::string exe;
+  std::vector<ThreadRecord> threads;
+  std::vector<Mapping> maps;
+};
+
+/// The records of `file` when it opens with `header`.
+std::optional<FrameRecords> readFrameRecords(const std::filesystem::path& file,
+                                             const char* header) {
   std::ifstream in(file);
   std::string line;
-  if (!in || !std::getline(in, line) || line != kCrashFileHeader) return {};
-  int sig = 0;
-  uint64_t pc = 0;
-  std::string exe;
-  std::vector<uint64_t> addresses;
-  std::vector<Mapping> maps;
+  if (!in || !std::getline(in, line) || line != header) return std::nullopt;
+  FrameRecords records;
   bool inMaps = false;
   while (std::getline(in, line)) {
     if (inMaps) {
       Mapping m = parseMapping(line);
-      if (m.end > m.start) maps.push_back(std::move(m));
+      if (m.end > m.start) records.maps.push_back(std::move(m));
     } else if (line == "maps") {
       inMaps = true;
     } else if (line.starts_with("signal ")) {
-      sig = std::atoi(line.c_str() + 7);
-    } else if (line.starts_with("pc ")) {
-      pc = std::strtoull(line.c_str() + 3, nullptr, 16);
+      records.signal = std::atoi(line.c_str() + 7);
     } else if (line.starts_with("exe ")) {
-      exe = line.substr(4);
-    } else if (line.starts_with("frame ")) {
-      addresses.push_back(std::strtoull(line.c_str() + 6, nullptr, 16));
+      records.exe = line.substr(4);
+    } else if (line.starts_with("thread ")) {
+      // "thread TID NAME", from a stacks file.
+      const std::string rest = line.substr(7);
+      const auto space = rest.find(' ');
+      const std::string tid = rest.substr(0, space);
+      const std::string name = space == std::string::npos ? "" : rest.substr(space + 1);
+      records.threads.push_back(
+          {"(LWP " + tid + (name.empty() ? "" : " \"" + name + "\"") + "):", 0, {}});
+    } else if (line.starts_with("pc ") || line.starts_with("frame ")) {
+      if (records.threads.empty()) records.threads.push_back({"(crashed):", 0, {}});
+      ThreadRecord& t = records.threads.back();
+      if (line.starts_with("pc ")) {
+        t.pc = std::strtoull(line.c_str() + 3, nullptr, 16);
+      } else {
+        t.addresses.push_back(std::strtoull(line.c_str() + 6, nullptr, 16));
+      }
     }
   }
-  // The handler's own frames come before the one where the signal came.
-  std::size_t first = 0;
-  if (const auto it = std::find(addresses.begin(), addresses.end(), pc); it != addresses.end()) {
-    first = static_cast<std::size_t>(it - addresses.begin());
-  } else if (addresses.size() > 2) {
-    first = 2;  // the handler, and the kernel's return to it
-  }
-  std::vector<RawFrame> frames;
-  for (std::size_t i = first; i < addresses.size() && frames.size() < kMostFramesShown; ++i) {
-    RawFrame f;
-    f.address = addresses[i];
-    frames.push_back(std::move(f));
-  }
+  return records;
+}
+
+/// Each thread's frames as "Thread K HEADING" and gdb-style frame lines, symbolised from the
+/// modules the records' map names.
+std::string symbolisedThreads(const FrameRecords& records) {
   std::map<std::string, std::unique_ptr<ElfSymbols>> modules;
   std::map<std::string, std::vector<RawFrame*>> forLines;
-  for (std::size_t k = 0; k < frames.size(); ++k) {
-    RawFrame& f = frames[k];
-    const auto m = std::find_if(maps.begin(), maps.end(), [&](const Mapping& candidate) {
-      return f.address >= candidate.start && f.address < candidate.end;
-    });
-    if (m == maps.end() || m->path.empty() || m->path.starts_with("[")) continue;
-    f.mapping = &*m;
-    auto& symbols = modules[m->path];
-    if (!symbols) symbols = std::make_unique<ElfSymbols>(m->path);
-    // A return address is the instruction after its call: the call is the byte before it.
-    const uint64_t looked = k == 0 ? f.address : f.address - 1;
-    const std::optional<uint64_t> address = symbols->addressOf(looked - m->start + m->offset);
-    if (!address) continue;
-    f.moduleAddress = *address;
-    f.function = symbols->functionAt(*address);
-    if (k < kMostFramesWithLines && frameOwner(m->path, exe) == FrameOwner::Program)
-      forLines[m->path].push_back(&f);
+  std::vector<std::vector<RawFrame>> threads;
+  for (const ThreadRecord& thread : records.threads) {
+    const std::vector<uint64_t>& addresses = thread.addresses;
+    // The handler's own frames come before the one where the signal came.
+    std::size_t first = 0;
+    if (const auto it = std::find(addresses.begin(), addresses.end(), thread.pc);
+        it != addresses.end()) {
+      first = static_cast<std::size_t>(it - addresses.begin());
+    } else if (addresses.size() > 2) {
+      first = 2;  // the handler, and the kernel's return to it
+    }
+    std::vector<RawFrame>& frames = threads.emplace_back();
+    for (std::size_t i = first; i < addresses.size() && frames.size() < kMostFramesShown; ++i) {
+      RawFrame f;
+      f.address = addresses[i];
+      frames.push_back(std::move(f));
+    }
+  }
+  for (std::vector<RawFrame>& frames : threads) {
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+      RawFrame& f = frames[k];
+      const auto m =
+          std::find_if(records.maps.begin(), records.maps.end(), [&](const Mapping& candidate) {
+            return f.address >= candidate.start && f.address < candidate.end;
+          });
+      if (m == records.maps.end() || m->path.empty() || m->path.starts_with("[")) continue;
+      f.mapping = &*m;
+      auto& symbols = modules[m->path];
+      if (!symbols) symbols = std::make_unique<ElfSymbols>(m->path);
+      // A return address is the instruction after its call: the call is the byte before it.
+      const uint64_t looked = k == 0 ? f.address : f.address - 1;
+      const std::optional<uint64_t> address = symbols->addressOf(looked - m->start + m->offset);
+      if (!address) continue;
+      f.moduleAddress = *address;
+      f.function = symbols->functionAt(*address);
+      if (k < kMostFramesWithLines && frameOwner(m->path, records.exe) == FrameOwner::Program)
+        forLines[m->path].push_back(&f);
+    }
   }
   for (auto& [module, list] : forLines)
     addSourceLines(module, list);
-  std::string text = std::string(kRunnerCrashFramesBy) + ", " + signalName(sig) + ", process " +
-                     std::to_string(pid) + "\n" + kThreadLine + "\n";
-  for (std::size_t k = 0; k < frames.size(); ++k)
-    text += frameLine(k, frames[k], exe) + "\n";
+  std::string text;
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    text += "Thread " + std::to_string(t + 1) + " " + records.threads[t].heading + "\n";
+    for (std::size_t k = 0; k < threads[t].size(); ++k)
+      text += frameLine(k, threads[t][k], records.exe) + "\n";
+  }
+  return text;
+}
+
+/// "(LWP 1234 ...)": the thread's id, for ordering; 0 without one.
+long headingThreadId(const std::string& heading) {
+  return heading.starts_with("(LWP ") ? std::atol(heading.c_str() + 5) : 0;
+}
+
+}  // namespace
+
+std::string crashTextFromFile(const std::filesystem::path& file, long pid) {
+  std::optional<FrameRecords> records = readFrameRecords(file, kCrashFileHeader);
+  if (!records) return {};
+  if (records->threads.size() > 1) records->threads.resize(1);
+  if (records->threads.empty()) records->threads.push_back({"(crashed):", 0, {}});
+  const std::string text = std::string(kRunnerCrashFramesBy) + ", " + signalName(records->signal) +
+                           ", process " + std::to_string(pid) + "\n" + symbolisedThreads(*records);
+  return outsideText(text);
+}
+
+std::string stacksTextFromFile(const std::filesystem::path& file, long pid) {
+  std::optional<FrameRecords> records = readFrameRecords(file, kStacksFileHeader);
+  if (!records || records->threads.empty()) return {};
+  // By thread id: the main thread first, then the others as they were started, whoever answered
+  // first.
+  std::stable_sort(records->threads.begin(), records->threads.end(),
+                   [](const ThreadRecord& a, const ThreadRecord& b) {
+                     return headingThreadId(a.heading) < headingThreadId(b.heading);
+                   });
+  const std::string text = std::string(kRunnerStacksBy) + ", process " + std::to_string(pid) +
+                           "\n" + symbolisedThreads(*records);
   return outsideText(text);
 }
 
@@ -486,13 +587,22 @@ std::vector<CrashFrame> crashFrames(const std::string& stacks) {
 
 std::vector<CrashFrame> stuckFrames(const std::string& stacks) {
   if (isCrashText(stacks)) return {};
-  for (std::vector<CrashFrame>& frames : threadFrames(stacks)) {
-    const bool ours = std::any_of(frames.begin(), frames.end(), [](const CrashFrame& f) {
-      return f.function.starts_with("gpufuzz::");
-    });
-    if (ours) return std::move(frames);
+  std::vector<std::vector<CrashFrame>> threads = threadFrames(stacks);
+  // The program's threads: those that run a gpufuzz:: function.
+  std::vector<std::vector<CrashFrame>*> ours;
+  for (std::vector<CrashFrame>& frames : threads) {
+    if (std::any_of(frames.begin(), frames.end(),
+                    [](const CrashFrame& f) { return f.function.starts_with("gpufuzz::"); }))
+      ours.push_back(&frames);
   }
-  return {};
+  // Of several, the first inside a runtime's call: the others of a threaded run wait for it.
+  for (std::vector<CrashFrame>* frames : ours) {
+    for (const CrashFrame& f : *frames) {
+      if (f.owner == FrameOwner::Runtime) return std::move(*frames);
+      if (f.owner == FrameOwner::Program) break;
+    }
+  }
+  return ours.empty() ? std::vector<CrashFrame>{} : std::move(*ours.front());
 }
 
 std::string frameSite(const std::string& stacks) {

@@ -14,6 +14,7 @@
 // field: the crashing thread's top three, after the signal-handling, abort and system frames.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -39,8 +40,9 @@ struct CrashFrame {
   FrameOwner owner = FrameOwner::Library;
 };
 
-/// Where a runner child writes its frames if it crashes (CrashReport.h): a name of its own in the
-/// temporary folder, given in the child's environment; the file is removed with this object.
+/// Where a runner child writes its frames if it crashes, and every thread's when asked
+/// (CrashReport.h): names of their own in the temporary folder, given in the child's environment;
+/// the files are removed with this object.
 class CrashFile {
  public:
   /// `wanted` false: no file (a target, which has no handler).
@@ -50,16 +52,25 @@ class CrashFile {
   CrashFile& operator=(const CrashFile&) = delete;
   /// Empty when not wanted.
   const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& stacksPath() const { return stacksPath_; }
   /// The crashed child's frames, symbolised (crashTextFromFile); empty without them.
   std::string text(long pid) const;
+  /// Every thread's frames of the live child `pid`, by its own handler (stacksTextFromFile);
+  /// empty when it has no handler or no record came within `wait`.
+  std::string askStacks(long pid, std::chrono::milliseconds wait) const;
 
  private:
   std::filesystem::path path_;
+  std::filesystem::path stacksPath_;
 };
 
 /// The crash text from a runner's crash file (symbolised); empty when there is no file or it is
 /// not one (a crash before the handler was installed).
 std::string crashTextFromFile(const std::filesystem::path& file, long pid);
+/// The stacks text from a runner's stacks record, symbolised: "stacks by the runner's signal
+/// handler, process N", then each thread that answered, by thread id ("Thread K (LWP TID
+/// "NAME"):") with its frames as a crash text has them. Empty when it is none.
+std::string stacksTextFromFile(const std::filesystem::path& file, long pid);
 
 /// The command that runs `command` under `debugger` (gdb or cuda-gdb) to its crash and prints the
 /// crashing thread's frames. Descriptors and environment pass through to the program.
@@ -72,12 +83,15 @@ std::string crashTextFromDebugger(const std::string& debuggerName, const std::st
 /// where a target's need a debugger's run of their own.
 inline constexpr std::string_view kRunnerCrashFramesBy =
     "crash frames by the runner's signal handler";
+/// How the runner's own stacks of a live child open.
+inline constexpr std::string_view kRunnerStacksBy = "stacks by the runner's signal handler";
 /// Whether `stacks` is a crash text (above), not a stuck child's stacks.
 bool isCrashText(const std::string& stacks);
 /// The crashing thread's frames, innermost first.
 std::vector<CrashFrame> crashFrames(const std::string& stacks);
-/// The stuck thread's frames of a debugger's stacks of a stuck child (StackCapture.h): the first
-/// thread that runs the program's code (a gpufuzz:: function), innermost first.
+/// The stuck thread's frames of a stuck child's stacks (the runner's own, or a debugger's:
+/// StackCapture.h), innermost first: of the threads that run the program's code (a gpufuzz::
+/// function), the first inside a runtime's call, else the first.
 std::vector<CrashFrame> stuckFrames(const std::string& stacks);
 /// Where a failure is, by one function: the runtime's top frame when it died or is stuck in the
 /// runtime, else the program's; a spin and a crash in one runtime function share it. Empty

@@ -1,4 +1,5 @@
-// StackCapture.h: every thread's stack of a stuck child, taken by a debugger attached to it in
+// StackCapture.h: every thread's stack of a stuck child that does not write its own (the project's
+// runner does: CrashFile::askStacks), taken by a debugger attached to it in
 // batch mode: gdb when it is on PATH, else NVIDIA's cuda-gdb (gdb with CUDA's commands, what GPU
 // machines without gdb have; often not on PATH: findCudaTool). Attaching needs ptrace rights
 // over the child: root, or an ancestor under Yama ptrace_scope 1 (ChildProcess lets the

@@ -62,6 +62,10 @@ std::string percent(double share) {
   return text;
 }
 
+/// How long a runner's own handler may take to write every thread's stacks: its leader waits
+/// half a second for the other threads.
+constexpr std::chrono::milliseconds kOwnStacksWait{3000};
+
 /// How long an operation in which a known planted hang fired is watched, at least.
 constexpr std::chrono::milliseconds kKnownFaultWindow{10};
 
@@ -71,9 +75,12 @@ class ProgressWatch final : public ChildObserver {
  public:
   /// pauseOnPass: paused() once the child reported a passing outcome (a persistent child,
   /// which goes on to its next sequence).
-  ProgressWatch(const SupervisionLimits& limits, pid_t pid, bool pauseOnPass = false)
+  /// `files`: the runner child's crash and stacks files (none for a target).
+  ProgressWatch(const SupervisionLimits& limits, pid_t pid, const CrashFile* files,
+                bool pauseOnPass = false)
       : limits_(limits),
         pid_(pid),
+        files_(files),
         pauseOnPass_(pauseOnPass),
         lastProgress_(Clock::now()),
         order_(limits.expectedOps, limits.expectedWaits) {}
@@ -148,12 +155,8 @@ class ProgressWatch final : public ChildObserver {
   bool onDeadline(Clock::time_point now) override {
     if (protocolError_) return true;
     if (const auto late = lateDue(); late && now >= *late && now < stuckDeadline()) {
-      // Late, not stuck: its stacks now, and the child goes on. Stopped first, so that it is
-      // still where it was late when the debugger attaches: under load gdb started after a
-      // 600 ms call had returned, and found the child gone.
-      ::kill(pid_, SIGSTOP);
-      lateStacks_ = captureStacks(pid_);
-      ::kill(pid_, SIGCONT);
+      // Late, not stuck: its stacks now, and the child goes on.
+      lateStacks_ = stacksNow();
       lateTaken_ = true;
       return false;
     }
@@ -187,7 +190,7 @@ class ProgressWatch final : public ChildObserver {
                               now - (blamed ? blamed->began : lastProgress_)),
                           blamed ? allowanceOf(*blamed) : limits_.progressDeadline};
     }
-    if (limits_.captureStacks) stacks_ = captureStacks(pid_);
+    if (limits_.captureStacks) stacks_ = stacksNow();
     return true;
   }
 
@@ -262,6 +265,19 @@ class ProgressWatch final : public ChildObserver {
     return it != running_.end() ? &it->second : &running_.begin()->second;
   }
 
+  /// Every thread's stack of the child: the runner's own when it answers with its program's
+  /// frames (CrashFile::askStacks), else by a debugger. The child is stopped while the debugger
+  /// attaches, so that it is still where it was: under load gdb started after a 600 ms call had
+  /// returned, and found the child gone.
+  std::string stacksNow() {
+    std::string own = files_ ? files_->askStacks(pid_, kOwnStacksWait) : std::string();
+    if (!stuckFrames(own).empty()) return own;
+    ::kill(pid_, SIGSTOP);
+    std::string debugger = captureStacks(pid_);
+    ::kill(pid_, SIGCONT);
+    return debugger.empty() ? own : debugger;
+  }
+
   /// When the child counts as stuck, or is sampled for it.
   Clock::time_point stuckDeadline() const {
     if (protocolError_) return lastProgress_;  // now: the run stops at a protocol error
@@ -309,6 +325,7 @@ class ProgressWatch final : public ChildObserver {
 
   const SupervisionLimits& limits_;
   pid_t pid_;
+  const CrashFile* files_;
   bool pauseOnPass_;
   bool started_ = false;
   Clock::time_point lastProgress_;
@@ -418,13 +435,16 @@ std::string plantedBy(const RunOutcome& outcome, const std::vector<FaultFired>& 
 namespace {
 
 ChildProcess::Options childOptions(const SupervisionLimits& limits,
-                                   const std::filesystem::path& crashFile = {}) {
+                                   const CrashFile* files = nullptr) {
   ChildProcess::Options options;
   options.eventsPipe = true;
   options.outputLimit = limits.outputLimit;
   options.environment = limits.environment;
   options.environment.emplace_back(kEventsFdVariable, std::to_string(ChildProcess::kEventsFd));
-  if (!crashFile.empty()) options.environment.emplace_back(kCrashFileVariable, crashFile.string());
+  if (files && !files->path().empty()) {
+    options.environment.emplace_back(kCrashFileVariable, files->path().string());
+    options.environment.emplace_back(kStacksFileVariable, files->stacksPath().string());
+  }
   options.forkServer = limits.forkServer;
   options.cancel = limits.cancel;
   return options;
@@ -506,13 +526,13 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
   const CrashFile crash(!limits.target);
   std::optional<ChildProcess> child;
   try {
-    child.emplace(withEvents, childOptions(limits, crash.path()));
+    child.emplace(withEvents, childOptions(limits, &crash));
   } catch (const std::exception& e) {  // ChildStartError, or no descriptors or memory left
     Supervised result;
     result.harnessError = std::string("cannot start the child: ") + e.what();
     return result;
   }
-  ProgressWatch watch(limits, child->pid());
+  ProgressWatch watch(limits, child->pid(), &crash);
   Supervised result = classify(child->run(watch), watch, limits);
   addCrashFrames(result, crash, child->pid());
   if (limits.target && limits.captureStacks && !result.harnessError &&
@@ -545,7 +565,7 @@ std::string crashTextUnderDebugger(const ChildCommand& command, const Supervisio
       "crash frames not taken: under " + debugger->name + " (" + debugger->path + ") ";
   try {
     ChildProcess child(crashDebuggerCommand(debugger->path, command), childOptions(underDebugger));
-    ProgressWatch watch(underDebugger, child.pid());
+    ProgressWatch watch(underDebugger, child.pid(), nullptr);
     const ChildExit exit = child.run(watch);
     std::string text = crashTextFromDebugger(debugger->name, exit.outputTail);
     if (!text.empty()) return text;
@@ -597,7 +617,7 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     }
     try {
       crash_ = std::make_unique<CrashFile>(true);
-      child_ = std::make_unique<ChildProcess>(command_, childOptions(limits, crash_->path()));
+      child_ = std::make_unique<ChildProcess>(command_, childOptions(limits, crash_.get()));
     } catch (const std::exception& e) {
       result.harnessError = std::string("cannot start the child: ") + e.what();
       end();
@@ -613,7 +633,7 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     return result;
   }
   const auto began = Clock::now();
-  ProgressWatch watch(limits, child_->pid(), /*pauseOnPass=*/true);
+  ProgressWatch watch(limits, child_->pid(), crash_.get(), /*pauseOnPass=*/true);
   std::optional<ChildExit> exit = child_->runUntilPaused(watch);
   if (!exit && ++sequencesRun_ >= maxSequences_) {
     // Its last sequence: the process ends, and how it ends belongs to this run, as a fresh

@@ -295,5 +295,30 @@ TEST(OneCause, TheRuntimesEntryIsTheCallTheProgramMade) {
   EXPECT_EQ(runtimeEntry(unnamed), "");
 }
 
+// A threaded run's other threads wait for the stuck one in the program's own code: the stuck
+// thread is the one inside a runtime's call, whichever thread the stacks list first.
+TEST(OneCause, TheStuckThreadIsTheOneInsideTheRuntime) {
+  const std::string stacks =
+      std::string(kRunnerStacksBy) +
+      ", process 7\n"
+      "Thread 1 (LWP 7 \"gpufuzz-runner\"):\n"
+      "#0  0x00007f in pthread_cond_wait () from /lib/x86_64-linux-gnu/libc.so.6 [system]\n"
+      "#1  0x00005b in gpufuzz::ThreadedSchedule::wait () from /bin/gpufuzz-runner [program]\n"
+      "Thread 2 (LWP 8 \"gpufuzz-runner\"):\n"
+      "#0  0x00007d in pthread_spin_lock () from /lib/x86_64-linux-gnu/libc.so.6 [system]\n"
+      "#1  0x00007b in cuMemPoolDestroy () from /usr/lib/libcuda.so.1 [runtime]\n"
+      "#2  0x00005a in gpufuzz::Pool::teardown () from /bin/gpufuzz-runner [program]\n";
+  const std::vector<CrashFrame> frames = stuckFrames(stacks);
+  ASSERT_EQ(frames.size(), 3U) << stacks;
+  EXPECT_EQ(frames[1].function, "cuMemPoolDestroy");
+  EXPECT_EQ(runtimeEntry(stacks), "cuMemPoolDestroy");
+  EXPECT_EQ(topFrames(stacks, 2),
+            (std::vector<std::string>{"pthread_spin_lock", "cuMemPoolDestroy"}));
+  // Without a thread in a runtime's call, the first of the program's.
+  const std::string waiting = stacks.substr(0, stacks.find("Thread 2"));
+  EXPECT_EQ(topFrames(waiting, 2),
+            (std::vector<std::string>{"pthread_cond_wait", "gpufuzz::ThreadedSchedule::wait"}));
+}
+
 }  // namespace
 }  // namespace gpufuzz

@@ -1,11 +1,13 @@
 // StackCaptureTest.cpp: which debugger takes a stuck child's stacks (gdb, else cuda-gdb on PATH,
 // in $CUDA_HOME/bin or /usr/local/cuda/bin), the batch command it is given, and that the
-// stacks say which one took them, with stand-in debuggers on a PATH of the test's own.
+// stacks say which one took them, with stand-in debuggers on a PATH of the test's own. The
+// project's runner answers with its own stacks, and no debugger runs.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/supervise/CrashSite.h"
 #include "harness/supervise/CudaTools.h"
 #include "harness/supervise/StackCapture.h"
 #include "harness/supervise/Supervisor.h"
+#include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"
 #include "tests/harness/supervise/FakeRunnerPath.h"
 
@@ -181,6 +185,88 @@ TEST(StackCapture, ADebuggerThatCannotStartSaysSoInTheStacks) {
                          0),
             0U)
       << stacks;
+}
+
+/// The project's runner on sim, running `seq` under fault plan `plan`, both written in `dir`.
+ChildCommand simRunner(const std::filesystem::path& dir, const std::string& seq,
+                       const std::string& plan) {
+  std::ofstream(dir / "run.seq") << "# gpufuzz sequence\n# model: device\n" << seq;
+  std::ofstream(dir / "run.plan") << plan << "\n";
+  return ChildCommand{(testing::binDir() / "gpufuzz-runner").string(),
+                      {(dir / "run.seq").string(), "--backend", "sim", "--faults",
+                       (dir / "run.plan").string(), "--quiet"}};
+}
+
+SupervisionLimits runnerLimits() {
+  SupervisionLimits limits;
+  limits.progressDeadline = 300ms;
+  limits.startDeadline = 10s;
+  limits.captureStacks = true;
+  return limits;
+}
+
+/// Whether `frames` has a frame of `function`.
+bool hasFrame(const std::vector<CrashFrame>& frames, const std::string& function) {
+  return std::any_of(frames.begin(), frames.end(),
+                     [&](const CrashFrame& f) { return f.function == function; });
+}
+
+// On the GPU machine cuda-gdb crashed attaching to a spinning runner, and the spin kept no
+// frames. The runner's own handler needs no debugger: one that is there is not run.
+TEST(RunnerStacks, AStuckRunnerGivesItsOwnStacksAndNoDebuggerRuns) {
+  ScratchDir dir;
+  writeFakeDebugger(dir.path() / "tools", "cuda-gdb");
+  const ScopedEnv path("PATH", (dir.path() / "tools").c_str());
+  const ScopedEnv cudaHome("CUDA_HOME", nullptr);
+  for (const std::string effect : {"hang", "spin"}) {
+    const Supervised s = supervise(
+        simRunner(dir.path(), "ctx_create c0\nbuf_create c0 b0\n", effect + " at buf_alloc"),
+        runnerLimits());
+    ASSERT_TRUE(s.stuck) << effect << ": " << s.outputTail;
+    EXPECT_EQ(s.stacks.rfind(std::string(kRunnerStacksBy) + ", process ", 0), 0U) << s.stacks;
+    EXPECT_EQ(s.stacks.find("fake cuda-gdb"), std::string::npos) << s.stacks;
+    const std::vector<CrashFrame> frames = stuckFrames(s.stacks);
+    EXPECT_TRUE(hasFrame(frames, "gpufuzz::FaultInjector::before")) << s.stacks;
+    EXPECT_TRUE(hasFrame(frames, "gpufuzz::Device::allocBuffer")) << s.stacks;
+    // The handler's own frames are cut: the stuck thread's top is where it was stopped.
+    EXPECT_EQ(s.stacks.find("onStacksSignal"), std::string::npos) << s.stacks;
+  }
+}
+
+TEST(RunnerStacks, EveryThreadOfAThreadedRunnerAnswers) {
+  ScratchDir dir;
+  SupervisionLimits limits = runnerLimits();
+  // Each buf_create waits for its thread's ctx_create (threadWaits): both may be in flight.
+  limits.expectedWaits = {{}, {}, {0}, {1}};
+  const Supervised s = supervise(simRunner(dir.path(),
+                                           "@0 ctx_create c0\n@1 ctx_create c1\n"
+                                           "@0 buf_create c0 b0\n@1 buf_create c1 b1\n",
+                                           "spin at buf_alloc"),
+                                 limits);
+  ASSERT_TRUE(s.stuck) << s.outputTail;
+  ASSERT_EQ(s.stacks.rfind(kRunnerStacksBy, 0), 0U) << s.stacks;
+  // Both threads that spin, each under its own heading with the thread's id.
+  std::size_t spinning = 0;
+  for (std::size_t at = 0; (at = s.stacks.find("\nThread ", at)) != std::string::npos; ++at) {
+    const std::size_t next = s.stacks.find("\nThread ", at + 1);
+    const std::string thread = s.stacks.substr(at, next == std::string::npos ? next : next - at);
+    EXPECT_NE(thread.find("(LWP "), std::string::npos) << thread;
+    if (thread.find("gpufuzz::FaultInjector::before") != std::string::npos) ++spinning;
+  }
+  EXPECT_EQ(spinning, 2U) << s.stacks;
+}
+
+TEST(RunnerStacks, ALateRunnerGivesItsOwnStacksAndGoesOn) {
+  ScratchDir dir;
+  SupervisionLimits limits = runnerLimits();
+  limits.progressDeadline = 5s;
+  limits.lateDeadline = 100ms;
+  const Supervised s = supervise(
+      simRunner(dir.path(), "ctx_create c0\nbuf_create c0 b0\n", "delay=600 at buf_alloc"), limits);
+  EXPECT_EQ(s.outcome.cls, OutcomeClass::Pass) << s.outputTail;
+  EXPECT_EQ(s.lateStacks.rfind(kRunnerStacksBy, 0), 0U) << s.lateStacks;
+  EXPECT_TRUE(hasFrame(stuckFrames(s.lateStacks), "gpufuzz::FaultInjector::before"))
+      << s.lateStacks;
 }
 
 }  // namespace
