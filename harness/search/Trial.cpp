@@ -369,8 +369,14 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
     // A hang or spin a plan's rule planted in the stuck operation never returns: its
     // confirmation ends a tenth of the long deadline after the rule fires again
     // (SupervisionLimits::knownFaults), not after all of it. Other misses wait it out.
-    result.evidence = runOnce(file, seq, longerDefault, longer, mode == TrialMode::Evidence,
-                              attempt, first.outcome.fault, cancel);
+    // The runner writes its own stacks in milliseconds: taken in the confirmation itself once
+    // the operation passes the first run's deadline, a slow has the stacks of the run that was
+    // slow. A target's need a debugger, which would attach twice to each hang: one more run.
+    const bool evidence = mode == TrialMode::Evidence;
+    const LateAfter late{deadline, kinds, first.outcome.at};
+    const bool lateHere = evidence && setup_.captureStacks && setup_.target.empty();
+    result.evidence = runOnce(file, seq, longerDefault, longer, evidence, attempt,
+                              first.outcome.fault, cancel, lateHere ? &late : nullptr);
     result.executions = 2;
     result.outcome = result.evidence.outcome;
     if (!result.evidence.stuck && !result.evidence.harnessError &&
@@ -391,12 +397,11 @@ TrialResult TrialRunner::run(const Sequence& seq, TrialMode mode, std::optional<
                        {}};
         result.outcome.fault = plantedBy(result.outcome, result.evidence.faults);
       }
-      if (result.outcome.cls == OutcomeClass::Slow && mode == TrialMode::Evidence &&
-          setup_.captureStacks) {
-        // A slow operation finishes, so no stuck run took its stacks. One more run takes them
+      if (result.outcome.cls == OutcomeClass::Slow && lateHere) {
+        result.evidence.stacks = result.evidence.lateStacks;
+      } else if (result.outcome.cls == OutcomeClass::Slow && evidence && setup_.captureStacks) {
+        // A slow operation finishes, so no stuck run took its stacks: one more run takes them
         // once it passes the first run's deadline, and lets it finish: where its time went.
-        // Taken in every long confirmation instead, they cost each hang a second debugger.
-        const LateAfter late{deadline, kinds, result.outcome.at};
         const Supervised again = runOnce(file, seq, longerDefault, longer, true, attempt,
                                          first.outcome.fault, cancel, &late);
         ++result.executions;
