@@ -674,8 +674,11 @@ class Campaign {
     }
     // After a stop request nothing new starts; once the time and grace are spent, a failure
     // found in time is still saved, its shrink cut short.
-    // Once the shrink window closes, what is left of the grace confirms the shrinks under way.
-    if ((plan_.stopRequested && plan_.stopRequested()) || trials_.shrinkClosed()) {
+    // Once the shrink window closes, what is left of the grace confirms the shrinks under way,
+    // and a failure whose run settled its cause, unshrunk: on an H100 an error met 10 s before
+    // the window closed waited for its history's re-runs, and was left unexamined.
+    const bool unshrunk = trials_.shrinkClosed();
+    if (stopRequested() || (unshrunk && triage.cause.empty())) {
       if (knownCauseHit(triage)) return true;
       countUnexamined(t.outcome.cls);
       return false;
@@ -691,7 +694,7 @@ class Campaign {
     const TrialResult& first = t;
     {
       std::lock_guard lock(mutex_);
-      shrinking_ = "shrinking " + shown;
+      shrinking_ = (unshrunk ? "confirming " : "shrinking ") + shown;
       examinedAs_.insert(as);
     }
     Shrinker shrinker(trials_, freshJobs());
@@ -703,9 +706,15 @@ class Campaign {
     }
     MinimizeRequest request{
         seq, first, seqSeed, foundText(seqSeed, ranBefore), confirmations_, !triage.variant};
-    Finding f = minimizeFailure(shrinker, trials_, request, {}, [this](const Finding& candidate) {
-      return store_.knows(candidate.signature());
-    });
+    Finding f = unshrunk ? confirmedUnshrunk(shrinker, trials_, request)
+                         : minimizeFailure(shrinker, trials_, request, {},
+                                           [this](const Finding& candidate) {
+                                             return store_.knows(candidate.signature());
+                                           });
+    if (unshrunk) {
+      f.minimal.directives.notes.push_back(
+          "not shrunk: met once the shrink window had closed; its cause is its run's");
+    }
     // A crash under the same runtime entry point may have been recorded during the shrink.
     const std::string under = stuckUnderCrash(f.outcome, f.stacks);
     if (!under.empty()) markUnderCrash(f, under);

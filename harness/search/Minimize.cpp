@@ -73,6 +73,28 @@ Finding annotated(const TrialRunner& trials, const MinimizeRequest& request, Seq
   return f;
 }
 
+/// Replays `f`'s minimal sequence request.confirmations times, its rate and evidence into `f`;
+/// marked stopped when the trials stop meanwhile.
+void confirm(Finding& f, Shrinker& shrinker, const TrialRunner& trials,
+             const MinimizeRequest& request, const FailureKey& key) {
+  const auto r = shrinker.reproductions(f.minimal, key, request.confirmations);
+  if (trials.stopRequested()) {
+    f.stopped = true;
+    f.executionsToShrink += r.executions;
+    return;
+  }
+  f.confirmations = request.confirmations;
+  f.reproduced = r.hits;
+  f.executionsToShrink += r.executions;
+  if (r.evidence) {
+    // The minimal sequence's own evidence is the clearer one.
+    if (!r.evidence->stacks.empty()) f.stacks = r.evidence->stacks;
+    f.outputTail = r.evidence->outputTail;
+    f.timings = r.evidence->timings;
+    f.stuckOp = r.evidence->stuckOp;
+  }
+}
+
 Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request,
                            const std::function<void(const std::string&)>& onStep,
                            const std::function<bool(const Finding&)>& alreadyKnown) {
@@ -97,22 +119,7 @@ Finding shrunkAndConfirmed(Shrinker& shrinker, TrialRunner& trials, const Minimi
   }
   if (f.stopped || (alreadyKnown && alreadyKnown(f))) return f;
   // The shrink kept `key`, so the minimal sequence meets it too.
-  const auto r = shrinker.reproductions(f.minimal, key, request.confirmations);
-  if (stopped()) {
-    f.stopped = true;
-    f.executionsToShrink += r.executions;
-    return f;
-  }
-  f.confirmations = request.confirmations;
-  f.reproduced = r.hits;
-  f.executionsToShrink += r.executions;
-  if (r.evidence) {
-    // The minimal sequence's own evidence is the clearer one.
-    if (!r.evidence->stacks.empty()) f.stacks = r.evidence->stacks;
-    f.outputTail = r.evidence->outputTail;
-    f.timings = r.evidence->timings;
-    f.stuckOp = r.evidence->stuckOp;
-  }
+  confirm(f, shrinker, trials, request, key);
   return f;
 }
 
@@ -122,6 +129,14 @@ Finding unshrunkFinding(const TrialRunner& trials, const MinimizeRequest& reques
   Finding f = annotated(trials, request, request.failing, request.first.outcome);
   f.timings = request.first.evidence.timings;  // the timeline of the run that failed
   f.stuckOp = request.first.evidence.stuckOp;
+  f.cause = failureCause(f.outcome, f.minimal, trials.setup().policy, f.stacks);
+  return f;
+}
+
+Finding confirmedUnshrunk(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request) {
+  shrinker.setBaseAttempt(request.first.attempt);
+  Finding f = unshrunkFinding(trials, request);
+  confirm(f, shrinker, trials, request, FailureKey::of(request.first, request.anyOp));
   f.cause = failureCause(f.outcome, f.minimal, trials.setup().policy, f.stacks);
   return f;
 }

@@ -34,6 +34,11 @@ Finding minimizeFailure(Shrinker& shrinker, TrialRunner& trials, const MinimizeR
 /// directives, evidence and cause as minimizeFailure would give them.
 Finding unshrunkFinding(const TrialRunner& trials, const MinimizeRequest& request);
 
+/// The failing sequence of `request` as its own finding, not shrunk, then confirmed as
+/// minimizeFailure confirms a minimal one: for a failure whose cause its run settled, met once
+/// no shrink may start.
+Finding confirmedUnshrunk(Shrinker& shrinker, TrialRunner& trials, const MinimizeRequest& request);
+
 /// How long a shrink's candidate of `first`'s failure may go without progress before it is
 /// stopped (Shrinker::limitCandidates): four times the longest that any operation of the failing
 /// run took, at least kLeastCandidateLimit. The failing operation itself is taken to have lasted
