@@ -14,10 +14,11 @@
 //                     holds each address, for symbolising after the process is gone
 //
 // Stacks on request. The supervisor names a second file (kStacksFileVariable); a runner that
-// answers creates it empty when its handler is in place. For every thread's stack of a stuck or
-// late runner, the supervisor sends kStacksSignal to the process. The thread that takes it signals
-// each other thread that does not block the signal, waits for them a while, and renames its record
-// to the file's name with ".taken" added. That record is text, one record a line:
+// answers writes "pid N" there, its own process id, when its handler is in place. For every
+// thread's stack of a stuck or late runner, the supervisor sends kStacksSignal to that process. The
+// thread that takes it signals each other thread that does not block the signal, waits for them a
+// while, and renames its record to the file's name with ".taken" added. That record is text, one
+// record a line:
 //   gpufuzz stacks 1
 //   exe PATH
 //   thread TID NAME   then that thread's `pc` and `frame` lines, as in a crash file

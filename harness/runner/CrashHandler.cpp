@@ -65,21 +65,26 @@ void writeHexLine(int fd, const char* name, uintptr_t value) {
   writeAll(fd, line, n);
 }
 
-void writeDecimalLine(int fd, const char* name, long value) {
+/// `value` in decimal at `out`, which has room for 20 digits; how many were written.
+std::size_t formatDecimal(char* out, unsigned long value) {
   char digits[24];
   std::size_t count = 0;
-  unsigned long v = value < 0 ? 0 : static_cast<unsigned long>(value);
   do {
-    digits[count++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
+    digits[count++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = digits[count - 1 - i];
+  return count;
+}
+
+void writeDecimalLine(int fd, const char* name, long value) {
   char line[64];
   std::size_t n = 0;
   for (const char* c = name; *c != '\0' && n < 24; ++c)
     line[n++] = *c;
   line[n++] = ' ';
-  while (count > 0)
-    line[n++] = digits[--count];
+  n += formatDecimal(line + n, value < 0 ? 0 : static_cast<unsigned long>(value));
   line[n++] = '\n';
   writeAll(fd, line, n);
 }
@@ -161,7 +166,7 @@ char stacksTaken[4096 + 16];
 std::atomic<int> collecting{0};
 std::atomic<int> writing{0};
 std::atomic<int> answered{0};
-int stacksFd = -1;
+std::atomic<int> stacksFd{-1};
 constexpr int kMostThreads = 512;
 /// How long the leader waits for the other threads: one stuck in the kernel never answers.
 constexpr long kAnswerWaitMs = 500;
@@ -179,14 +184,7 @@ long threadId() {
 bool blocksStacksSignal(long tid) {
   char path[64] = "/proc/self/task/";
   std::size_t n = std::strlen(path);
-  char digits[24];
-  std::size_t count = 0;
-  do {
-    digits[count++] = static_cast<char>('0' + tid % 10);
-    tid /= 10;
-  } while (tid != 0);
-  while (count > 0)
-    path[n++] = digits[--count];
+  n += formatDecimal(path + n, static_cast<unsigned long>(tid));
   std::memcpy(path + n, "/status", 8);
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return true;  // gone
@@ -255,28 +253,26 @@ void writeOwnStacks(const void* context) {
     expected = 0;
     pauseMs(1);
   }
-  if (stacksFd >= 0) {
-    writeText(stacksFd, "thread ");
-    char digits[24];
-    std::size_t count = 0;
-    for (unsigned long tid = static_cast<unsigned long>(threadId()); count == 0 || tid != 0;
-         tid /= 10)
-      digits[count++] = static_cast<char>('0' + tid % 10);
-    while (count > 0)
-      writeAll(stacksFd, &digits[--count], 1);
-    writeText(stacksFd, " ");
-    writeText(stacksFd, name);
-    writeText(stacksFd, "\n");
-    frames.write(stacksFd);
+  if (const int fd = stacksFd.load(); fd >= 0) {
+    writeText(fd, "thread ");
+    char tid[24];
+    writeAll(fd, tid, formatDecimal(tid, static_cast<unsigned long>(threadId())));
+    writeText(fd, " ");
+    writeText(fd, name);
+    writeText(fd, "\n");
+    frames.write(fd);
   }
   writing.store(0, std::memory_order_release);
 }
 
-void onStacksSignal(int, siginfo_t*, void* context) {
+void onStacksSignal(int, siginfo_t* info, void* context) {
   const int saved = errno;
+  // Signalled by a thread of this process: the leader's request, even when it came so late that
+  // the leader is done. Only the supervisor's signal starts a record.
+  const bool fromLeader =
+      info != nullptr && info->si_code == SI_TKILL && info->si_pid == ::getpid();
   int idle = 0;
-  if (!collecting.compare_exchange_strong(idle, 1)) {
-    // Another thread leads: this one was signalled by it.
+  if (fromLeader || !collecting.compare_exchange_strong(idle, 1)) {
     writeOwnStacks(context);
     answered.fetch_add(1);
     errno = saved;
@@ -288,7 +284,7 @@ void onStacksSignal(int, siginfo_t*, void* context) {
     writeText(fd, "\n");
     writeExe(fd);
     answered.store(0);
-    stacksFd = fd;
+    stacksFd.store(fd);
     writeOwnStacks(context);
     const int signalled = signalOtherThreads();
     for (long waited = 0; answered.load() < signalled && waited < kAnswerWaitMs; ++waited)
@@ -298,7 +294,7 @@ void onStacksSignal(int, siginfo_t*, void* context) {
       expected = 0;
       pauseMs(1);
     }
-    stacksFd = -1;  // a thread that answers late writes nothing
+    stacksFd.store(-1);  // a thread that answers late writes nothing
     writing.store(0, std::memory_order_release);
     writeMaps(fd);
     ::close(fd);
@@ -331,9 +327,13 @@ void installStacksHandler() {
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   ::sigemptyset(&action.sa_mask);
   if (::sigaction(kStacksSignal, &action, nullptr) != 0) return;
-  // The empty file says this process answers.
+  // The file says this process answers, and which process it is: a wrapper such as
+  // compute-sanitizer may stand between it and its supervisor.
   const int fd = ::open(stacksFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd >= 0) ::close(fd);
+  if (fd >= 0) {
+    writeDecimalLine(fd, "pid", ::getpid());
+    ::close(fd);
+  }
 }
 
 void installCrashHandler() {

@@ -74,11 +74,12 @@ Finding annotated(const TrialRunner& trials, const MinimizeRequest& request, Seq
 }
 
 /// Replays `f`'s minimal sequence request.confirmations times, its rate and evidence into `f`;
-/// marked stopped when the trials stop meanwhile.
+/// marked stopped when the trials stop meanwhile, or when no try could be judged. A job's stop
+/// may reach the children before the campaign: their killed runs are not misses.
 void confirm(Finding& f, Shrinker& shrinker, const TrialRunner& trials,
              const MinimizeRequest& request, const FailureKey& key) {
   const auto r = shrinker.reproductions(f.minimal, key, request.confirmations);
-  if (trials.stopRequested()) {
+  if (trials.stopRequested() || (r.unjudged > 0 && r.unjudged == request.confirmations)) {
     f.stopped = true;
     f.executionsToShrink += r.executions;
     return;

@@ -249,6 +249,7 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
   Reproductions r;
   for (const TrialResult& t : outcomes) {
     r.executions += t.executions;
+    if (t.harnessError) ++r.unjudged;
     if (t.harnessError || !key.matches(t)) continue;
     ++r.hits;
     if (!r.evidence || (r.evidence->stacks.empty() && !t.evidence.stacks.empty())) {

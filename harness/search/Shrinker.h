@@ -124,6 +124,9 @@ class Shrinker {
 
   struct Reproductions {
     uint32_t hits = 0;
+    /// Tries that said nothing of the system under test: a harness error, such as a child
+    /// killed from outside.
+    uint32_t unjudged = 0;
     uint64_t executions = 0;
     /// A reproducing run's evidence (with the stacks of a stuck child), if any reproduced.
     std::optional<Supervised> evidence;

@@ -320,9 +320,14 @@ std::string CrashFile::text(long pid) const {
   return path_.empty() ? std::string() : crashTextFromFile(path_, pid);
 }
 
-std::string CrashFile::askStacks(long pid, std::chrono::milliseconds wait) const {
+std::string CrashFile::askStacks(std::chrono::milliseconds wait) const {
+  if (stacksPath_.empty()) return {};
+  // "pid N": the runner that answers, which a wrapper such as compute-sanitizer may have started.
+  std::ifstream marker(stacksPath_);
+  std::string word;
+  long pid = 0;
+  if (!(marker >> word >> pid) || word != "pid" || pid <= 0) return {};
   std::error_code ec;
-  if (stacksPath_.empty() || !std::filesystem::exists(stacksPath_, ec)) return {};
   const std::filesystem::path taken = stacksPath_.string() + kStacksTakenSuffix;
   std::filesystem::remove(taken, ec);
   if (::kill(static_cast<pid_t>(pid), kStacksSignal) != 0) return {};

@@ -55,9 +55,9 @@ class CrashFile {
   const std::filesystem::path& stacksPath() const { return stacksPath_; }
   /// The crashed child's frames, symbolised (crashTextFromFile); empty without them.
   std::string text(long pid) const;
-  /// Every thread's frames of the live child `pid`, by its own handler (stacksTextFromFile);
-  /// empty when it has no handler or no record came within `wait`.
-  std::string askStacks(long pid, std::chrono::milliseconds wait) const;
+  /// Every thread's frames of the live runner that named itself in the stacks file, by its own
+  /// handler (stacksTextFromFile); empty when none did or no record came within `wait`.
+  std::string askStacks(std::chrono::milliseconds wait) const;
 
  private:
   std::filesystem::path path_;

@@ -270,7 +270,7 @@ class ProgressWatch final : public ChildObserver {
   /// attaches, so that it is still where it was: under load gdb started after a 600 ms call had
   /// returned, and found the child gone.
   std::string stacksNow() {
-    std::string own = files_ ? files_->askStacks(pid_, kOwnStacksWait) : std::string();
+    std::string own = files_ ? files_->askStacks(kOwnStacksWait) : std::string();
     if (!stuckFrames(own).empty()) return own;
     ::kill(pid_, SIGSTOP);
     std::string debugger = captureStacks(pid_);

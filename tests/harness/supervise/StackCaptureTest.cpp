@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/supervise/ComputeSanitizer.h"
 #include "harness/supervise/CrashSite.h"
 #include "harness/supervise/CudaTools.h"
 #include "harness/supervise/StackCapture.h"
@@ -267,6 +268,22 @@ TEST(RunnerStacks, ALateRunnerGivesItsOwnStacksAndGoesOn) {
   EXPECT_EQ(s.lateStacks.rfind(kRunnerStacksBy, 0), 0U) << s.lateStacks;
   EXPECT_TRUE(hasFrame(stuckFrames(s.lateStacks), "gpufuzz::FaultInjector::before"))
       << s.lateStacks;
+}
+
+// compute-sanitizer runs the runner as its own child: the runner names itself, and answers.
+TEST(RunnerStacks, ARunnerUnderASanitizerGivesItsOwnStacks) {
+  ScratchDir dir;
+  const std::filesystem::path here = testing::sourceDir() / "tests/harness/supervise";
+  SupervisionLimits limits = runnerLimits();
+  limits.environment = {
+      {"GPUFUZZ_FAKE_SANITIZER_REPORT", (here / "sanitizer-reports/clean.txt").string()}};
+  const Supervised s = superviseUnderSanitizer(
+      simRunner(dir.path(), "ctx_create c0\nbuf_create c0 b0\n", "hang at buf_alloc"), limits,
+      SanitizerSetup{SanitizerTool::Memcheck, (here / "fake-compute-sanitizer").string()},
+      dir.path() / "sanitizer.log", std::nullopt);
+  ASSERT_TRUE(s.stuck) << s.outputTail;
+  EXPECT_EQ(s.stacks.rfind(kRunnerStacksBy, 0), 0U) << s.stacks;
+  EXPECT_TRUE(hasFrame(stuckFrames(s.stacks), "gpufuzz::FaultInjector::before")) << s.stacks;
 }
 
 }  // namespace
