@@ -140,8 +140,9 @@ struct Supervised {
   /// The child's CPU time over wall time in the later half of the stuck window (0..cores).
   double cpuShareWhileStuck = 0;
   /// Every thread's stack of the stuck child, headed by what took it (the runner's handler, or a
-  /// debugger as it printed it); for a crash, the crashing thread's frames (CrashSite.h: the runner's own, or a target's
-  /// by a run under a debugger when captureStacks asks for them); empty if not captured.
+  /// debugger as it printed it); for a crash, the crashing thread's frames (CrashSite.h: the
+  /// runner's own, or a target's by a run under a debugger when captureStacks asks for them); empty
+  /// if not captured.
   std::string stacks;
   /// Every thread's stack once an operation ran past SupervisionLimits::lateDeadline, taken the
   /// first time one did; empty when none did or none were asked for.
