@@ -40,6 +40,8 @@ inline constexpr const char* kCrashFileHeader = "gpufuzz crash 1";
 inline constexpr const char* kStacksFileVariable = "GPUFUZZ_STACKS_FILE";
 /// The first line of a stacks record.
 inline constexpr const char* kStacksFileHeader = "gpufuzz stacks 1";
+/// Where a stacks record is written, after the stacks file's name, until it is complete.
+inline constexpr const char* kStacksPartSuffix = ".part";
 /// What a stacks record is renamed to, after the stacks file's name.
 inline constexpr const char* kStacksTakenSuffix = ".taken";
 /// The signal that asks for them. Its default action is to ignore it: a process without the

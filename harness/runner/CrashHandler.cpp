@@ -176,6 +176,17 @@ void pauseMs(long ms) {
   ::nanosleep(&t, nullptr);
 }
 
+/// The spin lock over the record: one thread writes to it at a time.
+void lockWriting() {
+  for (int expected = 0; !writing.compare_exchange_weak(expected, 1, std::memory_order_acquire);
+       expected = 0)
+    pauseMs(1);
+}
+
+void unlockWriting() {
+  writing.store(0, std::memory_order_release);
+}
+
 long threadId() {
   return ::syscall(SYS_gettid);
 }
@@ -248,11 +259,7 @@ void writeOwnStacks(const void* context) {
   for (char& c : name) {
     if (c == '\n') c = '\0';
   }
-  int expected = 0;
-  while (!writing.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
-    expected = 0;
-    pauseMs(1);
-  }
+  lockWriting();
   if (const int fd = stacksFd.load(); fd >= 0) {
     writeText(fd, "thread ");
     char tid[24];
@@ -262,7 +269,7 @@ void writeOwnStacks(const void* context) {
     writeText(fd, "\n");
     frames.write(fd);
   }
-  writing.store(0, std::memory_order_release);
+  unlockWriting();
 }
 
 void onStacksSignal(int, siginfo_t* info, void* context) {
@@ -289,13 +296,9 @@ void onStacksSignal(int, siginfo_t* info, void* context) {
     const int signalled = signalOtherThreads();
     for (long waited = 0; answered.load() < signalled && waited < kAnswerWaitMs; ++waited)
       pauseMs(1);
-    int expected = 0;
-    while (!writing.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
-      expected = 0;
-      pauseMs(1);
-    }
+    lockWriting();
     stacksFd.store(-1);  // a thread that answers late writes nothing
-    writing.store(0, std::memory_order_release);
+    unlockWriting();
     writeMaps(fd);
     ::close(fd);
     ::rename(stacksPart, stacksTaken);
@@ -318,7 +321,7 @@ void installStacksHandler() {
   if (file == nullptr || *file == '\0' || std::strlen(file) >= sizeof stacksFile) return;
   std::strcpy(stacksFile, file);
   std::strcpy(stacksPart, file);
-  std::strcat(stacksPart, ".part");
+  std::strcat(stacksPart, kStacksPartSuffix);
   std::strcpy(stacksTaken, file);
   std::strcat(stacksTaken, kStacksTakenSuffix);
   warmUnwinder();

@@ -310,7 +310,7 @@ CrashFile::CrashFile(bool wanted) {
 
 CrashFile::~CrashFile() {
   std::error_code ignored;
-  for (const std::string suffix : {"", ".part", kStacksTakenSuffix}) {
+  for (const std::string suffix : {"", kStacksPartSuffix, kStacksTakenSuffix}) {
     if (!stacksPath_.empty()) std::filesystem::remove(stacksPath_.string() + suffix, ignored);
   }
   if (!path_.empty()) std::filesystem::remove(path_, ignored);
