@@ -5,6 +5,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "model/ModelState.h"
 
@@ -285,12 +286,22 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
   }
   // Toward the canonical order: a later operation on an earlier-introduced name moves up. Ranks
   // never change under these swaps (two introductions are never out of order), so each accepted
-  // swap removes an inversion for good.
+  // swap removes an inversion for good. Operations on the same first name are ordered by their
+  // other names' ranks, then by operation and arguments: two minimal sequences that differ only
+  // in the place of an order-free step become one text, and one cause (search/Cause.h).
   const auto ranks = introductionRanks(seq);
-  const auto rank = [&](const Operation& op) { return ranks.at(op.names.front()); };
+  const auto key = [&](const Operation& op) {
+    std::vector<std::size_t> named;
+    for (const std::string& n : op.names) {
+      const auto it = ranks.find(n);
+      named.push_back(it == ranks.end() ? ranks.size() : it->second);
+    }
+    return std::tuple(named, op.name(), op.args);
+  };
   for (std::size_t i = 0; i + 1 < seq.ops.size(); ++i) {
-    if (seq.ops[i].names.empty() || seq.ops[i + 1].names.empty()) continue;
-    if (rank(seq.ops[i + 1]) >= rank(seq.ops[i])) continue;
+    const Operation &a = seq.ops[i], &b = seq.ops[i + 1];
+    if (a.names.empty() || b.names.empty()) continue;
+    if (key(b) >= key(a)) continue;
     Sequence candidate = seq;
     std::swap(candidate.ops[i], candidate.ops[i + 1]);
     if (!isValid(candidate) || !seen.insert(normalizedOperations(candidate)).second) continue;

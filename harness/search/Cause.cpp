@@ -3,7 +3,9 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "harness/search/Explainer.h"
@@ -17,8 +19,20 @@ constexpr std::size_t kCauseFrames = 4;
 /// A crash's state: its top three frames, as ClusterFuzz buckets crashes.
 constexpr std::size_t kCrashStateFrames = 3;
 
+/// A counted noun's singular: "commands" reads "command", "bytes" "byte"; words whose final s is
+/// not a plural's stay.
+std::string singular(const std::string& word) {
+  static const std::set<std::string> kept = {"is", "was", "has", "does", "its", "this", "as"};
+  if (word.size() < 3 || !word.ends_with('s') || word.ends_with("ss") || kept.contains(word))
+    return word;
+  return word.substr(0, word.size() - 1);
+}
+
 /// A verdict's words without what differs from run to run: addresses and handles (0x...), the
-/// sequence's names (e1, sv0) and plain numbers. Ids such as VUID-vk...-05149 or CL_... stay.
+/// sequence's names (e1, sv0), plain numbers and the words that agree with them ("? commands
+/// ... were" reads as "? command ... was"), lists of them ("?, ?, ?" reads as "?"), and where in
+/// the sequence a call was made (", operation ?", ", at the end"). Ids such as
+/// VUID-vk...-05149 or CL_... stay.
 std::string maskedVerdict(const std::string& text) {
   static const std::regex hex("0x[0-9a-fA-F]+"), name("\\b[a-z]{1,4}[0-9]+\\b");
   const std::string words = std::regex_replace(std::regex_replace(text, hex, "0x?"), name, "?");
@@ -38,10 +52,51 @@ std::string maskedVerdict(const std::string& text) {
       ++i;
     out += '?';
   }
-  return out;
+  // A count's noun and verbs agree with the number it had: one form for every count.
+  static const std::regex counted("\\? ([a-z]+)"), were("\\bwere\\b"), are("\\bare\\b");
+  static const std::regex place(",? (?:at the end|operation \\?)(?![\\w?])");
+  static const std::regex list("(^|[^\\w])\\?(?:, \\?)+");
+  std::string agreed;
+  auto from = out.cbegin();
+  for (std::sregex_iterator it(out.begin(), out.end(), counted), end; it != end; ++it) {
+    agreed.append(from, (*it)[1].first);
+    agreed += singular((*it)[1].str());
+    from = (*it)[1].second;
+  }
+  agreed.append(from, out.cend());
+  agreed = std::regex_replace(std::regex_replace(agreed, were, "was"), are, "is");
+  return std::regex_replace(std::regex_replace(agreed, place, ""), list, "$1?");
+}
+
+/// What a wait waits on, from its call's name: a stream's or queue's work unless it names an
+/// event, a fence or a semaphore.
+std::string waitedOn(const std::string& call) {
+  static const std::vector<std::pair<const char*, const char*>> kinds = {
+      {"Event", "an event"}, {"Fence", "a fence"}, {"Semaphore", "a semaphore"}};
+  for (const auto& [word, kind] : kinds) {
+    if (call.find(word) != std::string::npos) return kind;
+  }
+  return "a queue";
+}
+
+/// One broken mechanism, whichever call showed it: every backend words a wait that came back
+/// before its work was done as "WAIT returned while ..." or "WAIT returned before ..."
+/// (renderer/device/PendingWork.h). rusticl's stale status, met through clFinish and a
+/// blocking read with one to three commands pending, gave four causes when keyed by the words.
+/// The kind of wait stays: a fence's and a queue's are different code in a runtime.
+std::optional<std::string> earlyWait(const std::string& verdict) {
+  static const std::regex wait("^(\\S+)[^:]*? returned (?:while|before) ");
+  std::smatch m;
+  if (!std::regex_search(verdict, m, wait)) return std::nullopt;
+  return "a wait on " + waitedOn(m[1].str()) + " returned before its work was done";
 }
 
 }  // namespace
+
+std::string verdictCause(const std::string& verdict) {
+  if (std::optional<std::string> wait = earlyWait(verdict)) return *wait;
+  return "says " + maskedVerdict(verdict);
+}
 
 std::vector<std::string> topFrames(const std::string& stacks, std::size_t count) {
   std::vector<std::string> names;
@@ -79,8 +134,8 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
   // operations are variants: a call such as cuMemPoolCreate runs at `create` and `ctx_create`.
   if ((outcome.cls == OutcomeClass::Error || outcome.cls == OutcomeClass::Invalid) &&
       !outcome.detail.empty()) {
-    return std::string(outcomeClassName(outcome.cls)) + concurrent + "; says " +
-           maskedVerdict(outcome.detail);
+    return std::string(outcomeClassName(outcome.cls)) + concurrent + "; " +
+           verdictCause(outcome.detail);
   }
   std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
   // Operations after the failing one never ran: they need nothing.

@@ -27,10 +27,16 @@ namespace gpufuzz {
 /// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
 /// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4";
 /// for an error or invalid outcome with a detail, its verdict whatever operation it came at:
-/// "error; says clSetUserEventStatus ?: CL_INVALID_OPERATION, where ...". A threaded
+/// "error; says clSetUserEventStatus ?: CL_INVALID_OPERATION, where ..." (verdictCause). A threaded
 /// minimal sequence's cause says "; concurrent" after the class and place (or the rule).
 std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, TeardownPolicy policy,
                          const std::string& stacks);
+
+/// What an error's or a checker's verdict says of its fault, without what varies with the
+/// sequence: "says clReleaseEvent ?: CL_INVALID_EVENT", its names, numbers, the words that
+/// agree with them and the operation's place masked; for a wait that returned before its work
+/// was done, through whichever call, "a wait on a queue returned before its work was done".
+std::string verdictCause(const std::string& verdict);
 
 /// The function names of the top `count` frames of the stuck thread of `stacks` (stuckFrames),
 /// "??" for one without a name. Empty without stacks.

@@ -118,8 +118,9 @@ struct FaultFired {
 
 /// The rule that planted `outcome`, as cited, or empty: for a hang, spin, crash or error, the
 /// last rule fired in the failing operation, when its effect is that failure (a hang or spin
-/// also from a delay, a slow operation only from one); for a mismatch, the corrupting rules
-/// fired up to the failing operation; for a leak, the leaking ones (several joined by " + ").
+/// also from a delay, a slow operation only from one); for a mismatch, the first corrupting rule
+/// fired up to the failing operation; for a leak, the first leaking one. A rule is named once,
+/// however often it fired, and a run that several rules spoiled is the first one's finding.
 std::string plantedBy(const RunOutcome& outcome, const std::vector<FaultFired>& faults);
 
 /// How long one completed operation took, from its `begin` to its `done` (for a stuck one: how

@@ -40,6 +40,39 @@ TEST(ShrinkCandidates, FoldANameIntoAnEarlierOneAndSortTowardOneOrder) {
   EXPECT_FALSE(mergeName(released, 2, "b", "a").has_value());
 }
 
+/// `seq` after every swap toward the canonical order, taken while one is offered: what a shrink
+/// ends with when the order never matters to the failure.
+std::string sortedBySwaps(Sequence seq) {
+  for (bool swapped = true; swapped;) {
+    swapped = false;
+    for (auto& [edit, candidate] : shrinkCandidates(seq)) {
+      if (edit.kind != Edit::Kind::Swap) continue;
+      seq = std::move(candidate);
+      swapped = true;
+      break;
+    }
+  }
+  return normalizedOperations(seq);
+}
+
+// Two minimal sequences that differ only in the place of an order-free step on the same first
+// name are one text: keyed by the first name alone, neither order was ever tried against the
+// other, and a target's one hang gave two findings.
+TEST(ShrinkCandidates, AnOrderFreeStepOnTheSameNameTakesOnePlace) {
+  const LifecycleModel& opencl = builtinModel("opencl");
+  const std::string head =
+      "create_context c0\ncreate_command_queue c0 q0\ncreate_buffer c0 b0\ncreate_buffer c0 b1\n";
+  const Sequence fillFirst = parseSequence(
+      head + "enqueue_fill_buffer q0 b1\nenqueue_write_buffer q0 b0\nenqueue_read_buffer q0 b1\n",
+      "a.seq", &opencl);
+  const Sequence writeFirst = parseSequence(
+      head + "enqueue_write_buffer q0 b0\nenqueue_fill_buffer q0 b1\nenqueue_read_buffer q0 b1\n",
+      "b.seq", &opencl);
+  EXPECT_EQ(sortedBySwaps(fillFirst), sortedBySwaps(writeFirst));
+  EXPECT_EQ(sortedBySwaps(fillFirst), normalizedOperations(writeFirst))
+      << "the step on the earlier-introduced buffer goes first";
+}
+
 TEST(Generator, SameSeedSameSequenceAndAlwaysValid) {
   for (std::string_view name : {"renderer", "device", "all"}) {
     SCOPED_TRACE(name);

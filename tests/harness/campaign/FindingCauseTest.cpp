@@ -208,6 +208,87 @@ TEST(OneCause, AnErrorIsItsVerdictWhateverTheSequenceNeeds) {
   EXPECT_NE(cause(error(""), a), cause(error(""), b));
 }
 
+// A verdict keeps what tells one fault from another and drops what varies with the sequence:
+// counts and the words that agree with them, names, addresses, sizes, and the operation's place.
+TEST(OneCause, AVerdictDropsCountsTheirGrammarAndTheOperationsPlace) {
+  EXPECT_EQ(verdictCause("cuMemAlloc: 4096 bytes: CUDA_ERROR_OUT_OF_MEMORY"),
+            verdictCause("cuMemAlloc: 1 byte: CUDA_ERROR_OUT_OF_MEMORY"));
+  EXPECT_NE(verdictCause("cuMemAlloc: 4096 bytes: CUDA_ERROR_OUT_OF_MEMORY"),
+            verdictCause("cuMemAlloc: 4096 bytes: CUDA_ERROR_INVALID_VALUE"));
+  EXPECT_EQ(verdictCause("clSetUserEventStatus e3: CL_SUCCESS, operation 7"),
+            verdictCause("clSetUserEventStatus e0: CL_SUCCESS, at the end"));
+  EXPECT_EQ(verdictCause("the destructor callbacks of m2 ran in the order 0, 1, 2"),
+            verdictCause("the destructor callbacks of m0 ran in the order 0, 1"));
+  // Words whose final s is no plural's stay as they are.
+  EXPECT_EQ(verdictCause("vkDestroyBuffer: buffer 3 was already freed"),
+            "says vkDestroyBuffer: buffer ? was already freed");
+  EXPECT_EQ(verdictCause("2 commands were not complete"),
+            verdictCause("1 command was not complete"));
+  // What tells faults apart stays: the call, the runtime's error name, the rule's VUID.
+  EXPECT_NE(verdictCause("vkCmdDraw: VUID-vkCmdDraw-None-08600: x"),
+            verdictCause("vkCmdDraw: VUID-vkCmdDraw-None-08601: x"));
+  EXPECT_NE(verdictCause("clReleaseEvent e1: CL_INVALID_EVENT"),
+            verdictCause("clReleaseMemObject m1: CL_INVALID_EVENT"));
+}
+
+// rusticl 22.3.6's stale event status, as four verdicts of one campaign: a wait that came back
+// before its work was done is one fault whichever queue wait showed it, with however many
+// commands pending, at whichever operation.
+TEST(OneCause, OneBrokenWaitIsOneCauseWhicheverCallMetIt) {
+  const Sequence a = parseSequence("create r0\ndraw r0\ndestroy r0\n", "a.seq");
+  const auto cause = [&](const std::string& op, const std::string& detail) {
+    return failureCause(RunOutcome{OutcomeClass::Error, At{3}, op, detail, {}}, a,
+                        TeardownPolicy::Shipped, "");
+  };
+  const std::string finish = cause("destroy",
+                                   "clFinish returned while 1 command enqueued before it was "
+                                   "CL_SUBMITTED (clEnqueueWriteBuffer)");
+  EXPECT_EQ(finish, cause("destroy",
+                          "clFinish returned while 2 commands enqueued before it were not "
+                          "complete: clEnqueueWriteBuffer CL_SUBMITTED, clEnqueueNDRangeKernel "
+                          "CL_QUEUED"));
+  EXPECT_EQ(finish, cause("end",
+                          "clFinish returned while 3 commands enqueued before it were not "
+                          "complete: clEnqueueWriteBuffer CL_SUBMITTED, clEnqueueWriteBuffer "
+                          "CL_SUBMITTED, clEnqueueNDRangeKernel CL_SUBMITTED"));
+  EXPECT_EQ(finish, cause("read_back",
+                          "clEnqueueReadBuffer (blocking) returned while 2 commands enqueued "
+                          "before it were not complete: clEnqueueWriteBuffer CL_SUBMITTED, "
+                          "clEnqueueNDRangeKernel CL_SUBMITTED"));
+  // The runtime models' wording, with the model's operation in the wait's label.
+  EXPECT_EQ(finish, cause("finish",
+                          "clFinish q0, operation 9 returned while 1 command enqueued "
+                          "before it was CL_SUBMITTED (clEnqueueCopyBuffer m1 m2)"));
+  EXPECT_EQ(finish, cause("sync",
+                          "cuStreamSynchronize returned while work enqueued before it was "
+                          "not complete (cuStreamQuery: CUDA_ERROR_NOT_READY)"));
+  EXPECT_EQ(finish, cause("sync",
+                          "the sim queue's drain returned while 1 command enqueued before "
+                          "it was still queued (upload)"));
+  EXPECT_EQ(finish, "error; a wait on a queue returned before its work was done");
+  // Another kind of wait is another fault: a runtime's fence or event wait is other code.
+  const std::string fence =
+      cause("wait", "vkWaitForFences returned while fence f1 is VK_NOT_READY (vkGetFenceStatus)");
+  EXPECT_NE(finish, fence);
+  EXPECT_EQ(fence, cause("wait",
+                         "vkWaitForFences returned while fence f3 is VK_NOT_READY "
+                         "(vkGetFenceStatus)"));
+  const std::string event = cause("sync",
+                                  "cuEventSynchronize returned while the work it waited "
+                                  "for was pending: cuEventQuery(e1): CUDA_ERROR_NOT_READY");
+  EXPECT_NE(event, finish);
+  EXPECT_NE(event, fence);
+  EXPECT_EQ(event, cause("wait",
+                         "clWaitForEvents e2 e4, operation 6 returned while 2 commands "
+                         "enqueued before it were not complete: x CL_QUEUED, y CL_QUEUED"));
+  EXPECT_NE(cause("wait",
+                  "vkWaitSemaphores returned while timeline t0 is at 1, below the value "
+                  "2 it waited for"),
+            fence);
+  // A verdict about a wait that is not an early return stays its own.
+  EXPECT_NE(finish, cause("sync", "clFinish: CL_OUT_OF_RESOURCES"));
+}
+
 }  // namespace
 }  // namespace gpufuzz
 

@@ -5,12 +5,14 @@
 // reached from two kinds of operation writes one finding, the other kind kept as a variant.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "harness/base/AtomicFile.h"
 #include "harness/protocol/Events.h"
 #include "harness/search/Cause.h"
 #include "harness/supervise/Supervisor.h"
+#include "model/SequenceEdits.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {
@@ -61,12 +63,19 @@ TEST(PlantedBy, TheRuleWhoseEffectTheFailureIsInTheOperationThatFailed) {
   const RunOutcome errorAtEnd{OutcomeClass::Error, At{}, "end", "buf_free failed", {}};
   EXPECT_EQ(plantedBy(errorAtEnd, {FaultFired{At{}, "error", "p:5"}}), "p:5");
 
-  // A mismatch is planted by the corruptions before it, a leak by any leaking rule.
+  // A mismatch is planted by the first corruption before it, a leak by the first leaking rule.
   const RunOutcome mismatchAt4{OutcomeClass::Mismatch, At{4}, "read_back", "pixel 0", {}};
   EXPECT_EQ(plantedBy(mismatchAt4, {fired(2, "corrupt", "p:6"), fired(3, "delay", "p:1")}), "p:6");
   EXPECT_EQ(plantedBy(mismatchAt4, {fired(2, "leak", "p:7")}), "");
   const RunOutcome leak{OutcomeClass::Leak, std::nullopt, "", "1 buffer", {}};
-  EXPECT_EQ(plantedBy(leak, {fired(2, "leak", "p:7"), fired(3, "leak", "p:8")}), "p:7 + p:8");
+  EXPECT_EQ(plantedBy(leak, {fired(2, "leak", "p:7"), fired(3, "leak", "p:8")}), "p:7");
+  // A rule is named once however often it fired: three firings and four are one cause.
+  EXPECT_EQ(
+      plantedBy(leak, {fired(1, "leak", "p:7"), fired(2, "leak", "p:7"), fired(4, "leak", "p:7")}),
+      plantedBy(leak, {fired(2, "leak", "p:7"), fired(3, "leak", "p:7")}));
+  EXPECT_EQ(plantedBy(mismatchAt4, {fired(1, "corrupt", "p:6"), fired(2, "corrupt", "p:6"),
+                                    fired(3, "corrupt", "p:9")}),
+            "p:6");
   EXPECT_EQ(plantedBy(RunOutcome{}, {fired(1, "hang", "p:2")}), "") << "a pass";
 }
 
@@ -159,6 +168,62 @@ TEST(PlantedCause, ACampaignWritesOneFindingForTheRuleWithTheOtherOperationAsAVa
                           (findings[0] / "minimal.seq").string());
   EXPECT_EQ(replay.status, 0) << replay.output;
   EXPECT_NE(replay.output.find("planted by " + trials.rule()), std::string::npos) << replay.output;
+}
+
+/// The finding folders of campaign output `out`.
+std::vector<fs::path> findingsIn(const fs::path& out) {
+  std::vector<fs::path> findings;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (fs::exists(entry.path() / "minimal.seq")) findings.push_back(entry.path());
+  }
+  std::sort(findings.begin(), findings.end());
+  return findings;
+}
+
+// A leak rule that fires several times is one bug: keyed by every firing, one rule gave ten
+// causes in 3,000 sequences, and no shrink could remove a firing. Two leak rules, each firing
+// several times a run, are two findings, each shrunk until no single removal leaks by its rule.
+// A run that both spoiled is the first one's: bare contexts (--ops all) let either fire first.
+TEST(PlantedCause, EachLeakRuleIsOneFindingShrunkOneMinimalHoweverOftenItFires) {
+  testing::ScratchDir work;
+  const fs::path plan = work.path() / "two-leaks.plan";
+  writeFileAtomically(plan,
+                      "leak at buf_free when calls >= 2   # every free after the second\n"
+                      "leak at ctx_destroy when calls >= 1   # every context after the first\n");
+  const fs::path out = work.path() / "findings";
+  const testing::CommandResult r = testing::runCommand(
+      (testing::binDir() / "gpufuzz").string() +
+      " fuzz --backend sim --quiet --no-explain --jobs 2 --deadline 1000 --confirmations 1"
+      " --policy shipped --ops all --faults " +
+      plan.string() + " --seed 11 --runs 400 --out " + out.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  const std::vector<fs::path> findings = findingsIn(out);
+  ASSERT_EQ(findings.size(), 2U) << r.output;
+  std::set<std::string> causes;
+  DeadlineCalibrator deadlines{testing::simDeadlines(Millis{1000})};
+  TrialRunner runner{
+      testing::SimTrials::setupFor(TeardownPolicy::Shipped, plan.string(), work.path()), deadlines};
+  for (const fs::path& f : findings) {
+    const std::string cause = readFile(f / "cause");
+    causes.insert(cause);
+    EXPECT_EQ(cause.find(" + "), std::string::npos) << "one rule named once: " << cause;
+    const Sequence minimal = loadSequence((f / "minimal.seq").string());
+    const TrialResult again = runner.run(minimal, TrialMode::Quick);
+    ASSERT_EQ(again.outcome.cls, OutcomeClass::Leak) << outcomeText(again.outcome);
+    // 1-minimal: without any one operation, the rule leaks no more.
+    for (std::size_t i = 0; i < minimal.ops.size(); ++i) {
+      const Sequence smaller = removeOperation(minimal, i);
+      if (smaller.ops.empty()) continue;
+      const TrialResult t = runner.run(smaller, TrialMode::Quick);
+      EXPECT_FALSE(t.outcome.cls == OutcomeClass::Leak && t.outcome.fault == again.outcome.fault)
+          << f << " still leaks without operation " << i + 1 << ":\n"
+          << printSequence(minimal);
+    }
+  }
+  EXPECT_TRUE(std::any_of(causes.begin(), causes.end(),
+                          [](const std::string& c) { return c.find("buf_free") != c.npos; }));
+  EXPECT_TRUE(std::any_of(causes.begin(), causes.end(),
+                          [](const std::string& c) { return c.find("ctx_destroy") != c.npos; }));
 }
 
 }  // namespace

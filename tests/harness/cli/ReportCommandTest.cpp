@@ -120,6 +120,24 @@ TEST(Report, ThePageShowsEveryFindingAndIsWrittenAtomically) {
   EXPECT_EQ(after, expected);
 }
 
+// A leak is seen once everything was released: it has no operation, and the page says `end`
+// where it once wrote Python's "None ()".
+TEST(Report, ALeakIsAtTheEnd) {
+  testing::ScratchDir dir;
+  const fs::path out = dir.path() / "findings";
+  Finding leak =
+      testing::simFinding("create a\ndestroy a\n", OutcomeClass::Leak, 2, "destroy", "shipped", "");
+  leak.outcome.at.reset();
+  leak.outcome.op.clear();
+  FindingStore(out).record(leak);
+  const auto r = testing::gpufuzz("report " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string page = readFile(out / "report.html");
+  EXPECT_EQ(page.find("None"), std::string::npos);
+  EXPECT_NE(page.find("<td>end</td>"), std::string::npos);
+  EXPECT_NE(page.find("</span> at end</h3>"), std::string::npos);
+}
+
 TEST(Report, ThePageElsewhereLinksBackToTheFolder) {
   Folder f;
   fs::create_directories(f.dir.path() / "pages");
