@@ -26,6 +26,7 @@ Standard library only (Python 3.11).
 
 import ctypes
 import errno
+import faulthandler
 import fcntl
 import gc
 import os
@@ -44,6 +45,7 @@ FORK_SERVER_VERSION = 1
 EVENTS_FD_VARIABLE = "GPUFUZZ_EVENTS_FD"
 FORK_SERVER_FD_VARIABLE = "GPUFUZZ_FORK_SERVER_FD"
 MODEL_VARIABLE = "GPUFUZZ_MODEL"
+STACKS_FILE_VARIABLE = "GPUFUZZ_STACKS_FILE"
 MAX_MESSAGE = 64 * 1024
 MAX_FDS = 2
 MAX_THREADS = 8
@@ -925,6 +927,55 @@ def _finish(status):
     os._exit(status)
 
 
+# ---------------------------------------------------------------------------------------------
+# Stacks on request (harness/protocol/CrashReport.h). For a stuck or late run the harness sends
+# SIGURG. faulthandler writes every thread's Python traceback from its C signal handler: no Python
+# code runs, so a thread stuck in a C call that holds the GIL does not stop it. The record is
+# appended to FILE.part; then faulthandler chains to Python's own C handler, which writes one byte,
+# the signal's number, to the wakeup descriptor, the same file: the harness's sign that the record
+# is whole. The Python-level handler, run later if ever, does nothing.
+
+_STACKS_SIGNAL = signal.SIGURG
+_stacks_fd = None
+
+
+def _stacks_requested(signum, frame):
+    """The Python side of the stacks signal: the record was written before it runs."""
+
+
+def _answer_stacks():
+    """Answers the harness's stacks signal when GPUFUZZ_STACKS_FILE names a file; from the main
+    thread of the process that runs the sequence, before anything of the target's runs."""
+    global _stacks_fd
+    path = os.environ.get(STACKS_FILE_VARIABLE)
+    if not path or _stacks_fd is not None:
+        return
+    try:
+        fd = os.open(path + ".part",
+                     os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    try:
+        signal.signal(_STACKS_SIGNAL, _stacks_requested)
+        signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+        faulthandler.register(_STACKS_SIGNAL, file=fd, all_threads=True, chain=True)
+        # "faulthandler" says how this process answers: the harness waits for the end byte, not
+        # for a renamed record.
+        with open(path, "w") as marker:
+            marker.write(f"pid {os.getpid()} faulthandler\n")
+    except (OSError, ValueError, RuntimeError):
+        # No answer at all, rather than half of one: the harness takes gdb's frames instead.
+        try:
+            faulthandler.unregister(_STACKS_SIGNAL)
+            signal.set_wakeup_fd(-1)
+            signal.signal(_STACKS_SIGNAL, signal.SIG_DFL)
+        except (ValueError, RuntimeError):
+            pass  # not the main thread: nothing was installed
+        os.close(fd)
+        return
+    _stacks_fd = fd
+
+
 def _warm_models():
     """Parses the built-in model and the one $GPUFUZZ_MODEL names once, before any fork."""
     builtin_model()
@@ -1023,6 +1074,7 @@ def _become_child(target, server, harness, sock, fds, env, args):
         for entry in env:
             name, _, value = entry.partition("=")
             os.environ[name] = value
+        _answer_stacks()
     except BaseException:  # noqa: BLE001 - nothing of the server may run on in the child
         os._exit(127)
     try:
@@ -1191,6 +1243,7 @@ def main(target, argv=None):
         print(f"{prog}: no sequence file given\n" + USAGE.format(prog=prog), end="",
               file=sys.stderr, flush=True)
         _finish(2)
+    _answer_stacks()
     target.configure(argv[:-1])
     target.startup()
     _finish(_run_file(target, argv[-1]))

@@ -3,7 +3,8 @@
 // named (harness/protocol/CrashReport.h), then dies by the same signal: the exit status stays a
 // crash. Everything it does after the signal is async-signal-safe: open, write, read, close, and
 // glibc's backtrace(), whose unwinder is loaded at installation so that it allocates nothing then.
-// Its stacks handler writes every thread's frames when the supervisor asks, by the same means.
+// Its stacks handler writes every thread's frames when the supervisor asks, by the same means: it
+// is the C++ client library's (clients/cpp/gpufuzz/stacks.hpp), which every C++ target has too.
 #pragma once
 
 namespace gpufuzz {
@@ -12,8 +13,8 @@ namespace gpufuzz {
 /// otherwise. Called once per run, after a fork server's fork has reset every signal.
 void installCrashHandler();
 
-/// Installs the handler of kStacksSignal when kStacksFileVariable is set, then creates that
-/// file empty to say so: every thread that takes the signal writes its own frames to the record
+/// Installs the handler of kStacksSignal when kStacksFileVariable is set, then writes "pid N" to
+/// that file to say so: every thread that takes the signal writes its own frames to the record
 /// (harness/protocol/CrashReport.h). Used in place of a debugger, which may crash or arrive late.
 /// Called as installCrashHandler is.
 void installStacksHandler();

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -298,13 +299,13 @@ FrameOwner frameOwner(const std::string& module, const std::string& program) {
   return FrameOwner::Library;
 }
 
-CrashFile::CrashFile(bool wanted) {
+CrashFile::CrashFile(bool runner) : runner_(runner) {
   static std::atomic<uint64_t> counter{0};
   std::error_code ec;
   const auto dir = std::filesystem::temp_directory_path(ec);
-  if (!wanted || ec) return;
+  if (ec) return;
   const std::string id = std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  path_ = dir / ("gpufuzz-crash-" + id);
+  if (runner_) path_ = dir / ("gpufuzz-crash-" + id);
   stacksPath_ = dir / ("gpufuzz-stacks-" + id);
 }
 
@@ -322,11 +323,13 @@ std::string CrashFile::text(long pid) const {
 
 std::string CrashFile::askStacks(std::chrono::milliseconds wait) const {
   if (stacksPath_.empty()) return {};
-  // "pid N": the runner that answers, which a wrapper such as compute-sanitizer may have started.
+  // "pid N": the process that answers, which a wrapper such as compute-sanitizer may have
+  // started. A Python target says how it answers after it.
   std::ifstream marker(stacksPath_);
-  std::string word;
+  std::string word, how;
   long pid = 0;
   if (!(marker >> word >> pid) || word != "pid" || pid <= 0) return {};
+  if (marker >> how && how == kStacksFaulthandler) return askFaulthandler(pid, wait);
   std::error_code ec;
   const std::filesystem::path taken = stacksPath_.string() + kStacksTakenSuffix;
   std::filesystem::remove(taken, ec);
@@ -336,9 +339,37 @@ std::string CrashFile::askStacks(std::chrono::milliseconds wait) const {
     if (std::chrono::steady_clock::now() >= until) return {};
     std::this_thread::sleep_for(5ms);
   }
-  std::string text = stacksTextFromFile(taken, pid);
+  std::string text = stacksTextFromFile(taken, pid, runner_ ? kRunnerStacksBy : kTargetStacksBy);
   std::filesystem::remove(taken, ec);
   return text;
+}
+
+namespace {
+
+std::string wholeFile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::string CrashFile::askFaulthandler(long pid, std::chrono::milliseconds wait) const {
+  // The target appends to the record's file for its whole life: it is emptied, never removed,
+  // so that the target's descriptor still writes where the harness reads.
+  const std::filesystem::path part = stacksPath_.string() + kStacksPartSuffix;
+  std::error_code ec;
+  std::filesystem::resize_file(part, 0, ec);
+  if (ec || ::kill(static_cast<pid_t>(pid), kStacksSignal) != 0) return {};
+  const auto until = std::chrono::steady_clock::now() + wait;
+  std::string record = wholeFile(part);
+  // Without the end byte the dump may still be whole: a target may take Python's wakeup
+  // descriptor for itself (asyncio's signal handlers do). What came by then is kept.
+  while (!record.ends_with(kStacksFaulthandlerEnd) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(5ms);
+    record = wholeFile(part);
+  }
+  std::filesystem::resize_file(part, 0, ec);
+  return stacksTextFromFaulthandler(record, pid);
 }
 
 namespace {
@@ -384,6 +415,10 @@ std::optional<FrameRecords> readFrameRecords(const std::filesystem::path& file,
       const std::string name = space == std::string::npos ? "" : rest.substr(space + 1);
       records.threads.push_back(
           {"(LWP " + tid + (name.empty() ? "" : " \"" + name + "\"") + "):", 0, {}});
+    } else if (line == "handler" && !records.threads.empty()) {
+      // The thread runs the target's code for its client library (gpufuzz/stacks.hpp).
+      std::string& heading = records.threads.back().heading;
+      heading.insert(heading.size() - 1, kInHandler);
     } else if (line.starts_with("pc ") || line.starts_with("frame ")) {
       if (records.threads.empty()) records.threads.push_back({"(crashed):", 0, {}});
       ThreadRecord& t = records.threads.back();
@@ -469,7 +504,7 @@ std::string crashTextFromFile(const std::filesystem::path& file, long pid) {
   return outsideText(text);
 }
 
-std::string stacksTextFromFile(const std::filesystem::path& file, long pid) {
+std::string stacksTextFromFile(const std::filesystem::path& file, long pid, std::string_view by) {
   std::optional<FrameRecords> records = readFrameRecords(file, kStacksFileHeader);
   if (!records || records->threads.empty()) return {};
   // By thread id: the main thread first, then the others as they were started, whoever answered
@@ -478,8 +513,139 @@ std::string stacksTextFromFile(const std::filesystem::path& file, long pid) {
                    [](const ThreadRecord& a, const ThreadRecord& b) {
                      return headingThreadId(a.heading) < headingThreadId(b.heading);
                    });
-  const std::string text = std::string(kRunnerStacksBy) + ", process " + std::to_string(pid) +
-                           "\n" + symbolisedThreads(*records);
+  const std::string text =
+      std::string(by) + ", process " + std::to_string(pid) + "\n" + symbolisedThreads(*records);
+  return outsideText(text);
+}
+
+namespace {
+
+/// GPU runtimes' Python packages, by their directory under site-packages or dist-packages.
+constexpr std::array<std::string_view, 11> kPythonRuntimePackages{
+    "cupy",  "cupyx",  "cupy_backends", "pyopencl", "pycuda", "cuda",
+    "numba", "vulkan", "wgpu",          "torch",    "triton"};
+/// The Python client library's file: its frames are the harness's side of a target.
+constexpr std::string_view kPythonClient = "gpufuzz_target.py";
+
+bool isPythonClient(const std::string& file) {
+  return baseName(file) == kPythonClient;
+}
+
+/// Whose code a Python frame runs, by its file.
+FrameOwner pythonFrameOwner(const std::string& file) {
+  if (file.starts_with("<frozen ") || isPythonClient(file)) return FrameOwner::System;
+  for (const std::string_view packages : {"/site-packages/", "/dist-packages/"}) {
+    const auto at = file.find(packages);
+    if (at == std::string::npos) continue;
+    const std::string_view rest = std::string_view(file).substr(at + packages.size());
+    const std::string_view top = rest.substr(0, rest.find_first_of("/."));
+    return std::find(kPythonRuntimePackages.begin(), kPythonRuntimePackages.end(), top) !=
+                   kPythonRuntimePackages.end()
+               ? FrameOwner::Runtime
+               : FrameOwner::Library;
+  }
+  // The standard library is lib/python3.X under the interpreter's prefix.
+  if (file.find("/lib/python3.") != std::string::npos ||
+      file.find("/lib64/python3.") != std::string::npos)
+    return FrameOwner::System;
+  return FrameOwner::Program;
+}
+
+struct PythonFrame {
+  std::string file;  // empty when faulthandler did not know it
+  std::string line;
+  std::string function;
+};
+
+struct PythonThread {
+  std::string id;
+  bool current = false;
+  std::vector<PythonFrame> frames;
+};
+
+/// `  File "PATH", line N in NAME`, as faulthandler writes it ("???" for what it does not know).
+std::optional<PythonFrame> parsePythonFrame(std::string_view line) {
+  line.remove_prefix(std::min(line.find_first_not_of(' '), line.size()));
+  if (!line.starts_with("File ")) return std::nullopt;
+  line.remove_prefix(5);
+  PythonFrame f;
+  if (line.starts_with("\"")) {
+    const auto end = line.rfind("\", line ");
+    if (end == std::string_view::npos) return std::nullopt;
+    f.file = line.substr(1, end - 1);
+    line.remove_prefix(end + 1);
+  } else if (line.starts_with("???")) {
+    line.remove_prefix(3);
+  }
+  if (!line.starts_with(", line ")) return std::nullopt;
+  line.remove_prefix(7);
+  const auto in = line.find(" in ");
+  if (in == std::string_view::npos) return std::nullopt;
+  f.line = line.substr(0, in);
+  f.function = line.substr(in + 4);
+  if (f.function == "???") f.function.clear();
+  if (f.line == "???") f.line.clear();
+  return f;
+}
+
+/// Whether the thread runs the target's code for the client library: a frame of the client's
+/// lies under one of the target's own. The client's threads that wait for their turn, and the
+/// main thread that waits for them, have only the client's and the standard library's above.
+bool pythonThreadInHandler(const PythonThread& thread) {
+  bool ownAbove = false;
+  for (const PythonFrame& f : thread.frames) {
+    if (isPythonClient(f.file)) {
+      if (ownAbove) return true;
+    } else if (pythonFrameOwner(f.file) != FrameOwner::System) {
+      ownAbove = true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string stacksTextFromFaulthandler(std::string_view record, long pid) {
+  if (record.ends_with(kStacksFaulthandlerEnd)) record.remove_suffix(1);
+  // A line cut short, from an answer taken before it was whole, is left out.
+  record = record.substr(0, record.rfind('\n') + 1);
+  std::vector<PythonThread> threads;
+  std::size_t at = 0;
+  while (at < record.size()) {
+    const std::size_t end = record.find('\n', at);
+    const std::string_view line = record.substr(at, end - at);
+    at = end + 1;
+    // "Thread 0x...", "Current thread 0x..." (the one that took the signal), or "Stack" when
+    // faulthandler wrote one thread.
+    const bool current = line.starts_with("Current thread ");
+    if (current || line.starts_with("Thread ") || line.starts_with("Stack ")) {
+      PythonThread& t = threads.emplace_back();
+      t.current = current;
+      if (const auto hex = line.find("0x"); hex != std::string_view::npos)
+        t.id = line.substr(hex, line.find(' ', hex) - hex);
+    } else if (!threads.empty() && threads.back().frames.size() < kMostFramesShown) {
+      if (std::optional<PythonFrame> f = parsePythonFrame(line))
+        threads.back().frames.push_back(std::move(*f));
+    }
+  }
+  if (threads.empty()) return {};
+  // faulthandler writes the newest thread first: the main thread is its last.
+  std::reverse(threads.begin(), threads.end());
+  std::string text = std::string(kPythonStacksBy) + ", process " + std::to_string(pid) + "\n";
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    const PythonThread& thread = threads[t];
+    text += "Thread " + std::to_string(t + 1) + " (Python thread " +
+            (thread.id.empty() ? std::string("?") : thread.id) +
+            (thread.current ? ", took the signal)" : ")") +
+            (pythonThreadInHandler(thread) ? std::string(kInHandler) : std::string()) + ":\n";
+    for (std::size_t k = 0; k < thread.frames.size(); ++k) {
+      const PythonFrame& f = thread.frames[k];
+      text += "#" + std::to_string(k) + "  0x0000000000000000 in " +
+              (f.function.empty() ? std::string("??") : f.function) + " ()";
+      if (!f.file.empty()) text += " at " + f.file + (f.line.empty() ? "" : ":" + f.line);
+      text += " [" + std::string(frameOwnerName(pythonFrameOwner(f.file))) + "]\n";
+    }
+  }
   return outsideText(text);
 }
 
@@ -567,47 +733,83 @@ CrashFrame parseFrameLine(const std::string& line) {
   return f;
 }
 
-/// The frames of each "Thread ..." of `stacks`, in order.
-std::vector<std::vector<CrashFrame>> threadFrames(const std::string& stacks) {
-  std::vector<std::vector<CrashFrame>> threads;
+/// One "Thread ..." of `stacks`: whether its heading marks it as in a target's handler, and its
+/// frames.
+struct ThreadFrames {
+  bool inHandler = false;
+  std::vector<CrashFrame> frames;
+};
+
+/// The threads of `stacks`, in order.
+std::vector<ThreadFrames> threadFrames(const std::string& stacks) {
+  std::vector<ThreadFrames> threads;
   std::istringstream in(stacks);
   std::string line;
   while (std::getline(in, line)) {
     if (line.starts_with("Thread ")) {
-      threads.emplace_back();
+      threads.push_back({line.ends_with(std::string(kInHandler) + ":"), {}});
     } else if (!threads.empty() && line.starts_with("#")) {
-      threads.back().push_back(parseFrameLine(line));
+      threads.back().frames.push_back(parseFrameLine(line));
     }
   }
   return threads;
+}
+
+bool hasFrame(const std::vector<CrashFrame>& frames, const auto& which) {
+  return std::any_of(frames.begin(), frames.end(), which);
 }
 
 }  // namespace
 
 std::vector<CrashFrame> crashFrames(const std::string& stacks) {
   if (!isCrashText(stacks)) return {};
-  std::vector<std::vector<CrashFrame>> threads = threadFrames(stacks);
-  return threads.empty() ? std::vector<CrashFrame>{} : std::move(threads.front());
+  std::vector<ThreadFrames> threads = threadFrames(stacks);
+  return threads.empty() ? std::vector<CrashFrame>{} : std::move(threads.front().frames);
 }
 
 std::vector<CrashFrame> stuckFrames(const std::string& stacks) {
   if (isCrashText(stacks)) return {};
-  std::vector<std::vector<CrashFrame>> threads = threadFrames(stacks);
-  // The program's threads: those that run a gpufuzz:: function.
+  std::vector<ThreadFrames> threads = threadFrames(stacks);
+  const bool python = stacks.starts_with(kPythonStacksBy);
+  const bool target = python || stacks.starts_with(kTargetStacksBy);
+  // The program's threads. A target's client says which run the target's code; the runner's
+  // run a gpufuzz:: function. A target's own answer without either has its program's frames.
+  const std::vector<std::function<bool(const ThreadFrames&)>> rules{
+      [](const ThreadFrames& t) { return t.inHandler; },
+      [](const ThreadFrames& t) {
+        return hasFrame(t.frames,
+                        [](const CrashFrame& f) { return f.function.starts_with("gpufuzz::"); });
+      },
+      [target](const ThreadFrames& t) {
+        return target && hasFrame(t.frames, [](const CrashFrame& f) {
+                 return f.owner == FrameOwner::Program;
+               });
+      }};
   std::vector<std::vector<CrashFrame>*> ours;
-  for (std::vector<CrashFrame>& frames : threads) {
-    if (std::any_of(frames.begin(), frames.end(),
-                    [](const CrashFrame& f) { return f.function.starts_with("gpufuzz::"); }))
-      ours.push_back(&frames);
+  for (const auto& rule : rules) {
+    for (ThreadFrames& t : threads) {
+      if (rule(t)) ours.push_back(&t.frames);
+    }
+    if (!ours.empty()) break;
   }
+  if (ours.empty()) return {};
   // Of several, the first inside a runtime's call: the others of a threaded run wait for it.
+  std::vector<CrashFrame>* stuck = ours.front();
   for (std::vector<CrashFrame>* frames : ours) {
-    for (const CrashFrame& f : *frames) {
-      if (f.owner == FrameOwner::Runtime) return std::move(*frames);
-      if (f.owner == FrameOwner::Program) break;
+    const auto call = std::find_if(frames->begin(), frames->end(), [](const CrashFrame& f) {
+      return f.owner == FrameOwner::Runtime || f.owner == FrameOwner::Program;
+    });
+    if (call != frames->end() && call->owner == FrameOwner::Runtime) {
+      stuck = frames;
+      break;
     }
   }
-  return ours.empty() ? std::vector<CrashFrame>{} : std::move(*ours.front());
+  std::vector<CrashFrame> frames = std::move(*stuck);
+  // A Python target's top frames are its own: the standard library's and the client library's
+  // differ with the Python and the client, not with the bug.
+  if (python && hasFrame(frames, [](const CrashFrame& f) { return f.owner != FrameOwner::System; }))
+    std::erase_if(frames, [](const CrashFrame& f) { return f.owner == FrameOwner::System; });
+  return frames;
 }
 
 std::string frameSite(const std::string& stacks) {

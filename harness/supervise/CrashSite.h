@@ -12,6 +12,15 @@
 //   #1  0x000055d0c0ffee00 in gpufuzz::CudaDevice::release () at CudaDevice.cpp:88 [program]
 // Search/Cause.h buckets crashes by their top frames (crashState), as crash reports are in the
 // field: the crashing thread's top three, after the signal-handling, abort and system frames.
+//
+// A stuck child's stacks come in the same shape. A target answers the stacks signal through its
+// client library, in its own language: a C++ target with native frames as the runner does, a
+// Python target with faulthandler's text, turned here into frame lines of Python functions:
+//   Thread 2 (Python thread 0x00007f3a5b9ff6c0) in a handler:
+//   #0  0x0000000000000000 in wait () at /usr/lib/python3.11/threading.py:320 [system]
+//   #1  0x0000000000000000 in stuck_in_submit () at /src/target.py:20 [program]
+//   #2  0x0000000000000000 in _dispatch () at /src/gpufuzz_target.py:722 [system]
+// " in a handler" marks a thread that runs the target's code for its client library.
 #pragma once
 
 #include <chrono>
@@ -40,26 +49,44 @@ struct CrashFrame {
   FrameOwner owner = FrameOwner::Library;
 };
 
-/// Where a runner child writes its frames if it crashes, and every thread's when asked
-/// (CrashReport.h): names of their own in the temporary folder, given in the child's environment;
-/// the files are removed with this object.
+/// How a crash text from the runner's own handler opens: such frames come with every crashed run,
+/// where a target's need a debugger's run of their own.
+inline constexpr std::string_view kRunnerCrashFramesBy =
+    "crash frames by the runner's signal handler";
+/// How the runner's own stacks of a live child open.
+inline constexpr std::string_view kRunnerStacksBy = "stacks by the runner's signal handler";
+/// How a target's own native stacks open: its C++ client's handler.
+inline constexpr std::string_view kTargetStacksBy = "stacks by the target's signal handler";
+/// How a Python target's own stacks open.
+inline constexpr std::string_view kPythonStacksBy = "stacks by the target's Python faulthandler";
+/// What a thread heading has before its colon when the thread runs a target's handler.
+inline constexpr std::string_view kInHandler = " in a handler";
+
+/// Where a runner child writes its frames if it crashes, and where a runner or a target writes
+/// every thread's when asked (CrashReport.h): names of their own in the temporary folder, given in
+/// the child's environment; the files are removed with this object.
 class CrashFile {
  public:
-  /// `wanted` false: no file (a target, which has no handler).
-  explicit CrashFile(bool wanted);
+  /// `runner` false: a target's, with the stacks file alone. A debugger's run takes a target's
+  /// crash frames.
+  explicit CrashFile(bool runner);
   ~CrashFile();
   CrashFile(const CrashFile&) = delete;
   CrashFile& operator=(const CrashFile&) = delete;
-  /// Empty when not wanted.
+  /// The crash file's; empty for a target's.
   const std::filesystem::path& path() const { return path_; }
   const std::filesystem::path& stacksPath() const { return stacksPath_; }
   /// The crashed child's frames, symbolised (crashTextFromFile); empty without them.
   std::string text(long pid) const;
-  /// Every thread's frames of the live runner that named itself in the stacks file, by its own
-  /// handler (stacksTextFromFile); empty when none did or no record came within `wait`.
+  /// Every thread's frames of the live child that named itself in the stacks file, by its own
+  /// handler (stacksTextFromFile, or stacksTextFromFaulthandler for a Python target); empty when
+  /// none did or no record came within `wait`.
   std::string askStacks(std::chrono::milliseconds wait) const;
 
  private:
+  std::string askFaulthandler(long pid, std::chrono::milliseconds wait) const;
+
+  bool runner_;
   std::filesystem::path path_;
   std::filesystem::path stacksPath_;
 };
@@ -67,10 +94,22 @@ class CrashFile {
 /// The crash text from a runner's crash file (symbolised); empty when there is no file or it is
 /// not one (a crash before the handler was installed).
 std::string crashTextFromFile(const std::filesystem::path& file, long pid);
-/// The stacks text from a runner's stacks record, symbolised: "stacks by the runner's signal
-/// handler, process N", then each thread that answered, by thread id ("Thread K (LWP TID
-/// "NAME"):") with its frames as a crash text has them. Empty when it is none.
-std::string stacksTextFromFile(const std::filesystem::path& file, long pid);
+/// The stacks text from a native stacks record, symbolised: `by` (kRunnerStacksBy or
+/// kTargetStacksBy), ", process N", then each thread that answered, by thread id ("Thread K (LWP
+/// TID "NAME"):", with kInHandler before the colon when the record says `handler`), with its
+/// frames as a crash text has them. Empty when it is none.
+std::string stacksTextFromFile(const std::filesystem::path& file, long pid,
+                               std::string_view by = kRunnerStacksBy);
+/// The stacks text from a Python target's faulthandler record (CrashReport.h; the end byte may
+/// be there or not): kPythonStacksBy, ", process N", then each Python thread, the oldest first,
+/// as "Thread K (Python thread 0xID):", ", took the signal" for faulthandler's current thread.
+/// Each frame line is "#K  0x0000000000000000 in FUNCTION () at FILE:LINE [OWNER]", innermost
+/// first, FUNCTION being the code object's name. The owner is the program's for the target's
+/// own files, the runtime's for a GPU runtime's package (cupy, pyopencl ...), a library's for
+/// another installed package, and the system's for the standard library and the client library
+/// (gpufuzz_target.py). A thread whose frames hold the client's under the target's own is
+/// marked kInHandler. Empty when the record holds no thread.
+std::string stacksTextFromFaulthandler(std::string_view record, long pid);
 
 /// The command that runs `command` under `debugger` (gdb or cuda-gdb) to its crash and prints the
 /// crashing thread's frames. Descriptors and environment pass through to the program.
@@ -79,19 +118,16 @@ ChildCommand crashDebuggerCommand(const std::string& debugger, const ChildComman
 /// signal there.
 std::string crashTextFromDebugger(const std::string& debuggerName, const std::string& output);
 
-/// How a crash text from the runner's own handler opens: such frames come with every crashed run,
-/// where a target's need a debugger's run of their own.
-inline constexpr std::string_view kRunnerCrashFramesBy =
-    "crash frames by the runner's signal handler";
-/// How the runner's own stacks of a live child open.
-inline constexpr std::string_view kRunnerStacksBy = "stacks by the runner's signal handler";
 /// Whether `stacks` is a crash text (above), not a stuck child's stacks.
 bool isCrashText(const std::string& stacks);
 /// The crashing thread's frames, innermost first.
 std::vector<CrashFrame> crashFrames(const std::string& stacks);
-/// The stuck thread's frames of a stuck child's stacks (the runner's own, or a debugger's:
-/// StackCapture.h), innermost first: of the threads that run the program's code (a gpufuzz::
-/// function), the first inside a runtime's call, else the first.
+/// The stuck thread's frames of a stuck child's stacks (the runner's own, a target's own, or a
+/// debugger's: StackCapture.h), innermost first. Of the threads that run the program's code, the
+/// first inside a runtime's call, else the first. Those are the threads a target's client marks
+/// as in a handler; else those that run a gpufuzz:: function; else, in a target's own stacks,
+/// those with a frame of the program's. A Python target's stuck frames leave out the system's,
+/// the standard library's and the client library's, so that the top ones are the target's own.
 std::vector<CrashFrame> stuckFrames(const std::string& stacks);
 /// Where a failure is, by one function: the runtime's top frame when it died or is stuck in the
 /// runtime, else the program's; a spin and a crash in one runtime function share it. Empty

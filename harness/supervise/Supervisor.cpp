@@ -62,8 +62,8 @@ std::string percent(double share) {
   return text;
 }
 
-/// How long a runner's own handler may take to write every thread's stacks: its leader waits
-/// half a second for the other threads.
+/// How long a child's own handler may take to write every thread's stacks: the runner's leader
+/// waits half a second for the other threads.
 constexpr std::chrono::milliseconds kOwnStacksWait{3000};
 
 /// How long an operation in which a known planted hang fired is watched, at least.
@@ -75,7 +75,7 @@ class ProgressWatch final : public ChildObserver {
  public:
   /// pauseOnPass: paused() once the child reported a passing outcome (a persistent child,
   /// which goes on to its next sequence).
-  /// `files`: the runner child's crash and stacks files (none for a target).
+  /// `files`: the child's crash and stacks files (a target has the stacks file alone).
   ProgressWatch(const SupervisionLimits& limits, pid_t pid, const CrashFile* files,
                 bool pauseOnPass = false)
       : limits_(limits),
@@ -265,10 +265,11 @@ class ProgressWatch final : public ChildObserver {
     return it != running_.end() ? &it->second : &running_.begin()->second;
   }
 
-  /// Every thread's stack of the child: the runner's own when it answers with its program's
-  /// frames (CrashFile::askStacks), else by a debugger. The child is stopped while the debugger
-  /// attaches, so that it is still where it was: under load gdb started after a 600 ms call had
-  /// returned, and found the child gone.
+  /// Every thread's stack of the child: its own when it answers with its program's frames
+  /// (CrashFile::askStacks: the runner's, or a target's through its client library), else by a
+  /// debugger. A Python target's own are its Python functions, where gdb sees the interpreter's.
+  /// The child is stopped while the debugger attaches, so that it is still where it was: under load
+  /// gdb started after a 600 ms call had returned, and found the child gone.
   std::string stacksNow() {
     std::string own = files_ ? files_->askStacks(kOwnStacksWait) : std::string();
     if (!stuckFrames(own).empty()) return own;
@@ -439,10 +440,10 @@ ChildProcess::Options childOptions(const SupervisionLimits& limits,
   options.outputLimit = limits.outputLimit;
   options.environment = limits.environment;
   options.environment.emplace_back(kEventsFdVariable, std::to_string(ChildProcess::kEventsFd));
-  if (files && !files->path().empty()) {
+  if (files && !files->path().empty())
     options.environment.emplace_back(kCrashFileVariable, files->path().string());
+  if (files && !files->stacksPath().empty())
     options.environment.emplace_back(kStacksFileVariable, files->stacksPath().string());
-  }
   options.forkServer = limits.forkServer;
   options.cancel = limits.cancel;
   return options;
@@ -521,7 +522,7 @@ Supervised supervise(const ChildCommand& command, const SupervisionLimits& limit
     result.harnessError = kCancelledRun;
     return result;
   }
-  const CrashFile crash(!limits.target);
+  const CrashFile crash(/*runner=*/!limits.target);
   std::optional<ChildProcess> child;
   try {
     child.emplace(withEvents, childOptions(limits, &crash));

@@ -13,10 +13,10 @@
 //   between two events that lasts longer than its deadline (progressDeadline, or its kind's), or a
 //   child that sends no `start` within startDeadline, is stuck: its CPU share over the later half
 //   of that window tells hang (< 10%) from spin; every thread's stack is captured when asked for,
-//   by the project's runner itself (CrashFile::askStacks), else with gdb or cuda-gdb when one
-//   is there (StackCapture.h); then the group is killed. A stuck
-//   result is provisional: the caller confirms it with a longer deadline (still stuck: hang/spin;
-//   finished: slow).
+//   by the child itself (CrashFile::askStacks: the runner, or a target through its client
+//   library), else with gdb or cuda-gdb when one is there (StackCapture.h); then the group is
+//   killed. A stuck result is provisional: the caller confirms it with a longer deadline (still
+//   stuck: hang/spin; finished: slow).
 // - A child killed by a signal is a crash at the last operation it began. The project's runner
 //   writes the frames where it died to a file named in its environment (CrashSite.h); a target's
 //   are taken by a second run under gdb or cuda-gdb when captureStacks asks for stacks.
@@ -70,8 +70,8 @@ struct SupervisionLimits {
   std::chrono::milliseconds startDeadline{10000};
   /// Keep the last this many bytes of the child's stdout and stderr.
   std::size_t outputLimit = 64 * 1024;
-  /// Capture every thread's stack of a stuck child: the runner's own, else by gdb on PATH, else
-  /// cuda-gdb (each bounded by a timeout).
+  /// Capture every thread's stack of a stuck child: its own (the runner's, or a target's client
+  /// library's), else by gdb on PATH, else cuda-gdb (each bounded by a timeout).
   bool captureStacks = true;
   /// Extra or replaced environment variables for the child (e.g. CUDA_VISIBLE_DEVICES).
   EnvironmentOverrides environment;
@@ -140,10 +140,10 @@ struct Supervised {
   bool stuck = false;
   /// The child's CPU time over wall time in the later half of the stuck window (0..cores).
   double cpuShareWhileStuck = 0;
-  /// Every thread's stack of the stuck child, headed by what took it (the runner's handler, or a
-  /// debugger as it printed it); for a crash, the crashing thread's frames (CrashSite.h: the
-  /// runner's own, or a target's by a run under a debugger when captureStacks asks for them); empty
-  /// if not captured.
+  /// Every thread's stack of the stuck child, headed by what took it (the runner's handler, a
+  /// target's, or a debugger as it printed it); for a crash, the crashing thread's frames
+  /// (CrashSite.h: the runner's own, or a target's by a run under a debugger when captureStacks
+  /// asks for them); empty if not captured.
   std::string stacks;
   /// Every thread's stack once an operation ran past SupervisionLimits::lateDeadline, taken the
   /// first time one did; empty when none did or none were asked for.

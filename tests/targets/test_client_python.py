@@ -1,7 +1,8 @@
 """The Python client library (clients/python/gpufuzz_target.py) against a driver of its own: the
 events of docs/target.md for every outcome, errors as outcomes, unsupported operations, the order of
-leftovers, bad files, and the fork-server messages of TARGET side (hello, run, pid, exit, reap;
-malformed requests; end of file idle and while a child runs; the server's death).
+leftovers, bad files, the answer to the stacks signal, and the fork-server messages of TARGET side
+(hello, run, pid, exit, reap; malformed requests; end of file idle and while a child runs; the
+server's death).
 
     python3 tests/targets/test_client_python.py [-v]
 """
@@ -19,6 +20,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROBE = os.path.join(HERE, "probe_target.py")
+STUCK = os.path.join(HERE, "stuck_target.py")
 PYTHON = sys.executable
 CHILD_SIGNALS_IGNORED = (signal.SIGTERM, signal.SIGINT)
 
@@ -349,6 +351,73 @@ class ForkServer(Fixture):
             self.assertTrue(wait_gone(self.child), "the child outlived its server")
 
         self.fork_run(self.seq("create r0\ndraw r0 seed=6\n"), keep_waiting=kill_server)
+
+
+class StacksSignal(Fixture):
+    """The answer to the harness's stacks signal (harness/protocol/CrashReport.h): faulthandler's
+    text for every thread, appended to FILE.part, then the signal's number as one byte."""
+
+    def start_stuck(self, how, stacks_file=None):
+        """stuck_target.py `how` on a draw that does not return, once its draw has begun:
+        (process, stacks file)."""
+        r, w = os.pipe()
+        env = dict(os.environ, GPUFUZZ_EVENTS_FD=str(w))
+        env.pop("GPUFUZZ_FORK_SERVER_FD", None)
+        env.pop("GPUFUZZ_STACKS_FILE", None)
+        if stacks_file:
+            env["GPUFUZZ_STACKS_FILE"] = stacks_file
+        proc = subprocess.Popen([PYTHON, STUCK, how, self.seq("create r0\ndraw r0\n")],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env, pass_fds=(w,),
+                                preexec_fn=harness_like_start)
+        os.close(w)
+        self.addCleanup(os.close, r)
+        self.addCleanup(proc.wait, 30)
+        self.addCleanup(proc.kill)
+        events, deadline = b"", time.monotonic() + 30
+        while b"begin 2 draw\n" not in events and time.monotonic() < deadline:
+            if select.select([r], [], [], 1)[0]:
+                events += os.read(r, 4096)
+        self.assertIn(b"begin 2 draw\n", events)
+        time.sleep(0.1)  # into stuck_in_submit
+        return proc
+
+    def ask(self, proc, stacks_file):
+        """The record the signal gets, emptied first as the harness empties it."""
+        part = stacks_file + ".part"
+        os.truncate(part, 0)
+        os.kill(proc.pid, signal.SIGURG)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(part, "rb") as f:
+                record = f.read()
+            if record.endswith(bytes([signal.SIGURG])):
+                return record[:-1].decode()
+            time.sleep(0.01)
+        self.fail(f"no end byte in {record!r}")
+
+    def test_every_thread_answers_even_while_a_c_call_holds_the_gil(self):
+        for how in ("wait", "spin", "gil"):
+            with self.subTest(how=how):
+                stacks_file = os.path.join(self.dir.name, f"stacks-{how}")
+                proc = self.start_stuck(how, stacks_file)
+                with open(stacks_file) as f:
+                    self.assertEqual(f.read(), f"pid {proc.pid} faulthandler\n")
+                for _ in range(2):  # a late run is asked, then asked again once stuck
+                    record = self.ask(proc, stacks_file)
+                    self.assertRegex(record, r"^(Current thread|Thread) 0x[0-9a-f]+ \(most recent")
+                    self.assertIn("Current thread 0x", record)
+                    self.assertIn(f'File "{STUCK}", line ', record)
+                    self.assertIn(" in stuck_in_submit\n", record)
+                    self.assertIn("gpufuzz_target.py\", line ", record)
+                    self.assertEqual(record.count("Current thread"), 1, record)
+                self.assertIsNone(proc.poll())  # the answer stops nothing
+
+    def test_without_a_stacks_file_the_signal_is_ignored(self):
+        proc = self.start_stuck("wait")
+        os.kill(proc.pid, signal.SIGURG)
+        time.sleep(0.3)
+        self.assertIsNone(proc.poll())
 
 
 if __name__ == "__main__":

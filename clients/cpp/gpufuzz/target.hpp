@@ -42,6 +42,11 @@
 // SIGTERM and SIGINT (ignored: the harness ends its children itself), an empty signal mask,
 // stdout and stderr on the output descriptor, events on 3, no other descriptor, and the
 // request's NAME=VALUE pairs in its environment.
+//
+// Stacks: with GPUFUZZ_STACKS_FILE set, main() installs the handler of gpufuzz/stacks.hpp in the
+// process that runs the sequence. When the harness finds the run stuck or late, every thread
+// writes its own native frames, and those inside a call into the Target say so. A program with a
+// main() of its own calls installStacksHandler() itself.
 #pragma once
 
 #include <fcntl.h>
@@ -76,6 +81,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "stacks.hpp"
 
 namespace gpufuzz::target {
 
@@ -1133,6 +1140,7 @@ struct Caught {
 template <class F>
 std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
   try {
+    const HandlerScope inTargetCode;  // this thread is the stuck one if the harness asks now
     f();
     return std::nullopt;
   } catch (const Failure& e) {
@@ -1524,6 +1532,8 @@ inline int main(int argc, char** argv, std::string_view version,
                 const std::function<std::unique_ptr<Target>()>& make) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const auto runFile = [&](const std::vector<std::string>& a) -> int {
+    // Every thread's frames when the harness asks, in the process that runs the sequence.
+    installStacksHandler();
     if (a.size() != 1) {
       std::fprintf(stderr, "usage: %s FILE | --version\n", argc > 0 ? argv[0] : "target");
       return 2;
