@@ -91,6 +91,15 @@ std::optional<std::string> earlyWait(const std::string& verdict) {
   return "a wait on " + waitedOn(m[1].str()) + " returned before its work was done";
 }
 
+/// "crash; frames a b c": a failure keyed by where it is, whatever operation met it.
+std::string keyedByFrames(OutcomeClass cls, const std::string& concurrent,
+                          const std::vector<std::string>& frames) {
+  std::string cause = std::string(outcomeClassName(cls)) + concurrent + "; frames";
+  for (const std::string& f : frames)
+    cause += " " + f;
+  return cause;
+}
+
 }  // namespace
 
 std::string verdictCause(const std::string& verdict) {
@@ -121,12 +130,7 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
   // operation are the same bug. Without frames it falls back to its place and what it needs.
   if (outcome.cls == OutcomeClass::Crash) {
     const std::vector<std::string> state = crashState(stacks, kCrashStateFrames);
-    if (!state.empty()) {
-      std::string cause = "crash" + concurrent + "; frames";
-      for (const std::string& f : state)
-        cause += " " + f;
-      return cause;
-    }
+    if (!state.empty()) return keyedByFrames(outcome.cls, concurrent, state);
   }
   // An error or a checker's report says what went wrong in the runtime's own words: the same
   // verdict, reached by other sequences, is the same fault. Five minimal sequences of one missing
@@ -136,6 +140,14 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
       !outcome.detail.empty()) {
     return std::string(outcomeClassName(outcome.cls)) + concurrent + "; " +
            verdictCause(outcome.detail);
+  }
+  // A target stuck where its own frames say (its client's answer to the stacks signal) is keyed
+  // by them, as a crash is by where it died: one hang met at two operations, or after two orders
+  // of one step, is one bug. A debugger's frames of an interpreter say nothing of the target.
+  const bool stuck = outcome.cls == OutcomeClass::Hang || outcome.cls == OutcomeClass::Spin;
+  if (stuck && (stacks.starts_with(kTargetStacksBy) || stacks.starts_with(kPythonStacksBy))) {
+    const std::vector<std::string> frames = topFrames(stacks, kCrashStateFrames);
+    if (!frames.empty()) return keyedByFrames(outcome.cls, concurrent, frames);
   }
   std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
   // Operations after the failing one never ran: they need nothing.

@@ -23,7 +23,8 @@ namespace gpufuzz {
 
 /// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...";
 /// for a crash with frames (supervise/CrashSite.h), only its crash state, whatever operation it
-/// came at: "crash; frames chunk_unlink pool_free_all pool_release";
+/// came at: "crash; frames chunk_unlink pool_free_all pool_release"; so is a target's hang or
+/// spin whose own client answered the stacks signal: "hang; frames submit handle run";
 /// for a failure a fault-plan rule planted (RunOutcome::fault), the class and the rule:
 /// "hang planted by two-hangs.plan:2: hang at ctx_destroy when live_buffers >= 4";
 /// for an error or invalid outcome with a detail, its verdict whatever operation it came at:

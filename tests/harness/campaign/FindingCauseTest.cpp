@@ -231,6 +231,42 @@ TEST(OneCause, AVerdictDropsCountsTheirGrammarAndTheOperationsPlace) {
             verdictCause("clReleaseMemObject m1: CL_INVALID_EVENT"));
 }
 
+/// A Python target's stacks, as the harness writes them from its faulthandler record, stuck in
+/// `top` under the target's `submit`.
+std::string pythonStuckIn(const std::string& top, int line) {
+  return std::string(kPythonStacksBy) +
+         ", process 7\n"
+         "Thread 1 (Python thread 0x00007f3a5c000000):\n"
+         "#0  0x0000000000000000 in read_events () at /src/gpufuzz_target.py:90 [system]\n"
+         "Thread 2 (Python thread 0x00007f3a5b9ff6c0)" +
+         std::string(kInHandler) +
+         ":\n"
+         "#0  0x0000000000000000 in wait () at /usr/lib/python3.11/threading.py:320 [system]\n"
+         "#1  0x0000000000000000 in " +
+         top + " () at /src/target.py:" + std::to_string(line) +
+         " [program]\n"
+         "#2  0x0000000000000000 in submit () at /src/target.py:200 [program]\n"
+         "#3  0x0000000000000000 in _dispatch () at /src/gpufuzz_target.py:722 [system]\n";
+}
+
+// A target's hang with its own frames is keyed by them, as a crash is: two orders of one step,
+// or two operations into one stuck wait, are one bug; other frames are another.
+TEST(OneCause, ATargetsHangIsWhereItsOwnFramesAreStuck) {
+  const Sequence a = parseSequence("create r0\ndraw r0\ndestroy r0\n", "a.seq");
+  const Sequence b = parseSequence("create r0\ncreate r1\ndraw r1\ndraw r0\ndestroy r1\n", "b.seq");
+  const auto cause = [](const std::string& op, const Sequence& s, const std::string& stacks) {
+    return failureCause(RunOutcome{OutcomeClass::Hang, At{3}, op, "no progress", {}}, s,
+                        TeardownPolicy::Shipped, stacks);
+  };
+  const std::string first = cause("destroy", a, pythonStuckIn("wait_for_image", 40));
+  EXPECT_EQ(first, cause("draw", b, pythonStuckIn("wait_for_image", 44)));
+  EXPECT_EQ(first.find("needs"), std::string::npos) << first;
+  EXPECT_NE(first.find("frames wait_for_image submit"), std::string::npos) << first;
+  EXPECT_NE(first, cause("destroy", a, pythonStuckIn("wait_for_fence", 40)));
+  // A debugger's frames of the runner stay with what the hang needs.
+  EXPECT_NE(cause("destroy", a, ""), cause("draw", b, ""));
+}
+
 // rusticl 22.3.6's stale event status, as four verdicts of one campaign: a wait that came back
 // before its work was done is one fault whichever queue wait showed it, with however many
 // commands pending, at whichever operation.
