@@ -300,7 +300,7 @@ class ModelParser {
         fail(s, t[i - 1], "'->' needs the KIND it introduces");
       }
       if (text.find('=') != std::string_view::npos || text.starts_with("weight:") ||
-          text.starts_with("+") || text.starts_with("-")) {
+          text.starts_with("fails:") || text.starts_with("+") || text.starts_with("-")) {
         return;
       }
       SlotUse use = SlotUse::Use;
@@ -321,7 +321,7 @@ class ModelParser {
         fail(s, t[i],
              "unexpected " + inQuotes(t[i].text) +
                  ": expected a slot (KIND, KIND!, KIND*), '-> KIND', key=DEFAULT, "
-                 "weight:N or +FLAG(KIND)");
+                 "weight:N, fails:WORD|WORD or +FLAG(KIND)");
       }
       if (use == SlotUse::List) {
         if (listed) fail(s, t[i], "a second KIND* slot: an operation has at most one");
@@ -331,13 +331,17 @@ class ModelParser {
     }
   }
 
-  /// [ARG...] [weight:N] [EFFECT...], in any order.
+  /// [ARG...] [weight:N] [fails:WORD|WORD...] [EFFECT...], in any order.
   void readTail(const Statement& s, std::size_t& i, OpDecl& op) {
     const auto& t = s.tokens;
-    bool sawWeight = false;
+    bool sawWeight = false, sawFails = false;
     for (; i < t.size(); ++i) {
       const std::string_view text = t[i].text;
-      if (text.starts_with("weight:")) {
+      if (text.starts_with("fails:")) {
+        if (sawFails) fail(s, t[i], "fails: is given twice");
+        sawFails = true;
+        readFails(s, t[i], op);
+      } else if (text.starts_with("weight:")) {
         if (sawWeight) fail(s, t[i], "weight is given twice");
         sawWeight = true;
         const auto w = readUnsigned(text.substr(7));
@@ -353,8 +357,29 @@ class ModelParser {
       } else {
         fail(s, t[i],
              "unexpected " + inQuotes(text) +
-                 ": slots come first, then key=DEFAULT, weight:N and +FLAG(KIND)");
+                 ": slots come first, then key=DEFAULT, weight:N, fails:WORD|WORD and +FLAG(KIND)");
       }
+    }
+  }
+
+  /// `fails:WORD|WORD...`: each word of the vocabulary at most once.
+  void readFails(const Statement& s, const Token& tok, OpDecl& op) {
+    std::string_view rest = tok.text.substr(6);
+    if (rest.empty()) fail(s, tok, "fails: needs a word: " + failWordList());
+    int column = tok.column + 6;
+    while (true) {
+      const std::size_t bar = rest.find('|');
+      const std::string_view word = rest.substr(0, bar);
+      const Token at{word, column};
+      const std::optional<FailWord> known = failWordNamed(word);
+      if (!known) {
+        fail(s, at, "unknown failure " + inQuotes(word) + " in fails:, expected " + failWordList());
+      }
+      if (op.fails.has(*known)) fail(s, at, inQuotes(word) + " is given twice in fails:");
+      op.fails.add(*known);
+      if (bar == std::string_view::npos) break;
+      rest = rest.substr(bar + 1);
+      column += static_cast<int>(bar) + 1;
     }
   }
 

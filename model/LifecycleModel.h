@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/Failure.h"
+
 namespace gpufuzz {
 
 /// `resource KIND [prefix P] [owner KIND2]`.
@@ -74,6 +76,8 @@ struct OpDecl {
   std::vector<SlotDecl> slots;
   std::vector<ArgDecl> args;
   uint32_t weight = 1;
+  /// The failures one of its runtime calls may return (`fails:`): only these may be marked on it.
+  FailWords fails;
   std::vector<EffectDecl> effects;
   std::size_t index = 0;  // in LifecycleModel::ops
   int line = 0;

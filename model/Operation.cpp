@@ -58,6 +58,7 @@ std::string operationText(const Operation& op) {
     const ArgDecl& a = op.form->args[i];
     if (op.args[i] != a.defaultValue) text += " " + a.key + "=" + a.valueText(op.args[i]);
   }
+  if (op.mark) text += markText(*op.mark);
   return text;
 }
 

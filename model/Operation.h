@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,6 +30,8 @@ struct Operation {
   int line = 0;
   /// The thread it runs on: the T of `@T` (docs/sequences.md, Threads); 0 without a prefix.
   unsigned thread = 0;
+  /// The trailing `!WORD[@N]` (docs/failures.md): one of its runtime calls is to fail.
+  std::optional<Mark> mark;
 
   /// The operation's name in its model ("draw").
   std::string_view name() const { return form->name; }
@@ -38,9 +41,10 @@ struct Operation {
   std::size_t kindOfName(std::size_t i) const;
   SlotUse useOfName(std::size_t i) const;
 
-  /// Equal operations have the same thread, name, names and arguments (line ignored).
+  /// Equal operations have the same thread, name, names, arguments and mark (line ignored).
   bool operator==(const Operation& o) const {
-    return thread == o.thread && form->name == o.form->name && names == o.names && args == o.args;
+    return thread == o.thread && form->name == o.form->name && names == o.names && args == o.args &&
+           mark == o.mark;
   }
 };
 

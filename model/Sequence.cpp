@@ -309,6 +309,11 @@ class Parser {
                  " prefixes no operation: write '@T OP NAME...' (a directive takes no @)");
       }
     }
+    if (tokens.front().text.starts_with('!')) {
+      fail(tokens.front().column, inQuotes(tokens.front().text) +
+                                      ": a mark ends an operation line, and this line has no "
+                                      "operation: write 'OP NAME... !WORD[@N]'");
+    }
     parseOperation(tokens, thread);
   }
 
@@ -385,10 +390,23 @@ class Parser {
     op.thread = thread;
     for (const ArgDecl& a : form->args)
       op.args.push_back(a.defaultValue);
+    std::vector<Token> words = tokens;
+    if (words.back().text.starts_with('!')) {
+      op.mark = readMarkToken(words.back(), *form);
+      words.pop_back();
+    }
+    for (const Token& tok : words) {
+      if (tok.text.starts_with('!')) {
+        fail(tok.column, inQuotes(tok.text) +
+                             (op.mark ? ": a second mark: an operation carries at most one"
+                                      : ": a mark ends the line, after the names and arguments"));
+      }
+    }
+    const std::vector<Token>& tokensOfOp = words;
     std::vector<int> nameColumns;
     std::set<std::string_view> keys;
-    for (size_t t = 1; t < tokens.size(); ++t) {
-      const Token& tok = tokens[t];
+    for (size_t t = 1; t < tokensOfOp.size(); ++t) {
+      const Token& tok = tokensOfOp[t];
       const size_t eq = tok.text.find('=');
       if (eq == std::string_view::npos) {
         if (keys.empty() && op.names.size() < most) {
@@ -416,7 +434,7 @@ class Parser {
       op.args[*index] = readValue(form->args[*index], tok, eq, value);
     }
     if (op.names.size() < fixed) {
-      const Token& last = tokens.back();
+      const Token& last = tokensOfOp.back();
       fail(last.column + static_cast<int>(last.text.size()) + 1, "missing name" + formHint());
     }
     if (const ModelState::Verdict v = state_->check(op); !v.ok()) {
@@ -425,6 +443,23 @@ class Parser {
     }
     state_->applyValid(op);
     seq_.ops.push_back(std::move(op));
+  }
+
+  /// The mark `!WORD[@N]` of an operation of `form`: a word of the vocabulary that the operation
+  /// declares (`fails:`), N in 1..kMaxMarkNth.
+  Mark readMarkToken(const Token& tok, const OpDecl& form) {
+    Mark mark;
+    std::size_t offset = 0;
+    if (std::string why = readMark(tok.text.substr(1), mark, offset); !why.empty()) {
+      fail(tok.column + 1 + static_cast<int>(offset), why);
+    }
+    if (!form.fails.has(mark.word)) {
+      fail(tok.column + 1,
+           form.name + " cannot fail with " + std::string(failWordName(mark.word)) + ": " +
+               (form.fails.empty() ? "its model declares no fails: for it"
+                                   : "its model declares fails:" + form.fails.text()));
+    }
+    return mark;
   }
 
   /// An argument's value: a decimal integer within its bounds, or one of its words.

@@ -109,6 +109,10 @@ std::string Edit::describe(const Sequence& before) const {
       return "thread " + std::to_string(index) + " into thread " + std::to_string(value);
     case Kind::ToThreadZero:
       return "move " + ordinalText(index, before) + " to thread 0";
+    case Kind::Unmark:
+      return "unmark " + ordinalText(index, before);
+    case Kind::MarkNth:
+      return "@" + std::to_string(value) + " at " + ordinalText(index, before);
   }
   return {};
 }
@@ -282,6 +286,23 @@ std::vector<std::pair<Edit, Sequence>> shrinkCandidates(const Sequence& seq) {
         removals.emplace_back(Edit{Edit::Kind::Simplify, i, name, simpler, {}, {}},
                               std::move(candidate));
       }
+    }
+  }
+  // A mark goes, or counts to an earlier call: the first, then halfway (docs/failures.md).
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    const std::optional<Mark>& mark = seq.ops[i].mark;
+    if (!mark) continue;
+    Sequence unmarked = seq;
+    unmarked.ops[i].mark.reset();
+    removals.emplace_back(Edit{Edit::Kind::Unmark, i, {}, 0, {}, {}}, std::move(unmarked));
+    std::set<uint32_t> lower;
+    for (const uint32_t n : {1U, mark->nth / 2}) {
+      if (n >= 1 && n < mark->nth) lower.insert(n);
+    }
+    for (const uint32_t n : lower) {
+      Sequence earlier = seq;
+      earlier.ops[i].mark->nth = n;
+      removals.emplace_back(Edit{Edit::Kind::MarkNth, i, {}, n, {}, {}}, std::move(earlier));
     }
   }
   // Toward the canonical order: a later operation on an earlier-introduced name moves up. Ranks

@@ -19,6 +19,8 @@ struct Edit {
   /// shrinker's first steps on a long sequence, such as a persistent process's history).
   /// OneThread: every operation on thread 0; MergeThreads: thread `index`'s operations moved to
   /// thread `value`; ToThreadZero: operation `index` to thread 0 (docs/sequences.md, Threads).
+  /// Unmark: operation `index` without its mark; MarkNth: its mark counting to `value` instead
+  /// (docs/failures.md: a shrink removes marks and lowers N).
   enum class Kind : uint8_t {
     Remove,
     Simplify,
@@ -29,6 +31,8 @@ struct Edit {
     OneThread,
     MergeThreads,
     ToThreadZero,
+    Unmark,
+    MarkNth,
   };
   Kind kind = Kind::Remove;
   /// Remove: the 0-based index of the operation removed; Simplify: of the operation changed;
@@ -73,7 +77,8 @@ std::vector<uint64_t> probeValues(const Operation& op, const std::string& argume
 /// Every single removal, largest first; for a threaded sequence, every operation on one thread,
 /// each thread merged into thread 0 or into the one before it, each operation moved to thread 0;
 /// every merge of a name into an earlier one of its kind (fewest operations first); every
-/// single-argument simplification; then every swap of neighbours out of canonical order.
+/// single-argument simplification; every mark removed, and every mark's N lowered; then every
+/// swap of neighbours out of canonical order.
 /// Removals, merges and simplifications make a sequence smaller or simpler, thread edits lower
 /// its threads' count or numbers, and each swap removes one inversion of a fixed order, so
 /// repeating the accepted edits ends.

@@ -203,6 +203,16 @@ const std::vector<Rejection>& rejections() {
        "the weight is an integer in 1..1000000"},
       {"WeightFractional", withOp("op grow pool weight:1.5"), 8, 14, "the weight is an integer"},
       {"WeightEmpty", withOp("op grow pool weight:"), 8, 14, "the weight is an integer"},
+      // Failures an operation may be marked with (docs/failures.md).
+      {"FailsEmpty", withOp("op grow pool fails:"), 8, 14, "fails: needs a word: oom, host-oom"},
+      {"FailsUnknownWord", withOp("op grow pool fails:oom|oops"), 8, 24,
+       "unknown failure 'oops' in fails:, expected oom, host-oom or lost"},
+      {"FailsEmptyWord", withOp("op grow pool fails:oom||lost"), 8, 24, "unknown failure ''"},
+      {"FailsWordTwice", withOp("op grow pool fails:oom|lost|oom"), 8, 29,
+       "'oom' is given twice in fails:"},
+      {"FailsTwice", withOp("op grow pool fails:oom fails:lost"), 8, 24, "fails: is given twice"},
+      {"FailsAmongSlots", withOp("op grow fails:oom pool"), 8, 19,
+       "slots come first, then key=DEFAULT, weight:N, fails:WORD|WORD and +FLAG(KIND)"},
       // Effects.
       {"EffectWithoutKind", withOp("op grow pool +pending"), 8, 14,
        "bad effect '+pending': write +FLAG(KIND) or -FLAG(KIND)"},
@@ -275,6 +285,19 @@ INSTANTIATE_TEST_SUITE_P(Rules, ModelRejection, ::testing::ValuesIn(rejections()
                          [](const ::testing::TestParamInfo<Rejection>& param) {
                            return param.param.name;
                          });
+
+TEST(LifecycleModel, FailsDeclaresTheWordsAnOperationMayBeMarkedWith) {
+  const LifecycleModel m = parseModel(
+      "model t\nresource pool\nop make -> pool fails:host-oom|oom weight:2\nop use pool\n"
+      "op drop pool!\nrelease pool\n",
+      "t.model");
+  EXPECT_TRUE(m.op("make")->fails.has(FailWord::Oom));
+  EXPECT_TRUE(m.op("make")->fails.has(FailWord::HostOom));
+  EXPECT_FALSE(m.op("make")->fails.has(FailWord::Lost));
+  EXPECT_EQ(m.op("make")->fails.text(), "oom|host-oom") << "in the vocabulary's order";
+  EXPECT_EQ(m.op("make")->weight, 2U);
+  EXPECT_TRUE(m.op("use")->fails.empty());
+}
 
 // The rejections above each break one rule of this model: it must itself be valid.
 TEST(LifecycleModel, TheRejectionsBaseModelIsValid) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "model/Sequence.h"
+#include "model/SequenceEdits.h"
 #include "renderer/InputError.h"
 #include "tests/TestOps.h"
 #include "tests/model/Printers.h"
@@ -311,6 +312,105 @@ TEST(SequenceParse, ErrorsPointAtTheOffendingTokenAndSayWhatIsAccepted) {
       ADD_FAILURE() << "parsed without error";
     } catch (const InputError& e) {
       EXPECT_EQ(e.file(), "t.seq");
+      EXPECT_EQ(e.line(), c.line) << e.what();
+      EXPECT_EQ(e.column(), c.column) << e.what();
+      EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
+    }
+  }
+}
+
+/// A model whose `alloc` may fail with oom or host-oom, and nothing else may fail.
+const LifecycleModel& markedModel() {
+  static const LifecycleModel& m = internModel(
+      parseModel("model marked\nresource pool prefix p\nresource buf prefix b owner pool\n"
+                 "op pool_create -> pool\nop pool_destroy pool!\n"
+                 "op alloc pool -> buf bytes=64 (1..4096) fails:oom|host-oom\nop free buf!\n"
+                 "release buf pool\n",
+                 "marked.model"));
+  return m;
+}
+
+Sequence parseMarked(const std::string& text) {
+  return parseSequence(text, "m.seq", &markedModel());
+}
+
+TEST(SequenceParse, AMarkEndsAnOperationLineAndPrintsBack) {
+  const Sequence s = parseMarked(
+      "pool_create p0\nalloc p0 b0 !oom\nalloc p0 b1 bytes=8 !host-oom@3 # a comment\n"
+      "free b0\n");
+  ASSERT_EQ(s.ops.size(), 4U);
+  EXPECT_FALSE(s.ops[0].mark.has_value());
+  ASSERT_TRUE(s.ops[1].mark.has_value());
+  EXPECT_EQ(s.ops[1].mark->word, FailWord::Oom);
+  EXPECT_EQ(s.ops[1].mark->nth, 1U);
+  ASSERT_TRUE(s.ops[2].mark.has_value());
+  EXPECT_EQ(s.ops[2].mark->word, FailWord::HostOom);
+  EXPECT_EQ(s.ops[2].mark->nth, 3U);
+  EXPECT_EQ(s.ops[2].arg("bytes"), 8U);
+  EXPECT_EQ(normalizedOperations(s),
+            "pool_create p0\nalloc p0 b0 !oom\nalloc p0 b1 bytes=8 !host-oom@3\nfree b0\n");
+  // `@1` is the default: written without it, and equal to it.
+  EXPECT_EQ(parseMarked("pool_create p0\nalloc p0 b0 !oom@1\n").ops,
+            parseMarked("pool_create p0\nalloc p0 b0 !oom\n").ops);
+  EXPECT_NE(parseMarked("pool_create p0\nalloc p0 b0 !oom\n").ops,
+            parseMarked("pool_create p0\nalloc p0 b0\n").ops)
+      << "a mark is part of the operation";
+  // A thread prefix and a mark go together.
+  EXPECT_EQ(parseMarked("pool_create p0\n@1 alloc p0 b0 !oom@64\n").ops[1].thread, 1U);
+}
+
+// A shrink keeps marks on what it keeps, removes them, and lowers N (docs/failures.md).
+TEST(ShrinkCandidates, AMarkGoesOrCountsToAnEarlierCall) {
+  const Sequence s = parseMarked("pool_create p0\nalloc p0 b0 !oom@6\nfree b0\n");
+  std::vector<std::string> edits;
+  for (const auto& [edit, candidate] : shrinkCandidates(s)) {
+    if (edit.kind == Edit::Kind::Unmark || edit.kind == Edit::Kind::MarkNth)
+      edits.push_back(edit.describe(s) + " -> " + operationText(candidate.ops[1]));
+    if (edit.kind == Edit::Kind::Remove && candidate.ops.size() == 2) {
+      EXPECT_EQ(candidate.ops[1].mark, s.ops[1].mark) << "a kept operation keeps its mark";
+    }
+  }
+  EXPECT_EQ(edits, (std::vector<std::string>{
+                       "unmark 2 (alloc p0 b0 !oom@6) -> alloc p0 b0",
+                       "@1 at 2 (alloc p0 b0 !oom@6) -> alloc p0 b0 !oom",
+                       "@3 at 2 (alloc p0 b0 !oom@6) -> alloc p0 b0 !oom@3",
+                   }));
+}
+
+TEST(SequenceParse, EveryBadMarkIsPlaced) {
+  struct Case {
+    std::string text;
+    int line, column;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"pool_create p0\nalloc p0 b0 !oops\n", 2, 14, "unknown failure 'oops' in a mark"},
+      {"pool_create p0\nalloc p0 b0 !\n", 2, 14, "unknown failure '' in a mark"},
+      {"pool_create p0\nalloc p0 b0 !oom@0\n", 2, 18, "expected a call count in 1..64"},
+      {"pool_create p0\nalloc p0 b0 !oom@65\n", 2, 18, "expected a call count in 1..64"},
+      {"pool_create p0\nalloc p0 b0 !oom@\n", 2, 18, "expected a call count in 1..64"},
+      {"pool_create p0\nalloc p0 b0 !oom@x\n", 2, 18, "expected a call count in 1..64"},
+      {"pool_create p0\nalloc p0 b0 !oom@-1\n", 2, 18, "expected a call count in 1..64"},
+      {"pool_create p0\nalloc p0 b0 !oom !oom\n", 2, 13, "a second mark"},
+      {"pool_create p0\nalloc p0 !oom b0\n", 2, 10, "a mark ends the line"},
+      {"pool_create p0\nalloc p0 b0 !oom bytes=8\n", 2, 13, "a mark ends the line"},
+      {"pool_create p0 !oom\n", 1, 17,
+       "pool_create cannot fail with oom: its model declares no fails: for it"},
+      {"pool_create p0\nalloc p0 b0 !lost\n", 2, 14,
+       "alloc cannot fail with lost: its model declares fails:oom|host-oom"},
+      {"pool_create p0\n!oom\n", 2, 1,
+       "a mark ends an operation line, and this line has no "
+       "operation"},
+      {"pool_create p0\n@1 !oom\n", 2, 4, "this line has no operation"},
+      // A directive's text may hold '!': only operation lines carry marks.
+      {"# note: x !oom\npool_create p0\nfree !oom\n", 3, 7, "free cannot fail with oom"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    try {
+      parseMarked(c.text);
+      ADD_FAILURE() << "parsed without error";
+    } catch (const InputError& e) {
       EXPECT_EQ(e.line(), c.line) << e.what();
       EXPECT_EQ(e.column(), c.column) << e.what();
       EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
