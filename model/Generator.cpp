@@ -209,6 +209,36 @@ void spreadOverThreads(Sequence& seq, unsigned threads, Random& random) {
   }
 }
 
+/// Marks on `seq` for --inject: on injectRate percent of the sequences, one to three of the
+/// operations whose model declares an injected word, each with such a word; N is 1 for most,
+/// else 2 to 4 (docs/failures.md).
+void addMarks(Sequence& seq, const GeneratorConfig& config, Random& random) {
+  if (!random.chance(config.injectRate, 100)) return;
+  std::vector<std::size_t> eligible;
+  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+    for (const FailWord w : kFailWords) {
+      if (config.inject.has(w) && seq.ops[i].form->fails.has(w)) {
+        eligible.push_back(i);
+        break;
+      }
+    }
+  }
+  if (eligible.empty()) return;
+  const uint64_t count = std::min<uint64_t>(random.inRange(1, 3), eligible.size());
+  for (uint64_t k = 0; k < count; ++k) {
+    const std::size_t pick = random.inRange(0, eligible.size() - 1);
+    Operation& op = seq.ops[eligible[pick]];
+    eligible.erase(eligible.begin() + static_cast<std::ptrdiff_t>(pick));
+    std::vector<FailWord> words;
+    for (const FailWord w : kFailWords) {
+      if (config.inject.has(w) && op.form->fails.has(w)) words.push_back(w);
+    }
+    const FailWord word = words[random.inRange(0, words.size() - 1)];
+    const uint32_t nth = random.chance(3, 4) ? 1U : static_cast<uint32_t>(random.inRange(2, 4));
+    op.mark = Mark{word, nth};
+  }
+}
+
 Sequence generateWith(const GeneratorConfig& config, Random& random) {
   const uint32_t maxOps = std::max<uint32_t>(config.maxOps, 1);
   const uint32_t length = random.chance(1, 2)
@@ -229,6 +259,11 @@ Sequence generateWith(const GeneratorConfig& config, Random& random) {
     // A generator of its own: the operations are those of one thread for the same seed.
     Random threads(random.next() ^ 0x7468726561647321ULL);
     spreadOverThreads(seq, std::min(config.threads, kMaxThreads), threads);
+  }
+  if (!config.inject.empty()) {
+    // A generator of its own too: without --inject the same seed gives the same sequence.
+    Random marks(random.next() ^ 0x696e6a6563742121ULL);
+    addMarks(seq, config, marks);
   }
   return seq;
 }

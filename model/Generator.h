@@ -14,6 +14,8 @@
 // - Arguments: half at the default, most of the rest small (up to twice the default, or 16 above
 //   the minimum), one in eight larger (up to 16 times the default, or 256 above the minimum) on
 //   a log scale, and one in 256 anywhere in the bounds; words uniformly.
+// - Marks (--inject WORDS): on --inject-rate percent of the sequences, one to three operations
+//   that declare one of WORDS fail with it, the first such call mostly (docs/failures.md).
 // - Threads (--threads N > 1): the same operations as with one thread, then spread over up to N
 //   threads by a generator of their own. Each operation, in file order: 3 in 8 go to a thread
 //   other than the last one used by an operation of the same family (the resources under one
@@ -37,6 +39,10 @@ struct GeneratorConfig {
   uint32_t maxOps = 40;
   /// Threads to spread each sequence's operations over, 1..kMaxThreads.
   unsigned threads = 1;
+  /// The failures --inject marks (docs/failures.md); none: no marks, the sequences unchanged.
+  FailWords inject{};
+  /// The percentage of sequences that carry marks, 1..100.
+  uint32_t injectRate = 20;
 
   const LifecycleModel& lifecycle() const;
 };

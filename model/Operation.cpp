@@ -62,4 +62,34 @@ std::string operationText(const Operation& op) {
   return text;
 }
 
+std::vector<std::string> introducedNames(const Operation& op) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < op.names.size(); ++i) {
+    if (op.useOfName(i) == SlotUse::Introduce) out.push_back(op.names[i]);
+  }
+  return out;
+}
+
+bool endsAName(const Operation& op) {
+  for (std::size_t i = 0; i < op.names.size(); ++i) {
+    if (op.useOfName(i) == SlotUse::End) return true;
+  }
+  return false;
+}
+
+void UnmadeNames::failed(const Operation& op) {
+  for (std::string& n : introducedNames(op))
+    unmade_.insert(std::move(n));
+}
+
+bool UnmadeNames::skips(const Operation& op) {
+  if (unmade_.empty()) return false;
+  bool uses = false;
+  for (std::size_t i = 0; i < op.names.size(); ++i) {
+    if (op.useOfName(i) != SlotUse::Introduce && unmade_.contains(op.names[i])) uses = true;
+  }
+  if (uses) failed(op);
+  return uses;
+}
+
 }  // namespace gpufuzz

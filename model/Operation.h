@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +47,24 @@ struct Operation {
     return thread == o.thread && form->name == o.form->name && names == o.names && args == o.args &&
            mark == o.mark;
   }
+};
+
+/// The names `op` introduces, in written order.
+std::vector<std::string> introducedNames(const Operation& op);
+/// Whether `op` ends one of its names.
+bool endsAName(const Operation& op);
+
+/// The names that failed operations never made (docs/failures.md): an operation that uses one is
+/// skipped, and the names it would have introduced are never made in turn. Not thread-safe.
+class UnmadeNames {
+ public:
+  /// `op` failed as its mark asked: the names it introduces were never made.
+  void failed(const Operation& op);
+  /// Whether `op` uses a name never made; then it is skipped, and its own names are never made.
+  bool skips(const Operation& op);
+
+ private:
+  std::set<std::string> unmade_;
 };
 
 /// An operation of `model` with its arguments at their defaults but those given.

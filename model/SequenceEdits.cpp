@@ -13,13 +13,8 @@ namespace gpufuzz {
 
 namespace {
 
-/// The names an operation introduces.
 std::vector<std::string> introduced(const Operation& op) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < op.names.size(); ++i) {
-    if (op.useOfName(i) == SlotUse::Introduce) out.push_back(op.names[i]);
-  }
-  return out;
+  return introducedNames(op);
 }
 
 const ArgDecl* specOf(const Operation& op, const std::string& argument) {

@@ -18,11 +18,18 @@ std::span<const std::byte> bytesOf(const auto& container) {
 GpuRenderer::GpuRenderer(Device& device, uint32_t width, uint32_t height, TeardownPolicy policy)
     : device_(device), defenses_(defensesOf(policy)), width_(width), height_(height) {
   context_ = device_.createContext();
-  const std::vector<uint32_t> clear(uint64_t{width_} * height_, 0U);
-  framebuffer_ = device_.allocBuffer(context_, clear.size() * 4);
-  vertices_ = device_.allocBuffer(context_, raster::kMaxTriangles * sizeof(raster::Triangle));
-  device_.copyToDevice(context_, framebuffer_, bytesOf(clear));
-  device_.synchronize(context_);
+  // A renderer that could not be made leaves nothing behind: a failed allocation or upload left
+  // the context and the first buffer allocated.
+  try {
+    const std::vector<uint32_t> clear(uint64_t{width_} * height_, 0U);
+    framebuffer_ = device_.allocBuffer(context_, clear.size() * 4);
+    vertices_ = device_.allocBuffer(context_, raster::kMaxTriangles * sizeof(raster::Triangle));
+    device_.copyToDevice(context_, framebuffer_, bytesOf(clear));
+    device_.synchronize(context_);
+  } catch (const DeviceError&) {
+    releaseAfterFailure();
+    throw;
+  }
 }
 
 GpuRenderer::~GpuRenderer() {
@@ -61,19 +68,28 @@ void GpuRenderer::setTextures(uint32_t count, uint32_t size, uint32_t seed) {
   // Replacing a resource and tearing the renderer down are two different lifetimes: queued draws
   // still sample the old textures, so wait for them before releasing.
   if (defenses_.textureReplaceWaits) device_.synchronize(context_);
+  // The new set is made before the old one goes, so a failed replacement changes nothing a later
+  // draw samples: half a set, or none, drew other pixels than either set would.
+  std::vector<BufferId> made;
+  try {
+    std::vector<uint32_t> texels(uint64_t{size} * size);
+    for (uint32_t t = 0; t < count; ++t) {
+      made.push_back(device_.allocBuffer(context_, texels.size() * 4));
+      for (uint32_t y = 0; y < size; ++y) {
+        for (uint32_t x = 0; x < size; ++x)
+          texels[uint64_t{y} * size + x] = raster::texel(seed, t, x, y);
+      }
+      device_.copyToDevice(context_, made.back(), bytesOf(texels));
+    }
+  } catch (const DeviceError&) {
+    for (const BufferId texture : made)
+      device_.freeBuffer(texture);
+    throw;
+  }
   for (BufferId texture : textures_)
     device_.freeBuffer(texture);
-  textures_.clear();
+  textures_ = std::move(made);
   textureSize_ = size;
-  std::vector<uint32_t> texels(uint64_t{size} * size);
-  for (uint32_t t = 0; t < count; ++t) {
-    textures_.push_back(device_.allocBuffer(context_, texels.size() * 4));
-    for (uint32_t y = 0; y < size; ++y) {
-      for (uint32_t x = 0; x < size; ++x)
-        texels[uint64_t{y} * size + x] = raster::texel(seed, t, x, y);
-    }
-    device_.copyToDevice(context_, textures_.back(), bytesOf(texels));
-  }
 }
 
 std::vector<uint32_t> GpuRenderer::readBack() {
@@ -86,14 +102,12 @@ void GpuRenderer::freeBuffers() {
   for (BufferId texture : textures_)
     device_.freeBuffer(texture);
   textures_.clear();
-  device_.freeBuffer(vertices_);
-  device_.freeBuffer(framebuffer_);
+  if (vertices_ != 0) device_.freeBuffer(vertices_);
+  if (framebuffer_ != 0) device_.freeBuffer(framebuffer_);
+  vertices_ = framebuffer_ = 0;
 }
 
-void GpuRenderer::release() {
-  if (released_) return;
-  released_ = true;
-  if (defenses_.destroyWaits) device_.synchronize(context_);
+void GpuRenderer::releaseInOrder() {
   if (defenses_.buffersBeforeContext) {
     freeBuffers();
     device_.destroyContext(context_);
@@ -101,6 +115,31 @@ void GpuRenderer::release() {
     device_.destroyContext(context_);
     freeBuffers();
   }
+}
+
+void GpuRenderer::releaseAfterFailure() {
+  released_ = true;
+  try {
+    releaseInOrder();
+  } catch (const DeviceError& e) {
+    std::cerr << "gpufuzz: renderer release after a failure failed too: " << e.what() << '\n';
+  }
+}
+
+void GpuRenderer::release() {
+  if (released_) return;
+  released_ = true;
+  // A wait that failed still releases everything: the error is the teardown's, the memory is
+  // not kept for it.
+  if (defenses_.destroyWaits) {
+    try {
+      device_.synchronize(context_);
+    } catch (const DeviceError&) {
+      releaseAfterFailure();
+      throw;
+    }
+  }
+  releaseInOrder();
 }
 
 }  // namespace gpufuzz

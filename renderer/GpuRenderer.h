@@ -19,7 +19,8 @@ namespace gpufuzz {
 class GpuRenderer {
  public:
   /// Creates the context and the framebuffer and vertex buffer, clears the framebuffer, and
-  /// waits for that upload, so a new renderer has no queued work.
+  /// waits for that upload, so a new renderer has no queued work. A failure releases what was
+  /// made before it is thrown.
   GpuRenderer(Device& device, uint32_t width, uint32_t height, TeardownPolicy policy);
   /// Runs release() if it was not called; a failure there is reported on stderr, never thrown.
   ~GpuRenderer();
@@ -29,11 +30,13 @@ class GpuRenderer {
   /// Enqueues `triangles` pseudo-random triangles made from `seed`; does not wait.
   void draw(uint32_t triangles, uint32_t seed);
   void sync();
-  /// Replaces the textures with `count` textures of size x size texels made from `seed`.
+  /// Replaces the textures with `count` textures of size x size texels made from `seed`. On a
+  /// failure the old set stays: the new one is made first.
   void setTextures(uint32_t count, uint32_t size, uint32_t seed);
   /// Copies the framebuffer to the host (waiting for the queued work first).
   std::vector<uint32_t> readBack();
-  /// The teardown, under the renderer's policy. Throws DeviceError; runs at most once.
+  /// The teardown, under the renderer's policy. Throws DeviceError; runs at most once, and a
+  /// failed wait before it still releases everything.
   void release();
   /// Forgets every resource without a device call. After a device failure further calls could
   /// block forever (a hung runtime does not come back), so the failure is reported instead.
@@ -44,6 +47,11 @@ class GpuRenderer {
 
  private:
   void freeBuffers();
+  /// The context and every buffer, in the policy's order.
+  void releaseInOrder();
+  /// After a failed call: releases what was made, its own failure only reported, since the
+  /// first failure is the one that counts.
+  void releaseAfterFailure();
 
   Device& device_;
   const Defenses defenses_;

@@ -24,6 +24,7 @@ model with a name that is no method's can be registered: `self.handle("op-name",
 Standard library only (Python 3.11).
 """
 
+import _thread
 import ctypes
 import errno
 import faulthandler
@@ -39,7 +40,8 @@ import sys
 __all__ = ["Target", "Failure", "Error", "Invalid", "Mismatch", "Leak", "Unsupported", "Sequence",
            "Operation", "SequenceError", "Model", "ModelError", "Resource", "Slot", "Argument",
            "OperationSpec", "BUILTIN_MODEL", "main", "run_sequence", "serve_forks",
-           "parse_sequence", "load_sequence", "parse_model", "load_model", "builtin_model"]
+           "parse_sequence", "load_sequence", "parse_model", "load_model", "builtin_model",
+           "Injected", "may_fail", "FAIL_WORDS"]
 
 FORK_SERVER_VERSION = 1
 EVENTS_FD_VARIABLE = "GPUFUZZ_EVENTS_FD"
@@ -49,6 +51,9 @@ STACKS_FILE_VARIABLE = "GPUFUZZ_STACKS_FILE"
 MAX_MESSAGE = 64 * 1024
 MAX_FDS = 2
 MAX_THREADS = 8
+# The failures a mark asks for (docs/failures.md), and how far `!WORD@N` counts.
+FAIL_WORDS = ("oom", "host-oom", "lost")
+MAX_MARK_NTH = 64
 
 # ---------------------------------------------------------------------------------------------
 # Failures a target raises; each becomes `outcome CLASS AT OP DETAIL`. Any other exception is an
@@ -85,6 +90,16 @@ class Leak(Failure):
     outcome = "leak"
 
 
+class Injected(Exception):
+    """The marked call failed, as the operation's mark asked (may_fail raises it). Let it out of
+    the handler: the operation then ends with `fail`, its new names are never made, and the run
+    goes on. A handler that swallows it is judged by what follows, as any other."""
+
+    def __init__(self, word, call=""):
+        self.word, self.call = word, call
+        super().__init__(f"{call + ': ' if call else ''}{word} (injected)")
+
+
 class Unsupported(Exception):
     """The target does not implement this operation: `outcome unsupported AT OP DETAIL`."""
 
@@ -108,15 +123,15 @@ resource renderer prefix r
 resource context  prefix c
 resource buffer   prefix b  owner context
 
-op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15
-op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  +pending(renderer)
-op sync         renderer                                                    weight:7   -pending(renderer)
-op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  +textured(renderer)
-op read_back    renderer                                                    weight:7   -pending(renderer)
-op destroy      renderer!                                                   weight:16
+op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15  fails:oom|host-oom|lost
+op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  fails:host-oom|lost  +pending(renderer)
+op sync         renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
+op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  fails:oom|host-oom|lost  +textured(renderer)
+op read_back    renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
+op destroy      renderer!                                                   weight:16  fails:host-oom|lost
 
-op ctx_create   -> context                                                  weight:9
-op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16
+op ctx_create   -> context                                                  weight:9  fails:oom|host-oom
+op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16  fails:oom|host-oom|lost
 op buf_destroy  buffer!                                                     weight:9
 op ctx_destroy  context!                                                    weight:8
 
@@ -195,16 +210,17 @@ class Argument:
 
 
 class OperationSpec:
-    """`op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [+FLAG(KIND)|-FLAG(KIND)...]`.
+    """`op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [fails:WORD|...] [+FLAG(KIND)...]`.
 
     `slots`: the used names' Slots in order; `introduces`: the kinds of the new names;
     `args`: {key: Argument} in declaration order; `flags`: [("+" or "-", FLAG, KIND)]."""
 
-    __slots__ = ("name", "slots", "introduces", "args", "weight", "flags", "line")
+    __slots__ = ("name", "slots", "introduces", "args", "weight", "flags", "line", "fails")
 
-    def __init__(self, name, slots, introduces, args, weight=1, flags=(), line=0):
+    def __init__(self, name, slots, introduces, args, weight=1, flags=(), line=0, fails=()):
         self.name, self.slots, self.introduces = name, list(slots), list(introduces)
         self.args, self.weight, self.flags, self.line = dict(args), weight, list(flags), line
+        self.fails = frozenset(fails)
 
     @property
     def has_list(self):
@@ -375,7 +391,7 @@ def parse_model(text, path="<model>"):
             op = ident(rest[0], "an operation's name")
             if op in operations:
                 fail(f"operation '{op}' is declared twice", rest[0][1])
-            slots, introduces, args, weight, flags = [], [], {}, 1, []
+            slots, introduces, args, weight, flags, fails = [], [], {}, 1, [], None
             introducing, k = False, 1
             while k < len(rest):
                 token, col = rest[k]
@@ -398,6 +414,16 @@ def parse_model(text, path="<model>"):
                     if not _INT.match(token[7:]) or int(token[7:]) < 1:
                         fail(f"'{token}': weight:N takes an integer N >= 1", col)
                     weight = int(token[7:])
+                elif token.startswith("fails:"):
+                    if fails is not None:
+                        fail("fails: is given twice", col)
+                    fails = token[6:].split("|")
+                    for w in fails:
+                        if w not in FAIL_WORDS:
+                            fail(f"unknown failure '{w}' in fails:, expected "
+                                 f"{', '.join(FAIL_WORDS)}", col)
+                    if len(set(fails)) != len(fails):
+                        fail(f"'{token}': a word is given twice", col)
                 elif token[0] in "+-":
                     flag = ident((token[1:], col + 1), "a flag's name")
                     if k >= len(rest) or rest[k][0][0] != "(":
@@ -419,7 +445,8 @@ def parse_model(text, path="<model>"):
                         fail(f"'{token}': an operation has at most one KIND* slot", col)
                     slots.append(Slot(kind, mode))
                     references.append((kind, number, col))
-            operations[op] = OperationSpec(op, slots, introduces, args, weight, flags, number)
+            operations[op] = OperationSpec(op, slots, introduces, args, weight, flags, number,
+                                           fails or ())
         elif word == "release":
             for token in rest:
                 kind = ident(token, "a kind")
@@ -491,17 +518,22 @@ class Operation:
     OperationSpec) and `positional` (the names as a handler gets them: one per slot, a list for
     a KIND* slot, new names last)."""
 
-    __slots__ = ("op", "names", "args", "line", "at", "thread", "spec", "positional")
+    __slots__ = ("op", "names", "args", "line", "at", "thread", "spec", "positional", "mark")
 
-    def __init__(self, op, names, args, line, at=None, thread=0, spec=None, positional=None):
+    def __init__(self, op, names, args, line, at=None, thread=0, spec=None, positional=None,
+                 mark=None):
         self.op, self.names, self.args, self.line = op, names, args, line
         self.at, self.thread, self.spec = at, thread, spec
         self.positional = list(names) if positional is None else positional
+        self.mark = mark  # (WORD, N) of a trailing `!WORD@N` (docs/failures.md), or None
 
     def __repr__(self):
         keys = "".join(f" {k}={v}" for k, v in self.args.items())
         thread = f"@{self.thread} " if self.thread else ""
-        return f"{thread}{self.op} {' '.join(self.names)}{keys}"
+        mark = ""
+        if self.mark:
+            mark = f" !{self.mark[0]}" + (f"@{self.mark[1]}" if self.mark[1] != 1 else "")
+        return f"{thread}{self.op} {' '.join(self.names)}{keys}{mark}"
 
 
 class Sequence:
@@ -518,9 +550,10 @@ class Sequence:
     def policy(self):
         return self.directives.get("policy", "shipped")
 
-    def leftovers(self):
+    def leftovers(self, unmade=()):
         """[(KIND, name)] still alive after the last operation, in the order they are released:
-        the model's `release` order, each kind's names in creation order."""
+        the model's `release` order, each kind's names in creation order. `unmade`: names that
+        failed operations never made (docs/failures.md), which nothing releases."""
         alive = {}  # name -> kind, in creation order
         for o in self.operations:
             spec = o.spec or self.model.operation(o.op)
@@ -531,11 +564,21 @@ class Sequence:
             for name, kind in introduced:
                 alive[name] = kind
         return [(kind, name) for kind in self.model.release
-                for name, k in alive.items() if k == kind]
+                for name, k in alive.items() if k == kind and name not in unmade]
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
 _DIRECTIVE = re.compile(r"#\s*([a-z][a-z0-9_.]*):\s*(.*?)\s*\Z")
+
+
+def _mark(token, fail):
+    """(WORD, N) of a mark `!WORD` or `!WORD@N`."""
+    word, at, count = token[1:].partition("@")
+    if word not in FAIL_WORDS:
+        fail(f"unknown failure '{word}' in a mark: expected {', '.join(FAIL_WORDS)}", token)
+    if at and (not _INT.match(count) or not 1 <= int(count) <= MAX_MARK_NTH):
+        fail(f"'{count}' after '@' in a mark: expected a call count in 1..{MAX_MARK_NTH}", token)
+    return word, int(count) if at else 1
 
 
 def parse_sequence(text, path="<sequence>", model=None):
@@ -577,10 +620,24 @@ def parse_sequence(text, path="<sequence>", model=None):
             if not words:
                 fail("a thread without an operation")
             threads = max(threads, thread + 1)
+        if words[0].startswith("!"):
+            fail(f"'{words[0]}': a mark ends an operation line, and this line has no operation",
+                 words[0])
+        mark = None
+        if words[-1].startswith("!"):
+            mark = _mark(words[-1], fail)
+            words = words[:-1]
+        for word in words:
+            if word.startswith("!"):
+                fail(f"'{word}': " + ("a second mark" if mark else "a mark ends the line"), word)
         op, *rest = words
         spec = model.operation(op)
         if spec is None:
             fail(f"unknown operation '{op}' (known: {', '.join(model.operations)})", op)
+        if mark and mark[0] not in spec.fails:
+            declared = "|".join(w for w in FAIL_WORDS if w in spec.fails)
+            fail(f"{op} cannot fail with {mark[0]}: its model declares " +
+                 (f"fails:{declared}" if declared else "no fails: for it"), "!" + mark[0])
         names = []
         for word in rest:
             if "=" in word:
@@ -623,7 +680,7 @@ def parse_sequence(text, path="<sequence>", model=None):
         for name, kind in introduced:
             kinds[name] = kind
         operations.append(Operation(op, names, args, number, len(operations) + 1, thread, spec,
-                                    positional))
+                                    positional, mark))
     if "threads" in directives:
         threads = max(threads, int(directives["threads"]))
     if model is None:
@@ -665,6 +722,9 @@ class Target:
     name = "python-target"
     version = "0"
     fork_server = False  # set before startup(): whether this process serves forks
+    # Whether the handlers call may_fail() before their runtime calls, so that a mark can fail
+    # one (docs/failures.md). A target that does not answers `unsupported` to a marked file.
+    honours_marks = False
 
     def configure(self, args):
         """The words after CMD before the sequence file (CMD ARGS... FILE); once per process."""
@@ -725,6 +785,58 @@ def _dispatch(target, operation):
         handler(*operation.positional, **operation.args)
 
 
+# The running operation's mark on each thread: [WORD, N, calls seen, fired].
+_armed = {}
+
+
+def may_fail(*words, call=""):
+    """Call it in a handler before each runtime call that can fail with one of `words` ("oom",
+    "host-oom", "lost"): raises Injected when the running operation's mark picks this call, the
+    N-th such call of its word. `call` names the runtime call for the detail. Release calls are
+    never marked: call it only before calls that make or use something."""
+    state = _armed.get(_thread.get_ident())
+    if state is None or state[3] or state[0] not in words:
+        return
+    state[2] += 1
+    if state[2] == state[1]:
+        state[3] = True
+        raise Injected(state[0], call)
+
+
+def _run_op(target, o):
+    """Dispatches `o` with its mark armed: the detail of its failure as marked, or None."""
+    key = _thread.get_ident()
+    if o.mark:
+        _armed[key] = [o.mark[0], o.mark[1], 0, False]
+    try:
+        _dispatch(target, o)
+    except Injected as e:
+        if o.mark and _armed[key][3]:
+            return str(e)
+        raise
+    finally:
+        _armed.pop(key, None)
+    return None
+
+
+class _Unmade:
+    """Names that failed operations never made; an operation using one is skipped, and its own
+    new names are never made in turn (docs/failures.md)."""
+
+    def __init__(self):
+        self.names = set()
+
+    def failed(self, o):
+        self.names.update(o.names[len(o.names) - len(o.spec.introduces):] if o.spec else ())
+
+    def skips(self, o):
+        used = o.names[:len(o.names) - len(o.spec.introduces)] if o.spec else o.names
+        if not any(n in self.names for n in used):
+            return False
+        self.failed(o)
+        return True
+
+
 class _Events:
     """One event a line, one write(2) each, unbuffered. A gone reader stops nothing."""
 
@@ -778,10 +890,11 @@ class _Threads:
     run(), which runs thread 0 on the calling thread and returns the failure of the lowest
     ordinal, (ordinal, exception), or None."""
 
-    def __init__(self, target, sequence, events):
+    def __init__(self, target, sequence, events, unmade):
         import threading  # noqa: PLC0415 - only a threaded sequence needs it
 
         self.target, self.events, self.ops = target, events, sequence.operations
+        self.unmade = unmade
         self.waits = _dependencies(self.ops)
         self.done = [False] * len(self.ops)
         self.failures = []
@@ -820,19 +933,38 @@ class _Threads:
                 if self.stopped:
                     return  # after a failure nothing new begins
             o = self.ops[i]
-            self.events.write("begin", o.at, o.op)
-            try:
-                _dispatch(self.target, o)
-            except BaseException as e:  # noqa: BLE001 - every failure is an outcome
-                with self.cond:
-                    self.failures.append((o.at, e))
-                    self.stopped = True
-                    self.cond.notify_all()
-                return
-            self.events.write("done", o.at)
+            with self.cond:
+                skipped = self.unmade.skips(o)
+            if skipped:
+                self.events.write("skip", o.at)
+            else:
+                self.events.write("begin", o.at, o.op)
+                try:
+                    injected = _run_op(self.target, o)
+                except BaseException as e:  # noqa: BLE001 - every failure is an outcome
+                    with self.cond:
+                        self.failures.append((o.at, e))
+                        self.stopped = True
+                        self.cond.notify_all()
+                    return
+                if injected is not None:
+                    with self.cond:
+                        self.unmade.failed(o)
+                    self.events.write("fail", o.at, injected)
+                else:
+                    self.events.write("done", o.at)
             with self.cond:
                 self.done[i] = True
                 self.cond.notify_all()
+
+
+def outcome_unsupported(target, events, marked):
+    """A marked file for a target whose handlers cannot fail a call: never a wrong pass."""
+    detail = (f"{target.name} does not honour marks: set honours_marks and call may_fail() "
+              "before each runtime call")
+    events.write("outcome", "unsupported", marked.at, marked.op, detail)
+    print(f"{target.name}: unsupported: {detail}", file=sys.stderr, flush=True)
+    return 1
 
 
 def run_sequence(target, sequence, events=None):
@@ -841,7 +973,13 @@ def run_sequence(target, sequence, events=None):
     ops = sequence.operations
     # Without a model named, the older form of `unsupported`, which every harness reads.
     unsupported = "unsupported" if sequence.model_given else "error"
-    threads = _Threads(target, sequence, events) if sequence.threads > 1 and ops else None
+    unmade = _Unmade()
+    marked = next((o for o in ops if o.mark), None)
+    if marked and not target.honours_marks:
+        events.write("start", len(ops))
+        return outcome_unsupported(target, events, marked)
+    threads = (_Threads(target, sequence, events, unmade) if sequence.threads > 1 and ops
+               else None)
     events.write("start", len(ops))
 
     def outcome(cls, at, op, detail):
@@ -873,16 +1011,23 @@ def run_sequence(target, sequence, events=None):
             return failed(failure[1], failure[0], ops[failure[0] - 1].op)
     else:
         for o in ops:
+            if unmade.skips(o):
+                events.write("skip", o.at)
+                continue
             events.write("begin", o.at, o.op)
             try:
-                _dispatch(target, o)
+                injected = _run_op(target, o)
             except Exception as e:  # noqa: BLE001
                 return failed(e, o.at, o.op)
+            if injected is not None:
+                unmade.failed(o)
+                events.write("fail", o.at, injected)
+                continue
             events.write("done", o.at)
     # Leftovers, in the model's release order (the built-in: renderers, bare buffers, contexts).
     events.write("begin", "end", "end")
     releases = target.__dict__.get("_gpufuzz_releases", {})
-    for kind, name in sequence.leftovers():
+    for kind, name in sequence.leftovers(unmade.names):
         release = releases.get(kind)
         try:
             if release is not None:

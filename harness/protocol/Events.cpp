@@ -69,6 +69,12 @@ std::string formatEvent(const Event& e) {
       if (e.faultAt) out << '@' << atText(*e.faultAt) << ' ';
       out << oneLine(e.rule);
       break;
+    case Event::Kind::Fail:
+      out << "fail " << atText(e.at) << ' ' << oneLine(e.detail);
+      break;
+    case Event::Kind::Skip:
+      out << "skip " << atText(e.at);
+      break;
   }
   return out.str();
 }
@@ -95,6 +101,22 @@ std::optional<Event> parseEvent(std::string_view line) {
     e.at = *parsed;
     if (e.kind == Event::Kind::Begin && (!(in >> e.op) || !isOperationWord(e.op)))
       return std::nullopt;
+    return e;
+  }
+  if (kind == "fail" || kind == "skip") {
+    e.kind = kind == "fail" ? Event::Kind::Fail : Event::Kind::Skip;
+    if (!(in >> at)) return std::nullopt;
+    const std::optional<At> parsed = parseAt(at);
+    // The release at the end is never failed nor skipped: its calls are releases.
+    if (!parsed || parsed->isEnd()) return std::nullopt;
+    e.at = *parsed;
+    if (e.kind == Event::Kind::Fail) {
+      e.detail = restOfLine(in);
+      if (e.detail.empty()) return std::nullopt;
+    } else {
+      std::string more;
+      if (in >> more) return std::nullopt;
+    }
     return e;
   }
   if (kind == "fault") {
@@ -141,6 +163,18 @@ EventOrder::EventOrder(std::vector<std::string> expectedOps,
                        std::vector<std::vector<std::size_t>> waits)
     : expected_(std::move(expectedOps)), waits_(std::move(waits)) {}
 
+std::string EventOrder::waitedFor(const Event& e, const char* verb) const {
+  const uint32_t k = e.at.ordinal;
+  if (k - 1 >= waits_.size()) return {};
+  for (const std::size_t w : waits_[k - 1]) {
+    if (!finished_[w]) {
+      return std::string(verb) + " " + atText(e.at) + " before operation " + std::to_string(w + 1) +
+             ", which it waits for, is done";
+    }
+  }
+  return {};
+}
+
 std::string EventOrder::acceptBegin(const Event& e) {
   if (e.at.isEnd()) {
     if (!running_.empty())
@@ -169,17 +203,29 @@ std::string EventOrder::acceptBegin(const Event& e) {
     }
   } else {
     if (begun_[k - 1]) return "a second begin " + atText(e.at);
-    if (k - 1 < waits_.size()) {
-      for (const std::size_t w : waits_[k - 1]) {
-        if (!finished_[w]) {
-          return "begin " + atText(e.at) + " before operation " + std::to_string(w + 1) +
-                 ", which it waits for, is done";
-        }
-      }
-    }
+    if (std::string why = waitedFor(e, "begin"); !why.empty()) return why;
   }
   begun_[k - 1] = true;
   running_.insert(k);
+  return {};
+}
+
+std::string EventOrder::acceptSkip(const Event& e) {
+  if (endBegun_) return "a skip after the release of leftovers";
+  const uint32_t k = e.at.ordinal;
+  if (k > operations_) return "skip " + atText(e.at) + " of " + std::to_string(operations_);
+  if (waits_.empty()) {
+    if (!running_.empty())
+      return "skip while operation " + std::to_string(*running_.begin()) + " runs";
+    if (k != done_ + 1) {
+      return "skip " + atText(e.at) + " where operation " + std::to_string(done_ + 1) + " is next";
+    }
+  } else {
+    if (begun_[k - 1]) return "skip " + atText(e.at) + " after its begin";
+    if (std::string why = waitedFor(e, "skip"); !why.empty()) return why;
+  }
+  begun_[k - 1] = finished_[k - 1] = true;
+  ++done_;
   return {};
 }
 
@@ -200,15 +246,19 @@ std::string EventOrder::accept(const Event& e) {
       return {};
     case Event::Kind::Begin:
       return acceptBegin(e);
+    case Event::Kind::Skip:
+      return acceptSkip(e);
+    case Event::Kind::Fail:
     case Event::Kind::Done:
       if (e.at.isEnd()) {
+        if (e.kind == Event::Kind::Fail) return "fail end: the release at the end never fails";
         if (!endRunning_) return "done end without its begin";
         endRunning_ = false;
         endDone_ = true;
         return {};
       }
       if (!running_.contains(e.at.ordinal)) {
-        return "done " + atText(e.at) +
+        return std::string(e.kind == Event::Kind::Fail ? "fail " : "done ") + atText(e.at) +
                (running_.empty()
                     ? " without its begin"
                     : " while operation " + std::to_string(*running_.begin()) + " runs");

@@ -5,6 +5,9 @@
 //   begin <at> <op>          at: a 1-based ordinal, or "end" for the release of leftovers
 //   done <at>
 //   outcome <class> <at|-> <op|-> <detail...>
+//   fail <at> <detail...>    the operation ended as its mark asked, or ran out for real
+//                            (docs/failures.md); it had its begin, and the run goes on
+//   skip <at>                the operation was not run: it uses a name a failed one never made
 //   fault <effect> [@<at>] <rule...>
 //                             a fault-plan rule fired in an operation: its effect (hang, spin,
 //                             crash, error, corrupt, leak, delay), the operation it fired in
@@ -33,15 +36,16 @@
 namespace gpufuzz {
 
 struct Event {
-  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault };
+  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip };
   Kind kind = Kind::Start;
   uint32_t operations = 0;  // start
-  At at;                    // begin, done
+  At at;                    // begin, done, fail, skip
   std::string op;           // begin; fault: the effect
   RunOutcome outcome;       // outcome
   std::string rule;         // fault
   /// fault: the operation the rule fired in, when the event says (`@<at>`).
   std::optional<At> faultAt;
+  std::string detail;  // fail: the call that failed and its error, for people
 };
 
 std::string formatEvent(const Event& e);
@@ -49,13 +53,12 @@ std::string formatEvent(const Event& e);
 std::optional<Event> parseEvent(std::string_view line);
 
 /// The order of target.md: `start` first; then, for each operation in turn, `begin K OP` and
-/// `done K`; then, once every operation is done, `begin end end` and `done end` (optional); and
-/// `outcome` last, where `pass` needs every operation done; `fault` only while an operation
-/// (or the release at the end) runs. Its class is one a child can see
-/// itself (pass, error, invalid, mismatch, leak): hangs, spins, slowness and crashes are the
-/// harness's to judge.
-/// A threaded sequence (sequences.md, Threads) has operations in flight together: each ordinal
-/// begins once, after the `done` of every operation it waits for.
+/// `done K` or `fail K`, or `skip K` alone; then, once every operation is done, `begin end end` and
+/// `done end` (optional); and `outcome` last, where `pass` needs every operation done; `fault` only
+/// while an operation (or the release at the end) runs. Its class is one a child can see itself
+/// (pass, error, invalid, mismatch, leak): hangs, spins, slowness and crashes are the harness's to
+/// judge. A threaded sequence (sequences.md, Threads) has operations in flight together: each
+/// ordinal begins once, after the `done` of every operation it waits for.
 class EventOrder {
  public:
   /// `expectedOps`: the sequence's operations by kind name, when known (then `start` must count
@@ -70,6 +73,9 @@ class EventOrder {
 
  private:
   std::string acceptBegin(const Event& e);
+  std::string acceptSkip(const Event& e);
+  /// Why `e` (a begin or a skip, `verb`) comes before an operation it waits for is done, or empty.
+  std::string waitedFor(const Event& e, const char* verb) const;
   std::vector<std::string> expected_;
   std::vector<std::vector<std::size_t>> waits_;
   bool started_ = false, ended_ = false, endBegun_ = false, endDone_ = false, endRunning_ = false;

@@ -75,28 +75,44 @@ class RunnerProgress final : public ProgressListener {
 
   void start() override {
     events_.write(
-        Event{Event::Kind::Start, static_cast<uint32_t>(seq_.ops.size()), {}, {}, {}, {}, {}});
+        Event{Event::Kind::Start, static_cast<uint32_t>(seq_.ops.size()), {}, {}, {}, {}, {}, {}});
   }
   void begin(At at, std::string_view op) override {
     runningHere = at;
-    events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}, {}, {}});
+    events_.write(Event{Event::Kind::Begin, 0, at, std::string(op), {}, {}, {}, {}});
     if (quiet_ || threaded_) return;
     std::printf("%4s  %s ... ", atText(at).c_str(), text(at).c_str());
     std::fflush(stdout);
   }
   void done(At at) override {
-    events_.write(Event{Event::Kind::Done, 0, at, {}, {}, {}, {}});
-    runningHere.reset();
+    events_.write(Event{Event::Kind::Done, 0, at, {}, {}, {}, {}, {}});
+    ended(at, "ok");
+  }
+  void failed(At at, std::string_view detail) override {
+    events_.write(Event{Event::Kind::Fail, 0, at, {}, {}, {}, {}, std::string(detail)});
+    ended(at, "failed as marked: " + std::string(detail));
+  }
+  void skipped(At at) override {
+    events_.write(Event{Event::Kind::Skip, 0, at, {}, {}, {}, {}, {}});
     if (quiet_) return;
-    if (threaded_) {
-      std::printf("%4s  %s ... ok\n", atText(at).c_str(), text(at).c_str());
-    } else {
-      std::printf("ok\n");
-    }
+    std::printf("%4s  %s ... skipped: it uses a name never made\n", atText(at).c_str(),
+                text(at).c_str());
     std::fflush(stdout);
   }
 
  private:
+  /// The operation's line for a person, ended with `how`.
+  void ended(At at, const std::string& how) {
+    runningHere.reset();
+    if (quiet_) return;
+    if (threaded_) {
+      std::printf("%4s  %s ... %s\n", atText(at).c_str(), text(at).c_str(), how.c_str());
+    } else {
+      std::printf("%s\n", how.c_str());
+    }
+    std::fflush(stdout);
+  }
+
   std::string text(At at) const {
     return at.isEnd() ? "release leftovers" : operationText(seq_.ops[at.ordinal - 1]);
   }
@@ -188,7 +204,8 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
                            std::string(effectName(rule.effect)),
                            {},
                            d.plan.cite(rule),
-                           at});
+                           at,
+                           {}});
       });
   // On sim the threads of a threaded sequence take turns by a schedule of (seed, try).
   const BackendProfile* profile = findBackendProfile(d.backend);
@@ -201,8 +218,30 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
 }
 
 /// One sequence on the device, its events written and, unless quiet, its progress printed.
+/// A mark asks for a failure the backend's runtime never gives (docs/failures.md): bad input,
+/// placed, before anything runs.
+void checkMarks(const std::string& file, const Sequence& seq, const RunDevice& d) {
+  for (const Operation& op : seq.ops) {
+    if (!op.mark) continue;
+    const std::string word(failWordName(op.mark->word));
+    if (d.executor) {
+      throw InputError(file, op.line, 1,
+                       "model " + d.model +
+                           " runs on its backend's executor, which fails no "
+                           "call on a mark: remove the mark !" +
+                           word);
+    }
+    if (!d.device->canFail(callFailureOf(*op.mark).kind)) {
+      throw InputError(file, op.line, 1,
+                       "backend " + d.backend + " cannot fail with " + word + ": its runtime " +
+                           "never returns that failure (failures.md)");
+    }
+  }
+}
+
 RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequence& seq,
                   const RunConfig& config, RunDevice& d, const EventWriter& events) {
+  checkMarks(file, seq, d);
   if (!args.quiet) {
     std::printf("gpufuzz-runner: %s: backend %s (%s), policy %s, faults %s, %zu operations\n",
                 file.c_str(), d.backend.c_str(), d.description.c_str(),
@@ -213,7 +252,7 @@ RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequenc
   RunnerProgress progress(seq, events, args.quiet);
   const RunOutcome outcome = d.executor ? executeModelSequence(seq, *d.executor, progress)
                                         : runOnDevice(args, seq, config, d, events, progress);
-  events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}, {}});
+  events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}, {}, {}});
   if (!args.quiet) {
     if (outcome.failed() && outcome.at) std::printf("FAILED\n");
     const Expectation expected = seq.expectationFor(d.backend);

@@ -172,40 +172,104 @@ std::string leakText(const MemoryInUse& m) {
          " contexts)";
 }
 
-/// One operation, begun and, when it passes, done: its failure, or nothing.
-std::optional<RunOutcome> runStep(World& world, const Operation& op, At at,
-                                  const World::Expected& expected, ProgressListener& progress) {
+/// How one operation ended: done, failed as its mark asked, or with the run's failure.
+struct Step {
+  std::optional<RunOutcome> failure;
+  bool failedAsMarked = false;
+};
+
+/// The mark's call failure armed on this thread for one operation, disarmed however it ends.
+class ArmedMark {
+ public:
+  ArmedMark(Device& device, const Operation& op) : device_(device) {
+    if (op.mark) device_.arm(callFailureOf(*op.mark));
+  }
+  ~ArmedMark() { device_.disarm(); }
+  ArmedMark(const ArmedMark&) = delete;
+  ArmedMark& operator=(const ArmedMark&) = delete;
+
+ private:
+  Device& device_;
+};
+
+/// One operation, begun and, when it passes, done; when its marked call failed and the failure
+/// came out as the operation's, failed. Anything else is the run's failure.
+Step runStep(World& world, Device& device, const Operation& op, At at,
+             const World::Expected& expected, ProgressListener& progress) {
   const std::string kind(op.name());
   progress.begin(at, kind);
   try {
+    const ArmedMark armed(device, op);
     const std::string mismatch = world.run(op, expected);
-    if (!mismatch.empty()) return RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch, {}};
+    if (!mismatch.empty()) return {RunOutcome{OutcomeClass::Mismatch, at, kind, mismatch, {}}};
+  } catch (const InjectedFailure& e) {
+    progress.failed(at, e.what());
+    return {std::nullopt, true};
   } catch (const InvalidUse& e) {
-    return RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}};
+    return {RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}}};
   } catch (const DeviceError& e) {
-    return RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}};
+    return {RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}}};
   }
   progress.done(at);
+  return {};
+}
+
+/// The reference model and the names never made, as operations end. A failed operation changes
+/// nothing a later read-back shows (the renderer model's strong guarantee, docs/failures.md), but
+/// the names it ends are ended.
+class Expectations {
+ public:
+  explicit Expectations(const Sequence& seq) : model_(seq.lifecycle()) {}
+
+  /// Whether operation `op` is skipped: it uses a name never made.
+  bool skips(const Operation& op) {
+    const std::lock_guard lock(mutex_);
+    return unmade_.skips(op);
+  }
+  /// The image a read_back of `renderer` must return now.
+  std::vector<uint32_t> image(const std::string& renderer) {
+    const std::lock_guard lock(mutex_);
+    return model_.expectedImage(renderer);
+  }
+  /// `op` ended: done, or failed as its mark asked.
+  void ended(const Operation& op, bool failed) {
+    const std::lock_guard lock(mutex_);
+    if (failed) unmade_.failed(op);
+    if (!failed || endsAName(op)) model_.apply(op);
+  }
+
+ private:
+  // Operations on threads end in another order than the file's, but those on one renderer keep
+  // theirs, and a renderer's image depends on its own operations alone.
+  std::mutex mutex_;
+  ReferenceModel model_;
+  UnmadeNames unmade_;
+};
+
+/// Operation `i` of `seq`, skipped or run: its failure, or nothing.
+std::optional<RunOutcome> runOrSkip(const Sequence& seq, std::size_t i, World& world,
+                                    Device& device, Expectations& expectations,
+                                    ProgressListener& progress) {
+  const Operation& op = seq.ops[i];
+  const At at{static_cast<uint32_t>(i + 1)};
+  if (expectations.skips(op)) {
+    progress.skipped(at);
+    return std::nullopt;
+  }
+  const World::Expected expected = [&](const std::string& name) {
+    return expectations.image(name);
+  };
+  Step step = runStep(world, device, op, at, expected, progress);
+  if (step.failure) return std::move(step.failure);
+  expectations.ended(op, step.failedAsMarked);
   return std::nullopt;
 }
 
-/// The images each read_back of `seq` must return, by index, from the model in file order: on
-/// threads, operations complete in another order, but those on one renderer keep theirs.
-std::map<std::size_t, std::vector<uint32_t>> expectedImages(const Sequence& seq) {
-  std::map<std::size_t, std::vector<uint32_t>> images;
-  ReferenceModel model(seq.lifecycle());
-  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    if (rendererOp(seq.ops[i]) == RendererOp::ReadBack)
-      images[i] = model.expectedImage(seq.ops[i].names.front());
-    model.apply(seq.ops[i]);
-  }
-  return images;
-}
-
 /// The operations on their threads: the failure of the lowest ordinal, or nothing.
-std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, ProgressListener& progress,
+std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, Device& device,
+                                     ProgressListener& progress,
                                      std::optional<uint64_t> scheduleSeed) {
-  const std::map<std::size_t, std::vector<uint32_t>> images = expectedImages(seq);
+  Expectations expectations(seq);
   ThreadLanes lanes(seq, scheduleSeed);
   progress.start();
   std::mutex mutex;
@@ -214,10 +278,8 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, Progress
   // thread: thrown from here, once every thread has finished.
   std::exception_ptr internal;
   lanes.run([&](std::size_t i) {
-    const World::Expected expected = [&](const std::string&) { return images.at(i); };
     try {
-      std::optional<RunOutcome> failed =
-          runStep(world, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, expected, progress);
+      std::optional<RunOutcome> failed = runOrSkip(seq, i, world, device, expectations, progress);
       if (!failed) return true;
       const std::lock_guard lock(mutex);
       failures.emplace(i, std::move(*failed));
@@ -234,23 +296,31 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, Progress
 
 }  // namespace
 
+CallFailure callFailureOf(const Mark& mark) {
+  switch (mark.word) {
+    case FailWord::Oom:
+      return {FailureKind::DeviceMemory, mark.nth};
+    case FailWord::HostOom:
+      return {FailureKind::HostMemory, mark.nth};
+    case FailWord::Lost:
+      return {FailureKind::DeviceLost, mark.nth};
+  }
+  return {FailureKind::DeviceMemory, mark.nth};
+}
+
 RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy policy,
                            ProgressListener& progress, std::optional<uint64_t> scheduleSeed) {
   World world(device, policy);
   if (seq.threadCount() > 1) {
-    if (std::optional<RunOutcome> failed = runThreads(seq, world, progress, scheduleSeed))
+    if (std::optional<RunOutcome> failed = runThreads(seq, world, device, progress, scheduleSeed))
       return *failed;
   } else {
     progress.start();
-    ReferenceModel model(seq.lifecycle());
-    const World::Expected expected = [&](const std::string& name) {
-      return model.expectedImage(name);
-    };
+    Expectations expectations(seq);
     for (std::size_t i = 0; i < seq.ops.size(); ++i) {
       if (std::optional<RunOutcome> failed =
-              runStep(world, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, expected, progress))
+              runOrSkip(seq, i, world, device, expectations, progress))
         return *failed;
-      model.apply(seq.ops[i]);
     }
   }
   progress.begin(At{}, kEndOperation);

@@ -26,7 +26,14 @@ class ProgressListener {
   virtual void start() {}
   virtual void begin(At at, std::string_view op) = 0;
   virtual void done(At at) = 0;
+  /// The operation ended as its mark asked: its marked call failed (docs/failures.md).
+  virtual void failed(At at, std::string_view detail) = 0;
+  /// The operation was not run: it uses a name a failed operation never made. No begin came.
+  virtual void skipped(At at) = 0;
 };
+
+/// The device call failure a mark asks for (docs/failures.md).
+CallFailure callFailureOf(const Mark& mark);
 
 /// Runs `seq`: in file order, or on its threads (`@T`, ThreadLanes.h) taking turns by
 /// `scheduleSeed` when one is given, freely otherwise; then releases the leftovers on this

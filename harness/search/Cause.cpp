@@ -65,6 +65,10 @@ std::string maskedVerdict(const std::string& text) {
   }
   agreed.append(from, out.cend());
   agreed = std::regex_replace(std::regex_replace(agreed, were, "was"), are, "is");
+  // A client names the leftover it released before the runtime's words ("destroy r0: ..."):
+  // the same verdict met at the end and at an operation is one.
+  static const std::regex released("^(?:release )?[a-z][a-z0-9_]* \\?: (?=.*: )");
+  agreed = std::regex_replace(agreed, released, "");
   return std::regex_replace(std::regex_replace(agreed, place, ""), list, "$1?");
 }
 
@@ -146,7 +150,7 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
   // of one step, is one bug. A debugger's frames of an interpreter say nothing of the target.
   const bool stuck = outcome.cls == OutcomeClass::Hang || outcome.cls == OutcomeClass::Spin;
   if (stuck && (stacks.starts_with(kTargetStacksBy) || stacks.starts_with(kPythonStacksBy))) {
-    const std::vector<std::string> frames = topFrames(stacks, kCrashStateFrames);
+    const std::vector<std::string> frames = stuckState(stacks, kCrashStateFrames);
     if (!frames.empty()) return keyedByFrames(outcome.cls, concurrent, frames);
   }
   std::string cause = std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op + concurrent;
@@ -160,6 +164,15 @@ std::string failureCause(const RunOutcome& outcome, const Sequence& minimal, Tea
   cause += "; needs";
   for (const auto& [role, n] : roles)
     cause += " " + std::string(role) + " x" + std::to_string(n);
+  // The failures on purpose it needs: which kind of operation fails, and with which word.
+  std::set<std::string> failures;
+  for (std::size_t i = 0; i < ran; ++i) {
+    if (minimal.ops[i].mark)
+      failures.insert(std::string(minimal.ops[i].name()) + " fails with " +
+                      std::string(failWordName(minimal.ops[i].mark->word)));
+  }
+  for (const std::string& f : failures)
+    cause += "; " + f;
   const std::vector<std::string> frames = topFrames(stacks, kCauseFrames);
   if (!frames.empty()) {
     cause += "; frames";

@@ -21,7 +21,8 @@
 
 namespace gpufuzz {
 
-/// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...";
+/// The cause's text: "spin at draw; needs introduces-context x2, queues-work x3; frames ...",
+/// with "; create fails with oom" for each kind of marked operation it needs (failures.md);
 /// for a crash with frames (supervise/CrashSite.h), only its crash state, whatever operation it
 /// came at: "crash; frames chunk_unlink pool_free_all pool_release"; so is a target's hang or
 /// spin whose own client answered the stacks signal: "hang; frames submit handle run";

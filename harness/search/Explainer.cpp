@@ -748,6 +748,25 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   return e;
 }
 
+std::string neededFailuresText(const Sequence& m) {
+  std::string text;
+  for (std::size_t i = 0; i < m.ops.size(); ++i) {
+    const std::optional<Mark>& mark = m.ops[i].mark;
+    if (!mark) continue;
+    Operation unmarked = m.ops[i];
+    unmarked.mark.reset();
+    text += "- `" + operationText(unmarked) + "` (step " + std::to_string(i + 1) +
+            ") to fail with " + std::string(failWordName(mark->word)) +
+            (mark->nth == 1 ? std::string(" at its first call that can")
+                            : " at its call " + std::to_string(mark->nth) + " of those that can") +
+            "\n";
+  }
+  if (text.empty()) return {};
+  return "It needs these calls to fail on purpose (failures.md); a shrink keeps a mark only where "
+         "the failure needs it:\n\n" +
+         text + "\n";
+}
+
 std::string explanationMarkdown(const Explanation& e) {
   const Sequence& m = e.minimal;
   const std::size_t n = m.ops.size();
@@ -763,6 +782,7 @@ std::string explanationMarkdown(const Explanation& e) {
   for (const Operation& op : m.ops)
     md += operationText(op) + "\n";
   md += "```\n\n";
+  md += neededFailuresText(m);
   if (!e.shrinkSteps.empty()) {
     md += "Shrunk first, from " + plural(e.original.ops.size(), "operation") + " to " +
           std::to_string(n) + ": " + joined(e.shrinkSteps, "; ") + ".\n";
@@ -991,6 +1011,17 @@ std::string explanationJson(const Explanation& e) {
   j.key("outcome");
   writeOutcome(j, e.outcome);
   j.key("one_minimal").value(e.oneMinimal);
+  j.key("failures").beginArray();
+  for (std::size_t i = 0; i < m.ops.size(); ++i) {
+    if (!m.ops[i].mark) continue;
+    j.beginObject();
+    j.key("at").value(static_cast<uint64_t>(i + 1));
+    j.key("op").value(operationText(m.ops[i]));
+    j.key("word").value(failWordName(m.ops[i].mark->word));
+    j.key("call").value(static_cast<uint64_t>(m.ops[i].mark->nth));
+    j.endObject();
+  }
+  j.endArray();
   j.key("shrink_steps").beginArray();
   for (const std::string& step : e.shrinkSteps)
     j.value(step);

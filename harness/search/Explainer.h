@@ -190,6 +190,9 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
 
 /// The report, as Markdown (also what `gpufuzz explain` prints).
 std::string explanationMarkdown(const Explanation& e);
+/// The marks of `minimal` as the failures it needs ("- `create r1` (step 2) to fail with oom at
+/// its first call that can"), under a line that says so; empty without marks.
+std::string neededFailuresText(const Sequence& minimal);
 /// The `explanation` object of a `--report` (JSON text).
 std::string explanationJson(const Explanation& e);
 

@@ -822,7 +822,14 @@ std::string frameSite(const std::string& stacks) {
 }
 
 std::vector<std::string> crashState(const std::string& stacks, std::size_t count) {
-  const std::vector<CrashFrame> frames = crashFrames(stacks);
+  return frameState(crashFrames(stacks), count);
+}
+
+std::vector<std::string> stuckState(const std::string& stacks, std::size_t count) {
+  return frameState(stuckFrames(stacks), count);
+}
+
+std::vector<std::string> frameState(const std::vector<CrashFrame>& frames, std::size_t count) {
   // The handling frames on top go: raise inside abort, an assertion's, a terminate handler's.
   std::size_t first = 0;
   while (first < frames.size() && isHandlingFrame(frames[first]))

@@ -138,6 +138,11 @@ std::string frameSite(const std::string& stacks);
 /// ClusterFuzz skips memcpy and free); a frame without a name is "in MODULE" (its file name), and
 /// a run of such frames in one module counts once. Empty when `stacks` is no crash text.
 std::vector<std::string> crashState(const std::string& stacks, std::size_t count = 3);
+/// The same of the stuck thread (stuckFrames): a target that sleeps or waits in libc is stuck
+/// in its own function that called it.
+std::vector<std::string> stuckState(const std::string& stacks, std::size_t count = 3);
+/// The state of `frames`, innermost first, as crashState takes it.
+std::vector<std::string> frameState(const std::vector<CrashFrame>& frames, std::size_t count);
 /// The first frame of the runtime's and the first of the program's own, as crashState names
 /// them; empty when none.
 std::string runtimeTopFrame(const std::vector<CrashFrame>& frames);

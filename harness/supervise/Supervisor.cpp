@@ -112,9 +112,15 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Begin:
         lastBegun_ = running_[event->at.ordinal] = Operation{event->at, event->op, now, now};
         break;
+      case Event::Kind::Skip:
+        skipped_.push_back(event->at);
+        break;
+      case Event::Kind::Fail:
       case Event::Kind::Done:
         if (const auto it = running_.find(event->at.ordinal); it != running_.end()) {
           const Operation& op = it->second;
+          if (event->kind == Event::Kind::Fail)
+            failed_.push_back(FailedOperation{op.at, op.op, event->detail});
           timings_.push_back(OpTiming{
               op.at, op.op, std::chrono::duration_cast<std::chrono::microseconds>(now - op.began),
               deadlineOf(limits_.opDeadlines, op.op, limits_.progressDeadline)});
@@ -222,6 +228,8 @@ class ProgressWatch final : public ChildObserver {
   std::string takeStacks() { return std::move(stacks_); }
   std::string takeLateStacks() { return std::move(lateStacks_); }
   std::vector<FaultFired> takeFaults() { return std::move(faults_); }
+  std::vector<FailedOperation> takeFailed() { return std::move(failed_); }
+  std::vector<At> takeSkipped() { return std::move(skipped_); }
 
  private:
   struct Operation {
@@ -342,6 +350,8 @@ class ProgressWatch final : public ChildObserver {
   bool lateTaken_ = false;
   std::string lateStacks_;
   std::vector<FaultFired> faults_;
+  std::vector<FailedOperation> failed_;
+  std::vector<At> skipped_;
   EventOrder order_;
   std::optional<std::string> protocolError_;
 };
@@ -495,6 +505,8 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
     judgeExit(result.exitCode, watch, result.outputTail, limits, result);
   }
   result.faults = watch.takeFaults();
+  result.failed = watch.takeFailed();
+  result.skipped = watch.takeSkipped();
   if (!result.harnessError) result.outcome.fault = plantedBy(result.outcome, result.faults);
   return result;
 }
@@ -646,6 +658,8 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     result.outcome = *watch.reported();
     result.timings = watch.takeTimings();
     result.faults = watch.takeFaults();
+    result.failed = watch.takeFailed();
+    result.skipped = watch.takeSkipped();
     result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
     return result;
   }

@@ -116,6 +116,14 @@ struct FaultFired {
   std::string rule;    // as the plan cites it
 };
 
+/// An operation that ended with `fail`: it failed as its mark asked, or ran out for real.
+struct FailedOperation {
+  At at;
+  std::string op;
+  std::string detail;
+  bool operator==(const FailedOperation&) const = default;
+};
+
 /// The rule that planted `outcome`, as cited, or empty: for a hang, spin, crash or error, the
 /// last rule fired in the failing operation, when its effect is that failure (a hang or spin
 /// also from a delay, a slow operation only from one); for a mismatch, the first corrupting rule
@@ -161,6 +169,11 @@ struct Supervised {
   /// The fault-plan rules that fired, in order (once per rule); outcome.fault names the one
   /// that planted the outcome, if any.
   std::vector<FaultFired> faults;
+  /// Operations that ended with `fail` (docs/failures.md): marked calls that failed, or real
+  /// exhaustion, in order, with what the child said of each.
+  std::vector<FailedOperation> failed;
+  /// Operations skipped because they use a name a failed operation never made, in order.
+  std::vector<At> skipped;
   /// Set when the run says nothing about the system under test: the child could not start,
   /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its
   /// outcome with its exit status, or was interrupted by killAllChildren().

@@ -51,6 +51,12 @@ class CudaStreamBackend : public Backend {
 
   std::string description() const final { return driver_.describeDevice(device_); }
   MemoryInUse memoryInUse() const final;
+  /// The driver runs out of memory, device or host, as CUDA_ERROR_OUT_OF_MEMORY; a lost device
+  /// is no error it returns for a call of its own (failures.md).
+  std::optional<std::string> failureError(FailureKind kind, CallPoint) const final {
+    if (kind == FailureKind::DeviceLost) return std::nullopt;
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  }
 
   /// Waits for the stream, destroys it and what the backend releases with it (teardown); the
   /// stream's state after the wait is kept for pendingAfterWait. A failed step is thrown once

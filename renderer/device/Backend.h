@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "renderer/Raster.h"
+#include "renderer/device/CallFailure.h"
 #include "renderer/device/PendingWork.h"
 
 namespace gpufuzz {
@@ -76,6 +77,14 @@ class Backend {
   virtual std::optional<PendingWork> pendingAfterWait(ContextId ctx) = 0;
 
   virtual MemoryInUse memoryInUse() const = 0;
+  /// The error this backend's runtime returns when a call at `point` fails with `kind`
+  /// ("CUDA_ERROR_OUT_OF_MEMORY"), or none where the runtime has no such failure there: the
+  /// Device seam fails a marked call with it (CallFailure.h).
+  virtual std::optional<std::string> failureError(FailureKind kind, CallPoint point) const {
+    (void)kind;
+    (void)point;
+    return std::nullopt;
+  }
 };
 
 }  // namespace gpufuzz

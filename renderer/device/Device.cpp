@@ -31,6 +31,7 @@ class Device::Call {
       ++device_.inside_[static_cast<std::size_t>(point_)];
     }
     try {
+      device_.failIfArmed(site);
       for (const auto& interceptor : device_.interceptors_) {
         const Alteration a = interceptor->before(site, snapshot);
         alteration.corrupt = alteration.corrupt || a.corrupt;
@@ -61,6 +62,50 @@ class Device::Call {
 };
 
 Device::Device(std::unique_ptr<Backend> backend) : backend_(std::move(backend)) {}
+
+namespace {
+/// The failure armed on this thread, for the device it was armed on.
+struct Armed {
+  const Device* device = nullptr;
+  CallFailure failure;
+  uint32_t seen = 0;
+  bool fired = false;
+};
+thread_local Armed tArmed;
+}  // namespace
+
+void Device::arm(const CallFailure& failure) {
+  tArmed = Armed{this, failure, 0, false};
+}
+
+bool Device::disarm() {
+  const bool fired = tArmed.device == this && tArmed.fired;
+  tArmed = Armed{};
+  return fired;
+}
+
+bool Device::canFail(FailureKind kind) const {
+  for (const CallPoint p : kAllCallPoints) {
+    if (canFailWith(p, kind) && backend_->failureError(kind, p)) return true;
+  }
+  return false;
+}
+
+void Device::failIfArmed(const CallSite& site) {
+  Armed& a = tArmed;
+  if (a.device != this || a.fired || !canFailWith(site.point, a.failure.kind)) return;
+  const std::optional<std::string> error = backend_->failureError(a.failure.kind, site.point);
+  if (!error || ++a.seen != a.failure.nth) return;
+  a.fired = true;
+  {
+    const std::lock_guard lock(seam_);
+    tracker_.callInjected(site);
+  }
+  throw InjectedFailure(site.point, a.failure.kind,
+                        std::string(callPointName(site.point)) + ": " + *error + " (injected, " +
+                            std::string(failureKindText(a.failure.kind)) + ", call " +
+                            std::to_string(a.seen) + ")");
+}
 
 void Device::addInterceptor(std::shared_ptr<Interceptor> interceptor) {
   interceptors_.push_back(std::move(interceptor));

@@ -70,6 +70,15 @@ class Device {
     const auto lock = backendLock();
     return backend_->memoryInUse();
   }
+  /// Until disarm() on this thread, the failure.nth-th call of this thread that can fail with
+  /// failure.kind (canFailWith) fails before it reaches the backend: InjectedFailure, with the
+  /// backend's error for it. Fault plans then count it as `injected`.
+  void arm(const CallFailure& failure);
+  /// Ends this thread's armed failure: whether its call came and failed.
+  bool disarm();
+  /// Whether the backend's runtime can fail some call with `kind` (failureError).
+  bool canFail(FailureKind kind) const;
+
   std::string_view backendName() const { return backend_->name(); }
   std::string backendDescription() const { return backend_->description(); }
   /// Read when no call is in flight.
@@ -77,6 +86,8 @@ class Device {
 
  private:
   class Call;
+  /// Throws InjectedFailure when this thread's armed failure is due at `site`.
+  void failIfArmed(const CallSite& site);
   /// Throws DeviceError at `point` when the wait just made on `ctx` returned early.
   void checkWait(CallPoint point, ContextId ctx);
   /// Held around every backend call, unless the backend is thread-safe.

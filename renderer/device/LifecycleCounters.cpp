@@ -30,6 +30,8 @@ constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "inside_copy_to_device",
     "inside_copy_to_host",
     "inside_sync",
+    "injected",
+    "ctx_injected",
 };
 }  // namespace
 
@@ -56,6 +58,7 @@ CounterSnapshot LifecycleTracker::beginCall(const CallSite& site) {
   s[Counter::Launches] = launches_;
   s[Counter::CopiesToHost] = copiesToHost_;
   s[Counter::Calls] = calls_[point];
+  s[Counter::Injected] = injected_;
 
   ContextState* ctx = nullptr;
   if (site.ctx) {
@@ -69,6 +72,7 @@ CounterSnapshot LifecycleTracker::beginCall(const CallSite& site) {
     s[Counter::CtxBuffers] = ctx->liveBuffers;
     s[Counter::Pending] = ctx->pending.size();
     s[Counter::CtxCalls] = ctx->calls[point];
+    s[Counter::CtxInjected] = ctx->injected;
     ++ctx->calls[point];
   }
   if (site.point == CallPoint::BufFree && site.buffer) s[Counter::Refs] = refsTo(*site.buffer);
@@ -82,6 +86,12 @@ CounterSnapshot LifecycleTracker::beginCall(const CallSite& site) {
   }
   if (site.point == CallPoint::BufFree && s[Counter::Refs] > 0) ++freedWithPending_;
   return s;
+}
+
+void LifecycleTracker::callInjected(const CallSite& site) {
+  ++injected_;
+  if (!site.ctx || site.point == CallPoint::CtxCreate) return;
+  if (const auto it = contexts_.find(*site.ctx); it != contexts_.end()) ++it->second.injected;
 }
 
 void LifecycleTracker::contextCreated(ContextId ctx) {

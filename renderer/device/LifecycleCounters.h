@@ -46,8 +46,11 @@ enum class Counter : uint8_t {
   InsideCopyToDevice,
   InsideCopyToHost,
   InsideSync,
+  /// Calls failed so far on purpose (docs/failures.md), process-wide and of the call's context.
+  Injected,
+  CtxInjected,
 };
-inline constexpr std::size_t kCounterCount = 23;
+inline constexpr std::size_t kCounterCount = 25;
 
 /// The counter `inside_POINT` of `point`.
 inline Counter insideCounter(CallPoint point) {
@@ -90,6 +93,8 @@ class LifecycleTracker {
   void commandEnqueued(ContextId ctx, std::vector<BufferId> buffers);
   /// A call that waited for `ctx`'s queue returned: nothing is pending there any more.
   void queueDrained(ContextId ctx);
+  /// The call at `site`, counted by beginCall, failed on purpose before it took effect.
+  void callInjected(const CallSite& site);
 
   /// The owner of a buffer the tracker knows (live or freed), if any.
   std::optional<ContextId> ownerOf(BufferId buf) const;
@@ -103,6 +108,7 @@ class LifecycleTracker {
     uint64_t liveBuffers = 0;
     std::vector<std::vector<BufferId>> pending;
     std::array<uint64_t, 8> calls{};
+    uint64_t injected = 0;
   };
   struct BufferState {
     ContextId owner = 0;
@@ -124,6 +130,7 @@ class LifecycleTracker {
   uint64_t freedWithPending_ = 0;
   uint64_t launches_ = 0;
   uint64_t copiesToHost_ = 0;
+  uint64_t injected_ = 0;
   std::array<uint64_t, 8> calls_{};
 };
 

@@ -60,6 +60,20 @@ class OpenClBackend final : public Backend {
   void synchronize(ContextId ctx) override;
   std::optional<PendingWork> pendingAfterWait(ContextId ctx) override;
   MemoryInUse memoryInUse() const override;
+  /// clCreateBuffer says CL_MEM_OBJECT_ALLOCATION_FAILURE when device memory runs out, other
+  /// calls CL_OUT_OF_RESOURCES; host memory is CL_OUT_OF_HOST_MEMORY; OpenCL has no lost device.
+  std::optional<std::string> failureError(FailureKind kind, CallPoint point) const override {
+    switch (kind) {
+      case FailureKind::DeviceMemory:
+        return point == CallPoint::BufAlloc ? "CL_MEM_OBJECT_ALLOCATION_FAILURE"
+                                            : "CL_OUT_OF_RESOURCES";
+      case FailureKind::HostMemory:
+        return "CL_OUT_OF_HOST_MEMORY";
+      case FailureKind::DeviceLost:
+        break;
+    }
+    return std::nullopt;
+  }
 
   const OpenClDevice& device() const { return device_; }
   /// The runtime handles behind a context and a buffer, for tests that ask the runtime itself

@@ -133,6 +133,17 @@ class SimBackend final : public Backend {
   /// object it ever made, for the messages about freed ones, and must not count them all again
   /// at every allocation.
   MemoryInUse memoryInUse() const override { return inUse_; }
+  std::optional<std::string> failureError(FailureKind kind, CallPoint) const override {
+    switch (kind) {
+      case FailureKind::DeviceMemory:
+        return "SIM_OUT_OF_MEMORY";
+      case FailureKind::HostMemory:
+        return "SIM_OUT_OF_HOST_MEMORY";
+      case FailureKind::DeviceLost:
+        return "SIM_DEVICE_LOST";
+    }
+    return std::nullopt;
+  }
 
  private:
   struct Buffer {

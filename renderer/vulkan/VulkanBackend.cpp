@@ -85,6 +85,19 @@ class VulkanBackend final : public Backend {
   void synchronize(ContextId ctx) override;
   std::optional<PendingWork> pendingAfterWait(ContextId ctx) override;
   MemoryInUse memoryInUse() const override;
+  /// VK_ERROR_DEVICE_LOST comes only from calls that submit, wait or map, not vkAllocateMemory.
+  std::optional<std::string> failureError(FailureKind kind, CallPoint point) const override {
+    switch (kind) {
+      case FailureKind::DeviceMemory:
+        return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+      case FailureKind::HostMemory:
+        return "VK_ERROR_OUT_OF_HOST_MEMORY";
+      case FailureKind::DeviceLost:
+        if (point == CallPoint::BufAlloc) return std::nullopt;
+        return "VK_ERROR_DEVICE_LOST";
+    }
+    return std::nullopt;
+  }
 
   std::string description() const override { return description_; }
 

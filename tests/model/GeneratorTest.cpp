@@ -73,6 +73,40 @@ TEST(ShrinkCandidates, AnOrderFreeStepOnTheSameNameTakesOnePlace) {
       << "the step on the earlier-introduced buffer goes first";
 }
 
+// --inject marks operations of the model's declared words, on about its rate of sequences; the
+// operations stay those the same seed gives without it, so a campaign keeps its stream.
+TEST(Generator, InjectMarksDeclaredWordsAndKeepsTheOperations) {
+  const LifecycleModel& model = builtinModel("all");
+  GeneratorConfig plain{&model, 25};
+  GeneratorConfig injected = plain;
+  injected.inject.add(FailWord::Oom);
+  injected.inject.add(FailWord::Lost);
+  injected.injectRate = 40;
+  std::size_t marked = 0;
+  const uint64_t seeds = 500;
+  for (uint64_t seed = 0; seed < seeds; ++seed) {
+    const Sequence a = generateSequence(plain, seed);
+    Sequence b = generateSequence(injected, seed);
+    EXPECT_TRUE(isValid(b)) << printSequence(b);
+    bool any = false;
+    for (Operation& op : b.ops) {
+      if (!op.mark) continue;
+      any = true;
+      EXPECT_TRUE(op.form->fails.has(op.mark->word)) << operationText(op);
+      EXPECT_NE(op.mark->word, FailWord::HostOom) << "only the injected words";
+      EXPECT_LE(op.mark->nth, 4U);
+      op.mark.reset();
+    }
+    marked += any ? 1 : 0;
+    EXPECT_EQ(a.ops, b.ops) << seed;
+    for (const Operation& op : a.ops)
+      EXPECT_FALSE(op.mark.has_value()) << "no marks without --inject";
+  }
+  // 40% of the sequences are drawn to carry marks; a few have no operation that declares one.
+  EXPECT_GT(marked, seeds * 30 / 100);
+  EXPECT_LT(marked, seeds * 45 / 100);
+}
+
 TEST(Generator, SameSeedSameSequenceAndAlwaysValid) {
   for (std::string_view name : {"renderer", "device", "all"}) {
     SCOPED_TRACE(name);

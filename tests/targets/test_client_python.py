@@ -420,5 +420,122 @@ class StacksSignal(Fixture):
         self.assertIsNone(proc.poll())
 
 
+sys.path.insert(0, os.path.join(HERE, "../../clients/python"))
+import gpufuzz_target as gpufuzz  # noqa: E402
+
+
+class Lines:
+    """Events as the harness would read them, one string a line."""
+
+    def __init__(self):
+        self.lines = []
+
+    def write(self, *words):
+        self.lines.append(" ".join(str(w) for w in words))
+
+
+class MarkedTarget(gpufuzz.Target):
+    """A renderer whose create makes three calls that can run out, each asking may_fail first."""
+
+    name = "marked"
+    honours_marks = True
+
+    def __init__(self):
+        self.alive, self.made = set(), []
+
+    def create(self, r, width, height):
+        for call in ("ctx_create", "buf_alloc", "buf_alloc"):
+            gpufuzz.may_fail("oom", "host-oom", call=call)
+            self.made.append((r, call))
+        self.alive.add(r)
+
+    def draw(self, r, triangles, seed):
+        gpufuzz.may_fail("host-oom", "lost", call="launch")
+        assert r in self.alive
+
+    def destroy(self, r):
+        self.alive.discard(r)
+
+    def leak_check(self):
+        return f"{sorted(self.alive)} alive" if self.alive else None
+
+
+class Marks(unittest.TestCase):
+    """docs/failures.md in the Python client: marks parsed with their place, the marked call
+    failed through may_fail, `fail` and `skip` written, and a target that cannot honour marks
+    answering unsupported rather than pass."""
+
+    def run_text(self, text, target=None):
+        events = Lines()
+        status = gpufuzz.run_sequence(target or MarkedTarget(), gpufuzz.parse_sequence(text),
+                                      events)
+        return status, events.lines
+
+    def test_a_marked_call_fails_and_what_uses_its_names_is_skipped(self):
+        status, lines = self.run_text("create r0 !oom@2\ndraw r0\ncreate r1\ndraw r1 !lost\n")
+        self.assertEqual(status, 0, lines)
+        self.assertEqual(lines[:3], ["start 4", "begin 1 create", "fail 1 buf_alloc: oom (injected)"])
+        self.assertEqual(lines[3], "skip 2")
+        self.assertIn("fail 4 launch: lost (injected)", lines)
+        self.assertEqual(lines[-1], "outcome pass - - ")
+        # r0 was never made, so the release at the end leaves it alone; r1 is released.
+        self.assertEqual(lines[-3:-1], ["begin end end", "done end"])
+
+    def test_a_mark_whose_call_never_comes_does_nothing(self):
+        status, lines = self.run_text("create r0 !oom@4\ndraw r0\n")
+        self.assertEqual(status, 0, lines)
+        self.assertEqual(lines[1:5], ["begin 1 create", "done 1", "begin 2 draw", "done 2"])
+
+    def test_a_swallowed_failure_is_judged_by_what_follows(self):
+        class Swallows(MarkedTarget):
+            def create(self, r, width, height):
+                try:
+                    super().create(r, width, height)
+                except gpufuzz.Injected:
+                    pass  # the bug: the failure is ignored and r is never recorded as made
+
+        status, lines = self.run_text("create r0 !host-oom\ndraw r0\n", Swallows())
+        self.assertEqual(status, 1, lines)
+        self.assertTrue(lines[-1].startswith("outcome error 2 draw"), lines)
+
+    def test_a_target_that_cannot_honour_marks_is_unsupported(self):
+        class Plain(MarkedTarget):
+            honours_marks = False
+
+        status, lines = self.run_text("create r0\ndraw r0 !host-oom\n", Plain())
+        self.assertEqual(status, 1)
+        self.assertEqual(lines[0], "start 2")
+        self.assertTrue(lines[1].startswith("outcome unsupported 2 draw"), lines)
+
+    def test_every_bad_mark_is_refused_with_its_place(self):
+        for text, where, message in [
+            ("create r0 !oops\n", ":1:11:", "unknown failure 'oops'"),
+            ("create r0 !oom@0\n", ":1:11:", "call count in 1..64"),
+            ("create r0 !oom@65\n", ":1:11:", "call count in 1..64"),
+            ("create r0 !oom !oom\n", ":1:11:", "a second mark"),
+            ("create !oom r0\n", ":1:8:", "a mark ends the line"),
+            ("!oom\n", ":1:1:", "this line has no operation"),
+            ("create r0\ndraw r0 !oom\n", ":2:9:", "draw cannot fail with oom"),
+            ("ctx_create c0\nctx_destroy c0 !oom\n", ":2:16:", "no fails: for it"),
+        ]:
+            with self.subTest(text=text):
+                with self.assertRaises(gpufuzz.SequenceError) as caught:
+                    gpufuzz.parse_sequence(text, "m.seq")
+                self.assertIn("m.seq" + where, str(caught.exception))
+                self.assertIn(message, str(caught.exception))
+
+    def test_fails_is_read_from_a_model_and_checked(self):
+        model = gpufuzz.parse_model(
+            "model t\nresource pool\nop make -> pool fails:oom|lost\nop drop pool!\n"
+            "release pool\n", "t.model")
+        self.assertEqual(model.operation("make").fails, frozenset({"oom", "lost"}))
+        self.assertEqual(model.operation("drop").fails, frozenset())
+        for bad in ("fails:oops", "fails:oom|oom", "fails:oom fails:lost"):
+            with self.subTest(bad=bad):
+                with self.assertRaises(gpufuzz.ModelError):
+                    gpufuzz.parse_model(f"model t\nresource pool\nop make -> pool {bad}\n"
+                                        "op drop pool!\nrelease pool\n", "t.model")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -163,15 +163,15 @@ resource renderer prefix r
 resource context  prefix c
 resource buffer   prefix b  owner context
 
-op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15
-op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  +pending(renderer)
-op sync         renderer                                                    weight:7   -pending(renderer)
-op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  +textured(renderer)
-op read_back    renderer                                                    weight:7   -pending(renderer)
-op destroy      renderer!                                                   weight:16
+op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15  fails:oom|host-oom|lost
+op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  fails:host-oom|lost  +pending(renderer)
+op sync         renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
+op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  fails:oom|host-oom|lost  +textured(renderer)
+op read_back    renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
+op destroy      renderer!                                                   weight:16  fails:host-oom|lost
 
-op ctx_create   -> context                                                  weight:9
-op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16
+op ctx_create   -> context                                                  weight:9  fails:oom|host-oom
+op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16  fails:oom|host-oom|lost
 op buf_destroy  buffer!                                                     weight:9
 op ctx_destroy  context!                                                    weight:8
 
@@ -224,13 +224,19 @@ struct Flag {
   std::string kind;
 };
 
-/// `op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [+FLAG(KIND)|-FLAG(KIND)]...`.
+/// The failures a mark may ask for (docs/failures.md), and how far `!WORD@N` counts.
+inline constexpr std::array<std::string_view, 3> kFailWords = {"oom", "host-oom", "lost"};
+inline constexpr std::uint64_t kMaxMarkNth = 64;
+
+/// `op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [fails:WORD|...] [+FLAG(KIND)]...`.
 struct OperationSpec {
   std::string name;
   std::vector<Slot> slots;
   std::vector<std::string> introduces;
   std::vector<Argument> args;
   std::uint64_t weight = 1;
+  /// The words of `fails:`: what a mark on this operation may ask for.
+  std::vector<std::string> fails;
   std::vector<Flag> flags;
   int line = 0;
 
@@ -555,6 +561,22 @@ inline Model parseModel(std::string_view text, const std::string& file = "model"
           const std::optional<std::uint64_t> w = detail::parseUnsigned(token.substr(7));
           if (!w || *w < 1) throw bad(column, "'" + token + "': weight:N takes an integer N >= 1");
           o.weight = *w;
+        } else if (token.starts_with("fails:")) {
+          if (!o.fails.empty()) throw bad(column, "fails: is given twice");
+          std::string_view rest = std::string_view(token).substr(6);
+          while (true) {
+            const std::size_t bar = rest.find('|');
+            const std::string word(rest.substr(0, bar));
+            if (std::find(kFailWords.begin(), kFailWords.end(), word) == kFailWords.end()) {
+              throw bad(column, "unknown failure '" + word + "' in fails:, expected oom, " +
+                                    "host-oom or lost");
+            }
+            if (std::find(o.fails.begin(), o.fails.end(), word) != o.fails.end())
+              throw bad(column, "'" + word + "' is given twice in fails:");
+            o.fails.push_back(word);
+            if (bar == std::string_view::npos) break;
+            rest = rest.substr(bar + 1);
+          }
         } else if (!token.empty() && (token[0] == '+' || token[0] == '-')) {
           Flag f;
           f.set = token[0] == '+';
@@ -666,6 +688,9 @@ struct Operation {
   unsigned thread = 0;
   /// Its declaration in the sequence's model (null for an operation made by hand).
   const OperationSpec* spec = nullptr;
+  /// A trailing `!WORD@N` (docs/failures.md): the word, empty without a mark, and N.
+  std::string markWord{};
+  std::uint64_t markNth = 1;
 
   /// The value of `key`, or `otherwise` when the operation has no such integer argument (read in
   /// a model, the model's default fills in what the line leaves out).
@@ -904,6 +929,37 @@ inline Sequence parseSequence(std::string_view text, std::shared_ptr<const Model
       tokens.erase(tokens.begin());
       if (tokens.empty()) throw bad(1, "a thread without an operation");
     }
+    if (tokens[0].text[0] == '!') {
+      throw bad(tokens[0].column, "'" + tokens[0].text +
+                                      "': a mark ends an operation line, and this line has no "
+                                      "operation");
+    }
+    if (tokens.back().text[0] == '!') {
+      const std::string& mark = tokens.back().text;
+      const std::size_t at = mark.find('@');
+      op.markWord = mark.substr(1, at == std::string::npos ? std::string::npos : at - 1);
+      if (std::find(kFailWords.begin(), kFailWords.end(), op.markWord) == kFailWords.end()) {
+        throw bad(tokens.back().column, "unknown failure '" + op.markWord +
+                                            "' in a mark: expected oom, host-oom or lost");
+      }
+      if (at != std::string::npos) {
+        const std::optional<std::uint64_t> n = detail::parseUnsigned(mark.substr(at + 1));
+        if (!n || *n < 1 || *n > kMaxMarkNth) {
+          throw bad(tokens.back().column, "'" + mark.substr(at + 1) +
+                                              "' after '@' in a mark: expected a call count in "
+                                              "1.." +
+                                              std::to_string(kMaxMarkNth));
+        }
+        op.markNth = *n;
+      }
+      tokens.pop_back();
+    }
+    for (const detail::Token& t : tokens) {
+      if (t.text[0] == '!') {
+        throw bad(t.column, "'" + t.text + "': " +
+                                (op.markWord.empty() ? "a mark ends the line" : "a second mark"));
+      }
+    }
     op.op = tokens[0].text;
     op.spec = seq.model->op(op.op);
     if (!op.spec) {
@@ -913,6 +969,12 @@ inline Sequence parseSequence(std::string_view text, std::shared_ptr<const Model
       throw bad(tokens[0].column, "unknown operation '" + op.op + "' (known: " + known + ")");
     }
     const OperationSpec& spec = *op.spec;
+    if (!op.markWord.empty() &&
+        std::find(spec.fails.begin(), spec.fails.end(), op.markWord) == spec.fails.end()) {
+      throw bad(tokens[0].column, op.op + " cannot fail with " + op.markWord +
+                                      ": its model declares " +
+                                      (spec.fails.empty() ? "no fails: for it" : "other fails:"));
+    }
     std::size_t k = 1;
     for (; k < tokens.size() && tokens[k].text.find('=') == std::string::npos; ++k) {
       const std::string& name = tokens[k].text;
@@ -1285,6 +1347,15 @@ class Lanes {
 inline int runSequence(const Sequence& seq, Target& target, const Events& events) {
   // Without a model named, the older form of `unsupported`, which every harness reads.
   const std::string unsupported = seq.modelGiven ? "unsupported" : "error";
+  // A marked file asks a call to fail (docs/failures.md), which this library cannot make its
+  // handlers do: it says so rather than pass a run whose mark never acted.
+  for (const Operation& op : seq.ops) {
+    if (op.markWord.empty()) continue;
+    events.start(seq.ops.size());
+    events.outcome("unsupported", std::to_string(op.at), op.op,
+                   "the C++ client cannot fail a call on a mark");
+    return 1;
+  }
   std::optional<detail::Lanes> lanes;
   if (seq.threads > 1 && !seq.ops.empty()) lanes.emplace(seq, target, events, unsupported);
   events.start(seq.ops.size());

@@ -224,6 +224,11 @@ TEST(OneCause, AVerdictDropsCountsTheirGrammarAndTheOperationsPlace) {
             "says vkDestroyBuffer: buffer ? was already freed");
   EXPECT_EQ(verdictCause("2 commands were not complete"),
             verdictCause("1 command was not complete"));
+  // A client names the leftover it released before the runtime's words: one verdict still.
+  EXPECT_EQ(verdictCause("destroy r0: destroy_context: context 3 has 2 commands queued"),
+            verdictCause("destroy_context: context 1 has 1 command queued"));
+  EXPECT_EQ(verdictCause("release buffer b2: free: buffer 4 is busy"),
+            verdictCause("free: buffer 1 is busy"));
   // What tells faults apart stays: the call, the runtime's error name, the rule's VUID.
   EXPECT_NE(verdictCause("vkCmdDraw: VUID-vkCmdDraw-None-08600: x"),
             verdictCause("vkCmdDraw: VUID-vkCmdDraw-None-08601: x"));
@@ -263,6 +268,20 @@ TEST(OneCause, ATargetsHangIsWhereItsOwnFramesAreStuck) {
   EXPECT_EQ(first.find("needs"), std::string::npos) << first;
   EXPECT_NE(first.find("frames wait_for_image submit"), std::string::npos) << first;
   EXPECT_NE(first, cause("destroy", a, pythonStuckIn("wait_for_fence", 40)));
+  // A C++ target waiting in libc is stuck in its own function that called it.
+  const auto native = [](const std::string& handler) {
+    return std::string(kTargetStacksBy) + ", process 9\nThread 1 (LWP 9 \"t\")" +
+           std::string(kInHandler) +
+           ":\n#0  0x00007f7aeb0ed503 in clock_nanosleep () from /lib/libc.so.6 [system]\n"
+           "#1  0x00007f7aeb0f1e53 in __nanosleep () from /lib/libc.so.6 [system]\n"
+           "#2  0x0000562f5488c6a8 in " +
+           handler +
+           " () from /bin/t [program]\n"
+           "#3  0x0000562f548a6ef3 in gpufuzz::target::runSequence () from /bin/t [program]\n";
+  };
+  const std::string waiting = cause("destroy", a, native("Runtime::waitForImage"));
+  EXPECT_NE(waiting.find("frames Runtime::waitForImage"), std::string::npos) << waiting;
+  EXPECT_EQ(waiting, cause("draw", b, native("Runtime::waitForImage")));
   // A debugger's frames of the runner stay with what the hang needs.
   EXPECT_NE(cause("destroy", a, ""), cause("draw", b, ""));
 }

@@ -22,13 +22,13 @@ using testing::runCommand;
 const std::string kRacesDir = (testing::sourceDir() / "tests/races").string() + "/";
 
 Event begin(uint32_t at, std::string op) {
-  return Event{Event::Kind::Begin, 0, At{at}, std::move(op), {}, {}, {}};
+  return Event{Event::Kind::Begin, 0, At{at}, std::move(op), {}, {}, {}, {}};
 }
 Event done(uint32_t at) {
-  return Event{Event::Kind::Done, 0, At{at}, {}, {}, {}, {}};
+  return Event{Event::Kind::Done, 0, At{at}, {}, {}, {}, {}, {}};
 }
 Event start(uint32_t n) {
-  return Event{Event::Kind::Start, n, {}, {}, {}, {}, {}};
+  return Event{Event::Kind::Start, n, {}, {}, {}, {}, {}, {}};
 }
 
 TEST(EventOrderThreads, OperationsOfOtherThreadsMayBeInFlightTogether) {

@@ -163,22 +163,22 @@ int run(const Behaviour& b) {
   if (b.hangBeforeStart) waitForever();
 
   const EventWriter events(b.eventsFd);
-  events.write(Event{Event::Kind::Start, b.ops, {}, {}, {}, {}, {}});
+  events.write(Event{Event::Kind::Start, b.ops, {}, {}, {}, {}, {}, {}});
   for (uint32_t k = 1; k <= b.ops; ++k) {
     const std::string op(kOpNames[(k - 1) % kOpNames.size()]);
-    events.write(Event{Event::Kind::Begin, 0, At{k}, op, {}, {}, {}});
+    events.write(Event{Event::Kind::Begin, 0, At{k}, op, {}, {}, {}, {}});
     if (k == b.hangAt) waitForever();
     if (k == b.spinAt) spinForever();
     if (k == b.segvAt) dieBySegv();
     if (k == b.sleepAt) std::this_thread::sleep_for(std::chrono::milliseconds(b.sleepMs));
     if (k == b.failAt) {
       const RunOutcome failed{OutcomeClass::Error, At{k}, op, "cuCtxCreate: out of memory", {}};
-      events.write(Event{Event::Kind::Outcome, 0, {}, {}, failed, {}, {}});
+      events.write(Event{Event::Kind::Outcome, 0, {}, {}, failed, {}, {}, {}});
       return b.exitStatus >= 0 ? b.exitStatus : 1;
     }
-    events.write(Event{Event::Kind::Done, 0, At{k}, {}, {}, {}, {}});
+    events.write(Event{Event::Kind::Done, 0, At{k}, {}, {}, {}, {}, {}});
   }
-  if (!b.noOutcome) events.write(Event{Event::Kind::Outcome, 0, {}, {}, RunOutcome{}, {}, {}});
+  if (!b.noOutcome) events.write(Event{Event::Kind::Outcome, 0, {}, {}, RunOutcome{}, {}, {}, {}});
   return b.exitStatus >= 0 ? b.exitStatus : 0;
 }
 

@@ -1,0 +1,27 @@
+// CallFailure.cpp: which calls can fail with which kind of failure.
+#include "renderer/device/CallFailure.h"
+
+namespace gpufuzz {
+
+std::string_view failureKindText(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::DeviceMemory:
+      return "out of device memory";
+    case FailureKind::HostMemory:
+      return "out of host memory";
+    case FailureKind::DeviceLost:
+      return "device lost";
+  }
+  return "?";
+}
+
+bool canFailWith(CallPoint point, FailureKind kind) {
+  if (point == CallPoint::CtxDestroy || point == CallPoint::BufFree) return false;
+  if (kind == FailureKind::DeviceMemory)
+    return point == CallPoint::CtxCreate || point == CallPoint::BufAlloc;
+  // A device is lost once it was made: its creation fails only for want of memory.
+  if (kind == FailureKind::DeviceLost) return point != CallPoint::CtxCreate;
+  return true;
+}
+
+}  // namespace gpufuzz

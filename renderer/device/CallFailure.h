@@ -1,0 +1,52 @@
+// CallFailure.h: a device call made to fail on purpose (docs/failures.md). The harness arms one
+// failure on a thread for one operation; the Device seam counts the calls that can fail that way
+// and fails the N-th before it reaches the backend, with the error the backend's runtime would
+// return. Releases (a context's destroy, a buffer's free) are never failed: a release that never
+// reaches the runtime would leak by construction.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "renderer/device/CallPoint.h"
+#include "renderer/device/DeviceError.h"
+
+namespace gpufuzz {
+
+/// What the failing call says ran out or went away.
+enum class FailureKind : uint8_t {
+  DeviceMemory,  // device memory exhausted
+  HostMemory,    // host memory exhausted inside the runtime
+  DeviceLost,    // the device or context is lost
+};
+
+inline constexpr std::array<FailureKind, 3> kFailureKinds = {
+    FailureKind::DeviceMemory, FailureKind::HostMemory, FailureKind::DeviceLost};
+
+/// "out of device memory", "out of host memory", "device lost": for people.
+std::string_view failureKindText(FailureKind kind);
+
+/// Whether a call at `point` can fail with `kind`: device memory runs out only where memory is
+/// made (a context, a buffer); host memory and the device can fail any call but a release.
+bool canFailWith(CallPoint point, FailureKind kind);
+
+/// The N-th call on this thread that can fail with `kind` fails.
+struct CallFailure {
+  FailureKind kind = FailureKind::DeviceMemory;
+  uint32_t nth = 1;
+};
+
+/// A call the seam failed on purpose: the operation's failure as its mark asked.
+class InjectedFailure : public DeviceError {
+ public:
+  InjectedFailure(CallPoint point, FailureKind kind, std::string message)
+      : DeviceError(point, std::move(message)), kind_(kind) {}
+  FailureKind kind() const { return kind_; }
+
+ private:
+  FailureKind kind_;
+};
+
+}  // namespace gpufuzz

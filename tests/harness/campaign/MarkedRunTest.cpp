@@ -1,0 +1,176 @@
+// MarkedRunTest.cpp: calls that fail on purpose (docs/failures.md). A marked call fails at the
+// device seam with the backend's error; the operation ends with `fail`, what uses the names it
+// never made is skipped, and the rest of the run holds. Campaigns with --inject find error-path
+// bugs that plans plant behind `injected` and `ctx_injected`, and never without --inject.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "harness/base/AtomicFile.h"
+#include "harness/protocol/Events.h"
+#include "model/Sequence.h"
+#include "tests/harness/TestSupport.h"
+
+namespace gpufuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(FailEvents, RoundTripAndComeInTheirPlace) {
+  const auto fail = parseEvent("fail 2 buf_alloc: SIM_OUT_OF_MEMORY (injected)");
+  ASSERT_TRUE(fail.has_value());
+  EXPECT_EQ(fail->kind, Event::Kind::Fail);
+  EXPECT_EQ(fail->at, At{2});
+  EXPECT_EQ(fail->detail, "buf_alloc: SIM_OUT_OF_MEMORY (injected)");
+  EXPECT_EQ(formatEvent(*fail), "fail 2 buf_alloc: SIM_OUT_OF_MEMORY (injected)");
+  const auto skip = parseEvent("skip 3");
+  ASSERT_TRUE(skip.has_value());
+  EXPECT_EQ(skip->kind, Event::Kind::Skip);
+  EXPECT_EQ(formatEvent(*skip), "skip 3");
+  for (const char* bad : {"fail 2", "fail end oops", "skip", "skip end", "skip 3 more", "fail x y"})
+    EXPECT_FALSE(parseEvent(bad).has_value()) << bad;
+
+  EventOrder order({"create", "draw", "read_back"});
+  EXPECT_EQ(order.accept(*parseEvent("start 3")), "");
+  EXPECT_NE(order.accept(*parseEvent("fail 1 x")), "") << "a fail without its begin";
+  EXPECT_EQ(order.accept(*parseEvent("begin 1 create")), "");
+  EXPECT_NE(order.accept(*parseEvent("skip 2")), "") << "a skip while an operation runs";
+  EXPECT_EQ(order.accept(*parseEvent("fail 1 buf_alloc: SIM_OUT_OF_MEMORY")), "");
+  EXPECT_NE(order.accept(*parseEvent("skip 3")), "") << "out of order";
+  EXPECT_EQ(order.accept(*parseEvent("skip 2")), "");
+  EXPECT_NE(order.accept(*parseEvent("begin 2 draw")), "") << "a skipped operation never begins";
+  EXPECT_EQ(order.accept(*parseEvent("skip 3")), "");
+  EXPECT_EQ(order.accept(*parseEvent("begin end end")), "");
+  EXPECT_EQ(order.accept(*parseEvent("done end")), "");
+  EXPECT_EQ(order.accept(*parseEvent("outcome pass - - ")), "");
+}
+
+/// `gpufuzz-runner` on `text` (a sim sequence file) with the events on stdout's neighbour:
+/// the runner's printout and exit status.
+testing::CommandResult runMarked(const testing::ScratchDir& dir, const std::string& text,
+                                 const std::string& options = "") {
+  const fs::path file = dir.path() / "marked.seq";
+  writeFileAtomically(file, text);
+  return testing::runCommand((testing::binDir() / "gpufuzz-runner").string() +
+                             " --backend sim --faults none " + options + " " + file.string() +
+                             " 2>&1");
+}
+
+// The shipped renderer survives each failure: what it made is released, a failed destroy still
+// releases everything, a failed set_textures keeps the old set. Each row was a leak or a wrong
+// image before the renderer learnt it.
+TEST(MarkedRun, TheShippedRendererSurvivesEachFailure) {
+  testing::ScratchDir dir;
+  const std::vector<std::string> files = {
+      "create r0 !oom@2\n",
+      "create r0 !host-oom@4\ndraw r0\n",
+      "create r0\ndraw r0\ndestroy r0 !host-oom\n",
+      "create r0\nset_textures r0 count=2\ndraw r0\nset_textures r0 count=3 !oom@2\ndraw r0\n"
+      "read_back r0\n",
+      "create r0\ndraw r0 !lost\nread_back r0\nsync r0 !host-oom\nread_back r0 !lost\n"
+      "read_back r0\n",
+      "ctx_create c0\nbuf_create c0 b0 !oom\nbuf_destroy b0\nbuf_create c0 b1\nctx_destroy c0\n",
+  };
+  for (const std::string& text : files) {
+    const testing::CommandResult r = runMarked(dir, text);
+    EXPECT_EQ(r.status, 0) << text << r.output;
+    EXPECT_NE(r.output.find("failed as marked"), std::string::npos) << text << r.output;
+    EXPECT_NE(r.output.find("outcome: pass"), std::string::npos) << text << r.output;
+  }
+}
+
+TEST(MarkedRun, WhatUsesANameNeverMadeIsSkippedAndAMarkThatNeverComesDoesNothing) {
+  testing::ScratchDir dir;
+  const testing::CommandResult r = runMarked(
+      dir, "create r0 !oom\ndraw r0\ncreate r1\nread_back r1 !host-oom@64\nread_back r0\n");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("1  create r0 !oom ... failed as marked: ctx_create: SIM_OUT_OF_MEMORY"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("2  draw r0 ... skipped"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("5  read_back r0 ... skipped"), std::string::npos) << r.output;
+  // read_back makes one call that can run out of host memory: its 64th never comes.
+  EXPECT_NE(r.output.find("4  read_back r1 !host-oom@64 ... ok"), std::string::npos) << r.output;
+}
+
+TEST(MarkedRun, AWordTheBackendCannotGiveIsBadInputAndABadMarkToo) {
+  testing::ScratchDir dir;
+  const testing::CommandResult bad = runMarked(dir, "create r0\ndraw r0 !oom\n");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("marked.seq:2:10: draw cannot fail with oom"), std::string::npos)
+      << bad.output;
+  const testing::CommandResult replay =
+      testing::gpufuzz("replay --backend sim " + (dir.path() / "marked.seq").string());
+  EXPECT_EQ(replay.status, 2) << replay.output;
+  // OpenCL has no lost device: a mark that asks for one on pocl is refused with its place.
+  writeFileAtomically(dir.path() / "lost.seq", "create r0\ndraw r0 !lost\n");
+  const testing::CommandResult onPocl = testing::runCommand(
+      (testing::binDir() / "gpufuzz-runner").string() + " --backend opencl --device pocl " +
+      (dir.path() / "lost.seq").string() + " 2>&1");
+  EXPECT_EQ(onPocl.status, 2) << onPocl.output;
+  EXPECT_NE(onPocl.output.find("lost.seq:2:1: backend opencl cannot fail with lost"),
+            std::string::npos)
+      << onPocl.output;
+}
+
+/// A campaign on sim under `plan` (one rule behind `injected` or `ctx_injected`): its findings.
+struct Campaign {
+  testing::ScratchDir dir;
+  testing::CommandResult result;
+  std::vector<fs::path> findings;
+  Campaign(const std::string& plan, const std::string& options) {
+    const fs::path file = dir.path() / "error-path.plan";
+    writeFileAtomically(file, plan + "\n");
+    const fs::path out = dir.path() / "findings";
+    result = testing::gpufuzz(
+        "fuzz --backend sim --quiet --no-explain --jobs 2 --deadline 1000 "
+        "--confirmations 1 --ops all --seed 3 --runs 300 --faults " +
+        file.string() + " " + options + " --out " + out.string());
+    if (!fs::is_directory(out)) return;
+    for (const auto& e : fs::directory_iterator(out)) {
+      if (fs::exists(e.path() / "minimal.seq")) findings.push_back(e.path());
+    }
+  }
+};
+
+// Three shapes of a broken error path, each found with --inject, shrunk with its mark kept and
+// replayed, and never found without --inject in the same budget.
+TEST(InjectedCampaign, FindsEachErrorPathBugOnlyWithInject) {
+  struct Shape {
+    const char* plan;
+    const char* cls;
+  };
+  for (const Shape& s : {Shape{"hang at ctx_destroy when ctx_injected >= 1", "hang"},
+                         Shape{"crash at ctx_create when injected >= 1", "crash"},
+                         Shape{"leak at buf_free when injected >= 1", "leak"}}) {
+    SCOPED_TRACE(s.plan);
+    const Campaign with(s.plan, "--inject all --inject-rate 50");
+    EXPECT_EQ(with.result.status, 1) << with.result.output;
+    ASSERT_EQ(with.findings.size(), 1U) << with.result.output;
+    const std::string minimal = readFile(with.findings[0] / "minimal.seq");
+    EXPECT_NE(minimal.find(" !"), std::string::npos) << "the mark is kept:\n" << minimal;
+    EXPECT_NE(readFile(with.findings[0] / "cause").find(s.cls), std::string::npos);
+    const testing::CommandResult replay =
+        testing::gpufuzz("replay " + (with.findings[0] / "minimal.seq").string());
+    EXPECT_EQ(replay.status, 0) << replay.output;
+    const Campaign without(s.plan, "");
+    EXPECT_EQ(without.result.status, 0) << without.result.output;
+    EXPECT_TRUE(without.findings.empty()) << without.result.output;
+  }
+}
+
+TEST(InjectedCampaign, BadInjectOptionsAreExitTwoBeforeAnythingRuns) {
+  for (const char* options :
+       {"--inject oops", "--inject oom,", "--inject-rate 0", "--inject-rate 101", "--inject"}) {
+    const testing::CommandResult r = testing::gpufuzz(
+        std::string("fuzz --backend sim --runs 1 --out /nonexistent/x ") + options);
+    EXPECT_EQ(r.status, 2) << options << "\n" << r.output;
+  }
+  const testing::CommandResult none = testing::gpufuzz(
+      "fuzz --backend sim --runs 1 --ops renderer --inject oom,lost,host-oom "
+      "--out /nonexistent/x --model device");
+  EXPECT_EQ(none.status, 2) << none.output;
+}
+
+}  // namespace
+}  // namespace gpufuzz
