@@ -82,6 +82,9 @@ void GpuRenderer::setTextures(uint32_t count, uint32_t size, uint32_t seed) {
       device_.copyToDevice(context_, made.back(), bytesOf(texels));
     }
   } catch (const DeviceError&) {
+    // The textures made so far may still be uploading: Vulkan forbids destroying a buffer a
+    // pending copy uses.
+    if (!made.empty()) waitQuietly();
     for (const BufferId texture : made)
       device_.freeBuffer(texture);
     throw;
@@ -117,8 +120,21 @@ void GpuRenderer::releaseInOrder() {
   }
 }
 
+bool GpuRenderer::waitQuietly() {
+  try {
+    device_.synchronize(context_);
+    return true;
+  } catch (const DeviceError&) {
+    return false;
+  }
+}
+
 void GpuRenderer::releaseAfterFailure() {
   released_ = true;
+  // One more wait first: a wait that failed once, out of host memory say, leaves the work
+  // queued, and on Vulkan a buffer in use by queued work cannot be destroyed. A lost device
+  // fails it again, and then its objects may be destroyed at once.
+  waitQuietly();
   try {
     releaseInOrder();
   } catch (const DeviceError& e) {

@@ -49,9 +49,11 @@ class GpuRenderer {
   void freeBuffers();
   /// The context and every buffer, in the policy's order.
   void releaseInOrder();
-  /// After a failed call: releases what was made, its own failure only reported, since the
-  /// first failure is the one that counts.
+  /// After a failed call: waits once more, then releases what was made, its own failures only
+  /// reported, since the first failure is the one that counts.
   void releaseAfterFailure();
+  /// Waits for the queue; whether the wait succeeded. For cleanup after a failure only.
+  bool waitQuietly();
 
   Device& device_;
   const Defenses defenses_;
