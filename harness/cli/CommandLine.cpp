@@ -66,6 +66,8 @@ constexpr CommandRow kCommands[] = {
      "gpufuzz plot    DIR                  draw DIR/plot_data into DIR/plot.png and plot.svg"},
     {"report", 'R', 1, 1, "one findings folder",
      "gpufuzz report  DIR [-o FILE.html]   one self-contained HTML page of DIR's campaign"},
+    {"sweep", 'w', 1, SIZE_MAX, "one or more files",
+     "gpufuzz sweep   FILE... [--inject W] fail each call that can fail, one run a call"},
     {"model", 'o', 2, 2, "'check FILE' or 'show NAME'",
      "gpufuzz model   check FILE | show NAME   validate a lifecycle model; print a built-in one"},
 };

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     if (cl.command == "merge") return runMerge(session);
     if (cl.command == "plot") return runPlot(session);
     if (cl.command == "report") return runReport(session);
+    if (cl.command == "sweep") return runSweep(session);
     return runExplain(session);
   });
 }

@@ -16,6 +16,7 @@ int runPromote(Session& session);
 int runMerge(Session& session);
 int runPlot(Session& session);
 int runReport(Session& session);
+int runSweep(Session& session);
 /// The page `gpufuzz report DIR` writes when no -o is given: DIR/report.html.
 std::filesystem::path defaultHtmlReport(const std::filesystem::path& dir);
 /// Writes the HTML report of the findings folder `dir` to `out` (ReportCommand.cpp); `quiet`

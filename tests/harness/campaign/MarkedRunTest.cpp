@@ -172,5 +172,55 @@ TEST(InjectedCampaign, BadInjectOptionsAreExitTwoBeforeAnythingRuns) {
   EXPECT_EQ(none.status, 2) << none.output;
 }
 
+// sweep fails each call that can fail in a run of its own: it finds an error path a plan broke,
+// keeps the failing call's mark in the finding, and passes a file whose every failure is survived.
+TEST(Sweep, FailsEachCallInTurnAndKeepsWhatDidNotPass) {
+  testing::ScratchDir dir;
+  const fs::path file = dir.path() / "two.seq";
+  writeFileAtomically(file, "# faults: none\ncreate r0\ndraw r0\ncreate r1\nread_back r1\n");
+  const fs::path out = dir.path() / "findings";
+  const testing::CommandResult clean =
+      testing::gpufuzz("sweep --backend sim --out " + out.string() + " " + file.string());
+  EXPECT_EQ(clean.status, 0) << clean.output;
+  // create makes 3 calls that can run out of device memory (a context, two buffers): each is
+  // failed once, and the fourth run shows there is no fourth.
+  for (const char* line : {"two.seq:1 create r0 !oom: pass", "two.seq:1 create r0 !oom@3: pass",
+                           "two.seq:4 read_back r1 !lost: pass"})
+    EXPECT_NE(clean.output.find(line), std::string::npos) << line << "\n" << clean.output;
+  EXPECT_EQ(clean.output.find("create r0 !oom@4"), std::string::npos) << clean.output;
+
+  const fs::path plan = dir.path() / "broken.plan";
+  writeFileAtomically(plan, "leak at ctx_destroy when ctx_injected >= 1\n");
+  const testing::CommandResult broken = testing::gpufuzz(
+      "sweep --backend sim --inject oom --confirmations 1 --faults " + plan.string() +
+      " --out " + out.string() + " " + file.string());
+  EXPECT_EQ(broken.status, 1) << broken.output;
+  std::vector<fs::path> findings;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (fs::exists(e.path() / "minimal.seq")) findings.push_back(e.path());
+  }
+  ASSERT_EQ(findings.size(), 1U) << broken.output;
+  const std::string minimal = readFile(findings[0] / "minimal.seq");
+  EXPECT_NE(minimal.find("create r0 !oom"), std::string::npos) << minimal;
+  EXPECT_EQ(minimal.find("host-oom"), std::string::npos) << "only --inject's word:\n" << minimal;
+}
+
+TEST(Sweep, BadInputIsExitTwoBeforeAnythingRuns) {
+  testing::ScratchDir dir;
+  const fs::path file = dir.path() / "one.seq";
+  writeFileAtomically(file, "create r0\n");
+  const fs::path bad = dir.path() / "bad.seq";
+  writeFileAtomically(bad, "create r0 !oops\n");
+  for (const std::string& args :
+       {"sweep --backend sim --inject oops " + file.string(),
+        "sweep --backend sim --inject none " + file.string(), std::string("sweep --backend sim"),
+        "sweep --backend sim " + file.string() + " " + bad.string(),
+        "sweep --backend sim --threads 2 " + file.string()}) {
+    const testing::CommandResult r = testing::gpufuzz(args + " --out " + (dir.path() / "o").string());
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "o")) << "nothing ran";
+}
+
 }  // namespace
 }  // namespace gpufuzz
