@@ -31,8 +31,8 @@ FailWords sweptWords(const std::string& text) {
     const std::optional<FailWord> known = failWordNamed(word);
     if (!known) {
       throw InputError("--inject " + text + ": unknown failure '" + word + "' at character " +
-                       std::to_string(from + 1) + ": expected all, or words of " +
-                       failWordList() + " joined by commas");
+                       std::to_string(from + 1) + ": expected all, or words of " + failWordList() +
+                       " joined by commas");
     }
     words.add(*known);
     if (comma == std::string::npos) break;
@@ -108,8 +108,8 @@ int runSweep(Session& session) {
           if (!came && !t.outcome.failed()) break;  // no N-th call of that word
           ++tally.calls;
           if (!session.quiet() || t.outcome.failed()) {
-            std::printf("%s %s:%zu %s: %s\n", t.outcome.failed() ? "FAIL" : "ok  ",
-                        p.file.c_str(), i + 1, operationText(marked.ops[i]).c_str(),
+            std::printf("%s %s:%zu %s: %s\n", t.outcome.failed() ? "FAIL" : "ok  ", p.file.c_str(),
+                        i + 1, operationText(marked.ops[i]).c_str(),
                         outcomeText(t.outcome).c_str());
           }
           if (t.outcome.failed()) {

@@ -191,9 +191,9 @@ TEST(Sweep, FailsEachCallInTurnAndKeepsWhatDidNotPass) {
 
   const fs::path plan = dir.path() / "broken.plan";
   writeFileAtomically(plan, "leak at ctx_destroy when ctx_injected >= 1\n");
-  const testing::CommandResult broken = testing::gpufuzz(
-      "sweep --backend sim --inject oom --confirmations 1 --faults " + plan.string() +
-      " --out " + out.string() + " " + file.string());
+  const testing::CommandResult broken =
+      testing::gpufuzz("sweep --backend sim --inject oom --confirmations 1 --faults " +
+                       plan.string() + " --out " + out.string() + " " + file.string());
   EXPECT_EQ(broken.status, 1) << broken.output;
   std::vector<fs::path> findings;
   for (const auto& e : fs::directory_iterator(out)) {
@@ -216,7 +216,8 @@ TEST(Sweep, BadInputIsExitTwoBeforeAnythingRuns) {
         "sweep --backend sim --inject none " + file.string(), std::string("sweep --backend sim"),
         "sweep --backend sim " + file.string() + " " + bad.string(),
         "sweep --backend sim --threads 2 " + file.string()}) {
-    const testing::CommandResult r = testing::gpufuzz(args + " --out " + (dir.path() / "o").string());
+    const testing::CommandResult r =
+        testing::gpufuzz(args + " --out " + (dir.path() / "o").string());
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
   }
   EXPECT_FALSE(fs::exists(dir.path() / "o")) << "nothing ran";
