@@ -582,4 +582,69 @@ TEST_F(Fixture, AStartThatFailsEndsTheThreads) {
   EXPECT_TRUE(probe.calls.empty());
 }
 
+/// A renderer whose create makes three calls that can run out, each asking mayFail() first.
+class MarkedRenderer : public gt::Target {
+ public:
+  explicit MarkedRenderer(bool honours) : honours_(honours) {
+    handle("create", [this](const gt::Operation& op) {
+      for (const char* call : {"ctx_create", "buf_alloc", "buf_alloc"})
+        gt::mayFail({"oom", "host-oom"}, call);
+      alive.insert(op.names[0]);
+    });
+    handle("draw", [this](const gt::Operation& op) {
+      gt::mayFail({"host-oom", "lost"}, "launch");
+      if (alive.count(op.names[0]) == 0) throw std::runtime_error("draw of a renderer never made");
+    });
+    handle("destroy", [this](const gt::Operation& op) { alive.erase(op.names[0]); });
+  }
+  bool honoursMarks() const override { return honours_; }
+  std::set<std::string> alive;
+
+ private:
+  bool honours_;
+};
+
+// docs/failures.md in the C++ client: the marked call fails through mayFail(), the operation ends
+// with `fail`, what uses its names is skipped and never released, and a target that does not
+// honour marks answers unsupported rather than pass.
+TEST_F(Fixture, AMarkedCallFailsAndWhatUsesItsNamesIsSkipped) {
+  MarkedRenderer target(true);
+  const auto [status, events] = run(
+      gt::parseSequence("create r0 !oom@2\ndraw r0\ncreate r1\ndraw r1 !lost\n", "t.seq"),
+      target);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(events, (std::vector<std::string>{
+                        "start 4", "begin 1 create", "fail 1 buf_alloc: oom (injected)", "skip 2",
+                        "begin 3 create", "done 3", "begin 4 draw",
+                        "fail 4 launch: lost (injected)", "begin end end", "done end",
+                        "outcome pass - - "}));
+  EXPECT_TRUE(target.alive.empty()) << "r1 released at the end, r0 never made";
+  // A mark whose call never comes does nothing.
+  MarkedRenderer again(true);
+  const auto [status2, events2] =
+      run(gt::parseSequence("create r0 !oom@4\ndraw r0\n", "t.seq"), again);
+  EXPECT_EQ(status2, 0);
+  EXPECT_EQ(indexOf(events2, "done 1"), 2);
+  // Without honoursMarks(), a marked file is unsupported, never a pass whose mark did nothing.
+  MarkedRenderer plain(false);
+  const auto [status3, events3] =
+      run(gt::parseSequence("create r0\ndraw r0 !host-oom\n", "t.seq"), plain);
+  EXPECT_EQ(status3, 1);
+  ASSERT_EQ(events3.size(), 2U);
+  EXPECT_TRUE(events3[1].starts_with("outcome unsupported 2 draw")) << events3[1];
+}
+
+TEST_F(Fixture, EveryBadMarkIsRefusedWithItsPlace) {
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"create r0 !oops\n", "t.seq:1:11:"},
+           {"create r0 !oom@0\n", "t.seq:1:11:"},
+           {"create r0 !oom !oom\n", "t.seq:1:11:"},
+           {"create !oom r0\n", "t.seq:1:8:"},
+           {"!oom\n", "t.seq:1:1:"},
+           {"create r0\ndraw r0 !oom\n", "t.seq:2:1:"}}) {
+    EXPECT_NE(bad([&] { gt::parseSequence(text, "t.seq"); }).find(where), std::string::npos)
+        << text << ": " << bad([&] { gt::parseSequence(text, "t.seq"); });
+  }
+}
+
 }  // namespace

@@ -70,10 +70,12 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -120,6 +122,12 @@ class Events {
     line("begin " + std::string(at) + " " + std::string(op));
   }
   void done(std::string_view at) const { line("done " + std::string(at)); }
+  /// The operation failed as its mark asked (docs/failures.md); the run goes on.
+  void fail(std::string_view at, std::string_view detail) const {
+    line("fail " + std::string(at) + " " + std::string(detail));
+  }
+  /// The operation was not run: it uses a name a failed operation never made.
+  void skip(std::string_view at) const { line("skip " + std::string(at)); }
   /// `cls`: pass, error, invalid, mismatch or leak; `at`, `op`: "-" when none.
   void outcome(std::string_view cls, std::string_view at, std::string_view op,
                std::string_view detail) const {
@@ -1104,6 +1112,18 @@ class Unsupported : public std::runtime_error {
   explicit Unsupported(const std::string& detail) : std::runtime_error(detail) {}
 };
 
+/// Thrown by mayFail() at the call a mark picks (docs/failures.md). Let it out of the handler: the
+/// operation then ends with `fail`, its new names are never made, and the run goes on.
+class Injected : public std::runtime_error {
+ public:
+  Injected(const std::string& word, const std::string& call)
+      : std::runtime_error((call.empty() ? "" : call + ": ") + word + " (injected)"), word_(word) {}
+  const std::string& word() const { return word_; }
+
+ private:
+  std::string word_;
+};
+
 /// A target: register a handler per operation of its model (handle()), or override run(). With
 /// a threaded sequence, run() and release() are called from several threads at once, never two
 /// at once on one name.
@@ -1115,6 +1135,9 @@ class Target {
   using ReleaseHandler = std::function<void(const std::string&)>;
 
   virtual ~Target() = default;
+  /// Whether the handlers call mayFail() before their runtime calls, so that a mark can fail
+  /// one (docs/failures.md). A target that does not answers `unsupported` to a marked file.
+  virtual bool honoursMarks() const { return false; }
   /// In the process that runs the sequence (a fork, under a fork server), before the first
   /// operation: the place to open the device. `seq.vocabulary()` is the model.
   virtual void start(const Sequence&) {}
@@ -1198,6 +1221,42 @@ struct Caught {
   std::string detail;
 };
 
+/// The running operation's mark on this thread (docs/failures.md).
+struct Armed {
+  std::string word;
+  std::uint64_t nth = 0, seen = 0;
+  bool fired = false;
+};
+inline thread_local std::optional<Armed> armed;
+
+/// The class attempt() gives an operation whose marked call failed and came out of it.
+inline constexpr std::string_view kFailedAsMarked = "fail";
+
+/// Names that failed operations never made: what uses one is skipped, and its own new names are
+/// never made in turn.
+class Unmade {
+ public:
+  void failed(const Operation& o) {
+    if (o.spec == nullptr) return;
+    for (const auto& [name, kind] : rolesOf(*o.spec, o.names).introduced)
+      names_.insert(name);
+  }
+  bool skips(const Operation& o) {
+    if (names_.empty() || o.spec == nullptr) return false;
+    for (const auto& [name, slot] : rolesOf(*o.spec, o.names).used) {
+      if (names_.count(name) != 0) {
+        failed(o);
+        return true;
+      }
+    }
+    return false;
+  }
+  const std::set<std::string>& names() const { return names_; }
+
+ private:
+  std::set<std::string> names_;
+};
+
 /// Runs `f`; what it threw, as an outcome's class and detail, or nothing.
 template <class F>
 std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
@@ -1205,6 +1264,9 @@ std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
     const HandlerScope inTargetCode;  // this thread is the stuck one if the harness asks now
     f();
     return std::nullopt;
+  } catch (const Injected& e) {
+    if (armed && armed->fired) return Caught{std::string(kFailedAsMarked), e.what()};
+    return Caught{"error", e.what()};
   } catch (const Failure& e) {
     return Caught{e.cls(), e.what()};
   } catch (const Unsupported& e) {
@@ -1216,16 +1278,28 @@ std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
   }
 }
 
+/// Runs operation `o` on `target` with its mark armed on this thread: what it threw, a failure as
+/// marked being of class kFailedAsMarked.
+inline std::optional<Caught> runOp(Target& target, const Operation& o,
+                                   const std::string& unsupportedClass) {
+  if (!o.markWord.empty()) armed = Armed{o.markWord, o.markNth, 0, false};
+  std::optional<Caught> c = attempt([&] { target.run(o); }, unsupportedClass);
+  armed.reset();
+  return c;
+}
+
 /// The threads of a threaded sequence (docs/sequences.md, Threads): made, waiting, before `start`;
 /// released together by run(), which runs thread 0 on the calling thread. An operation begins
 /// once its thread's previous operation and, for each of its names, the file's previous
 /// operation on that name are done; after a failure nothing new begins.
 class Lanes {
  public:
-  Lanes(const Sequence& seq, Target& target, const Events& events, std::string unsupported)
+  Lanes(const Sequence& seq, Target& target, const Events& events, std::string unsupported,
+        Unmade& unmade)
       : seq_(seq),
         target_(target),
         events_(events),
+        unmade_(unmade),
         unsupported_(std::move(unsupported)),
         done_(seq.ops.size(), false),
         waits_(seq.ops.size()) {
@@ -1304,17 +1378,34 @@ class Lanes {
       }
       const Operation& o = seq_.ops[i];
       const std::string at = std::to_string(i + 1);
-      events_.begin(at, o.op);
-      if (std::optional<Caught> c = attempt([&] { target_.run(o); }, unsupported_)) {
-        {
-          const std::lock_guard<std::mutex> lock(mutex_);
-          failures_.emplace_back(i, std::move(*c));
-          stopped_ = true;
-        }
-        changed_.notify_all();
-        return;
+      bool skipped = false;
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        skipped = unmade_.skips(o);
       }
-      events_.done(at);
+      if (skipped) {
+        events_.skip(at);
+      } else {
+        events_.begin(at, o.op);
+        std::optional<Caught> c = runOp(target_, o, unsupported_);
+        if (c && c->cls == kFailedAsMarked) {
+          {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            unmade_.failed(o);
+          }
+          events_.fail(at, c->detail);
+        } else if (c) {
+          {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            failures_.emplace_back(i, std::move(*c));
+            stopped_ = true;
+          }
+          changed_.notify_all();
+          return;
+        } else {
+          events_.done(at);
+        }
+      }
       {
         const std::lock_guard<std::mutex> lock(mutex_);
         done_[i] = true;
@@ -1326,6 +1417,7 @@ class Lanes {
   const Sequence& seq_;
   Target& target_;
   const Events& events_;
+  Unmade& unmade_;
   const std::string unsupported_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -1340,6 +1432,19 @@ class Lanes {
 
 }  // namespace detail
 
+/// Call it in a handler before each runtime call that can fail with one of `words` ("oom",
+/// "host-oom", "lost"): throws Injected when the running operation's mark picks this call, the
+/// N-th such call of its word. `call` names the runtime call for the detail. Release calls are
+/// never marked: call it only before calls that make or use something.
+inline void mayFail(std::initializer_list<std::string_view> words, std::string_view call = {}) {
+  std::optional<detail::Armed>& a = detail::armed;
+  if (!a || a->fired || std::find(words.begin(), words.end(), a->word) == words.end()) return;
+  if (++a->seen == a->nth) {
+    a->fired = true;
+    throw Injected(a->word, std::string(call));
+  }
+}
+
 /// Runs `seq` on `target`, writing its events; the exit status (0 pass, 1 a failure). The
 /// operations run in file order, or on their threads (`@T`); then, between `begin end end` and
 /// `done end`, Target::release() for each leftover in the model's release order; then
@@ -1347,17 +1452,19 @@ class Lanes {
 inline int runSequence(const Sequence& seq, Target& target, const Events& events) {
   // Without a model named, the older form of `unsupported`, which every harness reads.
   const std::string unsupported = seq.modelGiven ? "unsupported" : "error";
-  // A marked file asks a call to fail (docs/failures.md), which this library cannot make its
-  // handlers do: it says so rather than pass a run whose mark never acted.
+  // A marked file asks a call to fail (docs/failures.md): a target whose handlers do not call
+  // mayFail() says so rather than pass a run whose mark never acted.
   for (const Operation& op : seq.ops) {
-    if (op.markWord.empty()) continue;
+    if (op.markWord.empty() || target.honoursMarks()) continue;
     events.start(seq.ops.size());
     events.outcome("unsupported", std::to_string(op.at), op.op,
-                   "the C++ client cannot fail a call on a mark");
+                   "the target does not honour marks: override honoursMarks() and call mayFail() "
+                   "before each runtime call");
     return 1;
   }
+  detail::Unmade unmade;
   std::optional<detail::Lanes> lanes;
-  if (seq.threads > 1 && !seq.ops.empty()) lanes.emplace(seq, target, events, unsupported);
+  if (seq.threads > 1 && !seq.ops.empty()) lanes.emplace(seq, target, events, unsupported, unmade);
   events.start(seq.ops.size());
   const auto fail = [&](std::string_view at, std::string_view op, const detail::Caught& c) {
     events.outcome(c.cls, at, op, c.detail);
@@ -1376,15 +1483,23 @@ inline int runSequence(const Sequence& seq, Target& target, const Events& events
   } else {
     for (std::size_t i = 0; i < seq.ops.size(); ++i) {
       const std::string at = std::to_string(i + 1);
+      if (unmade.skips(seq.ops[i])) {
+        events.skip(at);
+        continue;
+      }
       events.begin(at, seq.ops[i].op);
-      if (const auto c = detail::attempt([&] { target.run(seq.ops[i]); }, unsupported)) {
-        return fail(at, seq.ops[i].op, *c);
+      if (const auto c = detail::runOp(target, seq.ops[i], unsupported)) {
+        if (c->cls != detail::kFailedAsMarked) return fail(at, seq.ops[i].op, *c);
+        unmade.failed(seq.ops[i]);
+        events.fail(at, c->detail);
+        continue;
       }
       events.done(at);
     }
   }
   events.begin("end", "end");
   for (const Leftover& left : seq.leftovers()) {
+    if (unmade.names().count(left.name) != 0) continue;  // never made, so never released
     if (const auto c = detail::attempt([&] { target.release(left); }, unsupported)) {
       return fail("end", "end", *c);
     }
