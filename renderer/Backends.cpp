@@ -94,12 +94,12 @@ struct NamedProfile {
 };
 constexpr NamedProfile kProfiles[] = {
     // name, {jobs per device, only on, fresh only, spread over GPUs, sanitizer, default faults,
-    //        deterministic}
-    {"sim", {0, "", false, Spread::None, false, "max-26.5.0", true}},
-    {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false}},
-    {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false}},
-    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false}},
-    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false}},
+    //        deterministic, lost device}
+    {"sim", {0, "", false, Spread::None, false, "max-26.5.0", true, true}},
+    {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false, false}},
+    {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false, false}},
+    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false, false}},
+    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false, true}},
 };
 
 constexpr BackendProfile profileOf(std::string_view name) {

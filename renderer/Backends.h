@@ -51,6 +51,9 @@ struct BackendProfile {
   /// It runs a sequence the same way every time: a threaded sequence's threads take turns by a
   /// schedule of (seed, try), and one thread needs one try; on every other backend timing decides.
   bool deterministic = false;
+  /// Its runtime can report a lost device, so a mark may ask for `lost` (docs/failures.md); the
+  /// backend's failureError says the same once it is loaded, which the harness never does.
+  bool deviceLost = true;
 };
 
 /// The backend a corpus file's `expect` speaks of (others are `expect.NAME` where they differ):

@@ -29,43 +29,6 @@ std::string modelLabel(const LifecycleModel& model) {
 
 }  // namespace
 
-namespace {
-
-/// The words of --inject: none, all (every word the model declares), or words joined by commas,
-/// each declared by some operation of the model.
-FailWords injectedWords(const std::string& text, const LifecycleModel& model) {
-  FailWords words;
-  if (text == "none") return words;
-  FailWords declared;
-  for (const OpDecl& op : model.ops) {
-    for (const FailWord w : kFailWords) {
-      if (op.fails.has(w)) declared.add(w);
-    }
-  }
-  if (text == "all") return declared;
-  std::size_t from = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', from);
-    const std::string word = text.substr(from, comma - from);
-    const std::optional<FailWord> known = failWordNamed(word);
-    if (!known) {
-      throw InputError("--inject " + text + ": unknown failure '" + word + "' at character " +
-                       std::to_string(from + 1) + ": expected none, all, or words of " +
-                       failWordList() + " joined by commas");
-    }
-    if (!declared.has(*known)) {
-      throw InputError("--inject " + text + ": no operation of model " + model.name +
-                       " declares fails:" + word + ", so no mark could ask for it");
-    }
-    words.add(*known);
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return words;
-}
-
-}  // namespace
-
 int runFuzz(Session& session) {
   const CommandLine& cl = session.commandLine();
   const TargetCommand* target = session.commandLineTarget();
@@ -83,7 +46,7 @@ int runFuzz(Session& session) {
   session.checkExecutable(*gen.model, target, backend, faults);
   gen.maxOps = static_cast<uint32_t>(cl.value<Option::MaxOps>());
   gen.threads = static_cast<unsigned>(cl.value<Option::Threads>());
-  gen.inject = injectedWords(cl.value<Option::Inject>(), *gen.model);
+  gen.inject = injectedWords(cl.value<Option::Inject>(), backend, gen.model);
   gen.injectRate = static_cast<uint32_t>(cl.value<Option::InjectRate>());
   const std::optional<std::string> shardGiven = cl.value<Option::Shard>();
   const Shard shard = shardGiven ? parseShard(*shardGiven) : Shard{};

@@ -406,4 +406,48 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   return ref;
 }
 
+FailWords injectedWords(const std::string& text, const std::string& backend,
+                        const LifecycleModel* model) {
+  FailWords words;
+  if (text == "none") return words;
+  const BackendProfile* profile = findBackendProfile(backend);
+  const auto gives = [&](FailWord w) {
+    return w != FailWord::Lost || profile == nullptr || profile->deviceLost;
+  };
+  const auto declared = [&](FailWord w) {
+    if (model == nullptr) return true;
+    return std::any_of(model->ops.begin(), model->ops.end(),
+                       [w](const OpDecl& op) { return op.fails.has(w); });
+  };
+  if (text == "all") {
+    for (const FailWord w : kFailWords) {
+      if (gives(w) && declared(w)) words.add(w);
+    }
+    return words;
+  }
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', from);
+    const std::string word = text.substr(from, comma - from);
+    const std::optional<FailWord> known = failWordNamed(word);
+    if (!known) {
+      throw InputError("--inject " + text + ": unknown failure '" + word + "' at character " +
+                       std::to_string(from + 1) + ": expected none, all, or words of " +
+                       failWordList() + " joined by commas");
+    }
+    if (!declared(*known)) {
+      throw InputError("--inject " + text + ": no operation of model " + model->name +
+                       " declares fails:" + word + ", so no mark could ask for it");
+    }
+    if (!gives(*known)) {
+      throw InputError("--inject " + text + ": backend " + backend + " cannot fail with " + word +
+                       ": its runtime never returns that failure (failures.md)");
+    }
+    words.add(*known);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return words;
+}
+
 }  // namespace gpufuzz

@@ -31,6 +31,13 @@ namespace gpufuzz {
 std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
                                           int gpus, unsigned persistent = 1);
 
+/// The words --inject names (docs/failures.md): none, all, or words joined by commas. `all` is
+/// every word the backend can give that `model` declares (any model's, without one); a word
+/// named is refused, InputError, when the backend cannot give it or no operation declares it.
+/// A target is the judge of its own words: it answers what it cannot honour.
+FailWords injectedWords(const std::string& text, const std::string& backend,
+                        const LifecycleModel* model);
+
 class Session {
  public:
   /// Throws InputError for bad options, DeviceUnavailable when cuda is asked for and unusable.

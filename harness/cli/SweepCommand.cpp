@@ -15,32 +15,6 @@ namespace gpufuzz {
 
 namespace {
 
-/// The words --inject names for sweep: all (every word the model declares) by default.
-FailWords sweptWords(const std::string& text) {
-  FailWords words;
-  if (text == "all") {
-    for (const FailWord w : kFailWords)
-      words.add(w);
-    return words;
-  }
-  if (text == "none") throw InputError("--inject none: a sweep fails calls; name words or all");
-  std::size_t from = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', from);
-    const std::string word = text.substr(from, comma - from);
-    const std::optional<FailWord> known = failWordNamed(word);
-    if (!known) {
-      throw InputError("--inject " + text + ": unknown failure '" + word + "' at character " +
-                       std::to_string(from + 1) + ": expected all, or words of " + failWordList() +
-                       " joined by commas");
-    }
-    words.add(*known);
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return words;
-}
-
 /// Whether operation `index` of the run ended with `fail`: its marked call came.
 bool failedAt(const TrialResult& t, std::size_t index) {
   for (const FailedOperation& f : t.evidence.failed) {
@@ -58,7 +32,8 @@ struct Tally {
 int runSweep(Session& session) {
   const CommandLine& cl = session.commandLine();
   const auto started = std::chrono::steady_clock::now();
-  const FailWords words = sweptWords(cl.value<Option::Inject>());
+  const std::string inject = cl.value<Option::Inject>();
+  if (inject == "none") throw InputError("--inject none: a sweep fails calls; name words or all");
   struct Planned {
     std::string file;
     Sequence seq;
@@ -70,12 +45,17 @@ int runSweep(Session& session) {
     Sequence seq = loadSequence(file, session.model());
     planned.push_back({file, seq, session.forFile(seq, file)});
   }
+  std::vector<FailWords> wordsOf;
+  for (const Planned& p : planned)
+    wordsOf.push_back(injectedWords(inject, p.run.backend, nullptr));
   FindingStore store(cl.value<Option::Out>());
   Report report;
   report.command = "sweep";
   Tally tally;
   const auto confirmations = static_cast<uint32_t>(cl.value<Option::Confirmations>());
-  for (const Planned& p : planned) {
+  for (std::size_t k = 0; k < planned.size(); ++k) {
+    const Planned& p = planned[k];
+    const FailWords& words = wordsOf[k];
     TrialRunner& trials = *p.run.trials;
     const TrialResult plain = trials.run(p.seq, TrialMode::Evidence);
     ++tally.runs;

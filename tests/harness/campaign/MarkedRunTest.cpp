@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "harness/base/AtomicFile.h"
+#include "harness/cli/Session.h"
 #include "harness/protocol/Events.h"
 #include "model/Sequence.h"
 #include "tests/harness/TestSupport.h"
@@ -170,6 +171,15 @@ TEST(InjectedCampaign, BadInjectOptionsAreExitTwoBeforeAnythingRuns) {
       "fuzz --backend sim --runs 1 --ops renderer --inject oom,lost,host-oom "
       "--out /nonexistent/x --model device");
   EXPECT_EQ(none.status, 2) << none.output;
+  // OpenCL has no lost device: asked for by name it is refused, and `all` leaves it out.
+  const testing::CommandResult lost = testing::gpufuzz(
+      "fuzz --backend opencl --device pocl --runs 1 --inject lost --out /nonexistent/x");
+  EXPECT_EQ(lost.status, 2) << lost.output;
+  EXPECT_NE(lost.output.find("backend opencl cannot fail with lost"), std::string::npos)
+      << lost.output;
+  EXPECT_FALSE(injectedWords("all", "opencl", nullptr).has(FailWord::Lost));
+  EXPECT_TRUE(injectedWords("all", "opencl", nullptr).has(FailWord::HostOom));
+  EXPECT_TRUE(injectedWords("all", "sim", nullptr).has(FailWord::Lost));
 }
 
 // sweep fails each call that can fail in a run of its own: it finds an error path a plan broke,
