@@ -125,7 +125,7 @@ struct Campaign {
     const fs::path out = dir.path() / "findings";
     result = testing::gpufuzz(
         "fuzz --backend sim --quiet --no-explain --jobs 2 --deadline 1000 "
-        "--confirmations 1 --ops all --seed 3 --runs 300 --faults " +
+        "--confirmations 1 --ops all --seed 3 --runs 120 --faults " +
         file.string() + " " + options + " --out " + out.string());
     if (!fs::is_directory(out)) return;
     for (const auto& e : fs::directory_iterator(out)) {
