@@ -13,17 +13,7 @@ namespace gpufuzz {
 int runReplay(Session& session) {
   const CommandLine& cl = session.commandLine();
   const auto started = std::chrono::steady_clock::now();
-  // Every file is read and checked before anything runs: bad input means nothing ran.
-  struct Planned {
-    std::string file;
-    Sequence seq;
-    Session::FileRun run;
-  };
-  std::vector<Planned> planned;
-  for (const std::string& file : cl.files) {
-    Sequence seq = loadSequence(file, session.model());
-    planned.push_back({file, seq, session.forFile(seq, file)});
-  }
+  const std::vector<Session::PlannedFile> planned = session.planFiles();
 
   Report report;
   report.command = "replay";
@@ -35,7 +25,7 @@ int runReplay(Session& session) {
   // Files run concurrently (bounded by --jobs); results print in file order.
   const auto outcomes =
       runConcurrently<TrialResult>(planned.size(), session.jobs(), [&](std::size_t i) {
-        const Planned& p = planned[i];
+        const Session::PlannedFile& p = planned[i];
         const Expectation expected = p.seq.expectationFor(p.run.backend);
         return p.run.trials->runTries(
             p.seq, TrialMode::Evidence, std::nullopt, p.seq.threadCount() > 1 ? tries : 1,

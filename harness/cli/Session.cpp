@@ -281,6 +281,15 @@ void Session::capDefaultJobs(unsigned most) {
   slots_ = std::make_shared<ChildSlots>(jobs_);
 }
 
+std::vector<Session::PlannedFile> Session::planFiles() {
+  std::vector<PlannedFile> planned;
+  for (const std::string& file : cl_.files) {
+    Sequence seq = loadSequence(file, model());
+    planned.push_back({file, seq, forFile(seq, file)});
+  }
+  return planned;
+}
+
 Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) {
   FileRun run;
   run.config = resolveRunConfig(RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy),

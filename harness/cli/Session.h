@@ -112,6 +112,15 @@ class Session {
     TrialRunner* trials = nullptr;
   };
   FileRun forFile(const Sequence& seq, const std::string& file);
+  /// A file of the command line, read and checked, with what it runs on.
+  struct PlannedFile {
+    std::string file;
+    Sequence seq;
+    FileRun run;
+  };
+  /// Every file of the command line, each read and checked before anything runs: bad input
+  /// means nothing ran.
+  std::vector<PlannedFile> planFiles();
   /// The target a file runs with: --target, else its `target` directive; null for the runner.
   const TargetCommand* targetFor(const Sequence& seq, const std::string& file);
 

@@ -23,6 +23,15 @@ bool failedAt(const TrialResult& t, std::size_t index) {
   return false;
 }
 
+/// Whether `t` says nothing of the target (its harness failed), said on stderr: it ends the
+/// sweep, as it ends a replay.
+bool harnessFailed(const TrialResult& t, const std::string& file) {
+  if (!t.harnessError) return false;
+  std::fprintf(stderr, "gpufuzz: %s: the harness failed: %s\n", file.c_str(),
+               t.harnessError->c_str());
+  return true;
+}
+
 struct Tally {
   uint64_t runs = 0, calls = 0, failures = 0;
 };
@@ -34,19 +43,9 @@ int runSweep(Session& session) {
   const auto started = std::chrono::steady_clock::now();
   const std::string inject = cl.value<Option::Inject>();
   if (inject == "none") throw InputError("--inject none: a sweep fails calls; name words or all");
-  struct Planned {
-    std::string file;
-    Sequence seq;
-    Session::FileRun run;
-  };
-  // Every file is read and checked before anything runs: bad input means nothing ran.
-  std::vector<Planned> planned;
-  for (const std::string& file : cl.files) {
-    Sequence seq = loadSequence(file, session.model());
-    planned.push_back({file, seq, session.forFile(seq, file)});
-  }
+  const std::vector<Session::PlannedFile> planned = session.planFiles();
   std::vector<FailWords> wordsOf;
-  for (const Planned& p : planned)
+  for (const Session::PlannedFile& p : planned)
     wordsOf.push_back(injectedWords(inject, p.run.backend, nullptr));
   FindingStore store(cl.value<Option::Out>());
   Report report;
@@ -54,16 +53,12 @@ int runSweep(Session& session) {
   Tally tally;
   const auto confirmations = static_cast<uint32_t>(cl.value<Option::Confirmations>());
   for (std::size_t k = 0; k < planned.size(); ++k) {
-    const Planned& p = planned[k];
+    const Session::PlannedFile& p = planned[k];
     const FailWords& words = wordsOf[k];
     TrialRunner& trials = *p.run.trials;
     const TrialResult plain = trials.run(p.seq, TrialMode::Evidence);
     ++tally.runs;
-    if (plain.harnessError) {
-      std::fprintf(stderr, "gpufuzz: %s: the harness failed: %s\n", p.file.c_str(),
-                   plain.harnessError->c_str());
-      return Session::stopRequested() ? 130 : 3;
-    }
+    if (harnessFailed(plain, p.file)) return Session::stopRequested() ? 130 : 3;
     if (plain.outcome.failed()) {
       std::printf("SKIP %s: fails without a failure on purpose: %s\n", p.file.c_str(),
                   outcomeText(plain.outcome).c_str());
@@ -79,11 +74,7 @@ int runSweep(Session& session) {
           marked.ops[i].mark = Mark{word, nth};
           const TrialResult t = trials.run(marked, TrialMode::Evidence);
           ++tally.runs;
-          if (t.harnessError) {
-            std::fprintf(stderr, "gpufuzz: %s: the harness failed: %s\n", p.file.c_str(),
-                         t.harnessError->c_str());
-            return Session::stopRequested() ? 130 : 3;
-          }
+          if (harnessFailed(t, p.file)) return Session::stopRequested() ? 130 : 3;
           const bool came = failedAt(t, i);
           if (!came && !t.outcome.failed()) break;  // no N-th call of that word
           ++tally.calls;
