@@ -62,6 +62,8 @@ class UnmadeNames {
   void failed(const Operation& op);
   /// Whether `op` uses a name never made; then it is skipped, and its own names are never made.
   bool skips(const Operation& op);
+  /// Whether `name` was never made.
+  bool unmade(const std::string& name) const { return unmade_.contains(name); }
 
  private:
   std::set<std::string> unmade_;

@@ -227,6 +227,10 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
         {"seed",
          integerDirective<&Directives::seed>("seed", 0, std::numeric_limits<uint64_t>::max()),
          values<&Directives::seed>});
+    list.push_back({"device-memory",
+                    integerDirective<&Directives::deviceMemory>(
+                        "device-memory", 1, std::numeric_limits<uint64_t>::max()),
+                    values<&Directives::deviceMemory>});
     list.push_back({"found",
                     [](std::string_view v, Directives& d) {
                       d.found = std::string(v);

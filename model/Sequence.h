@@ -47,6 +47,8 @@ struct Directives {
   /// printed (from Sequence::threadCount()); a parsed Sequence holds none.
   std::optional<uint64_t> threads;
   std::optional<std::string> found;
+  /// `# device-memory: BYTES`: about BYTES of device memory left to the run (docs/failures.md).
+  std::optional<uint64_t> deviceMemory;
   std::vector<std::string> notes;
   bool operator==(const Directives&) const = default;
 };

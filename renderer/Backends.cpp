@@ -94,12 +94,12 @@ struct NamedProfile {
 };
 constexpr NamedProfile kProfiles[] = {
     // name, {jobs per device, only on, fresh only, spread over GPUs, sanitizer, default faults,
-    //        deterministic, lost device}
-    {"sim", {0, "", false, Spread::None, false, "max-26.5.0", true, true}},
-    {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false, false}},
-    {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false, false}},
-    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false, false}},
-    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false, true}},
+    //        deterministic, lost device, bounds device memory}
+    {"sim", {0, "", false, Spread::None, false, "max-26.5.0", true, true, true}},
+    {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false, false, true}},
+    {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false, false, true}},
+    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false, false, false}},
+    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false, true, false}},
 };
 
 constexpr BackendProfile profileOf(std::string_view name) {

@@ -25,6 +25,8 @@ struct BackendOptions {
   std::string device;
   /// --validation on|off (vulkan); unset: on where the layer is installed.
   std::optional<bool> validation;
+  /// --device-memory BYTES: about BYTES of device memory left to the run (docs/failures.md).
+  std::optional<uint64_t> deviceMemory;
   bool operator==(const BackendOptions&) const = default;
 };
 
@@ -54,6 +56,9 @@ struct BackendProfile {
   /// Its runtime can report a lost device, so a mark may ask for `lost` (docs/failures.md); the
   /// backend's failureError says the same once it is loaded, which the harness never does.
   bool deviceLost = true;
+  /// It can take its device's memory until about --device-memory bytes are left
+  /// (Backend::leaveDeviceMemory); the harness refuses the option elsewhere, before any run.
+  bool boundsDeviceMemory = false;
 };
 
 /// The backend a corpus file's `expect` speaks of (others are `expect.NAME` where they differ):

@@ -24,6 +24,8 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
   config.backend = overrides.backend.value_or(directives.backend.value_or("auto"));
   if (config.backend != "auto") backendInfo(config.backend);  // InputError for an unknown name
   config.backendOptions = overrides.backendOptions;
+  if (!config.backendOptions.deviceMemory)
+    config.backendOptions.deviceMemory = directives.deviceMemory;
   const std::string policy = overrides.policy.value_or(directives.policy.value_or("shipped"));
   const auto parsed = parsePolicy(policy);
   if (!parsed) {

@@ -44,6 +44,7 @@ int runFuzz(Session& session) {
   GeneratorConfig gen;
   gen.model = &session.fuzzModel();
   session.checkExecutable(*gen.model, target, backend, faults);
+  checkDeviceMemory(session.backendOptions(), backend);
   gen.maxOps = static_cast<uint32_t>(cl.value<Option::MaxOps>());
   gen.threads = static_cast<unsigned>(cl.value<Option::Threads>());
   gen.inject = injectedWords(cl.value<Option::Inject>(), backend, gen.model);

@@ -112,9 +112,10 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   if (const auto validation = cl.value<Option::Validation>()) {
     backendOptions_.validation = *validation == "on";
   }
+  backendOptions_.deviceMemory = cl.value<Option::DeviceMemory>();
   if (cl.has(Option::Target)) {
-    for (const Option o :
-         {Option::Backend, Option::Device, Option::Validation, Option::Sanitizer}) {
+    for (const Option o : {Option::Backend, Option::Device, Option::Validation, Option::Sanitizer,
+                           Option::DeviceMemory}) {
       if (cl.has(o)) {
         throw InputError(std::string(optionFlag(o)) +
                          " chooses among gpufuzz's own backends; with --target the program "
@@ -173,6 +174,15 @@ void Session::checkExecutable(const LifecycleModel& model, const TargetCommand* 
                    ": the project's runner implements the built-in models renderer, device and "
                    "all, and each runtime model on its backends; give a program that implements "
                    "it with --target");
+}
+
+void checkDeviceMemory(const BackendOptions& options, const std::string& backend) {
+  if (!options.deviceMemory) return;
+  const BackendProfile* profile = findBackendProfile(backend);
+  if (profile != nullptr && profile->boundsDeviceMemory) return;
+  throw InputError("--device-memory " + std::to_string(*options.deviceMemory) + ": backend " +
+                   backend +
+                   " cannot bound its device memory (failures.md); sim, cuda and cuda-async can");
 }
 
 std::string Session::backendRequest(const std::string& requested,
@@ -299,6 +309,7 @@ Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) 
   run.backend =
       target ? kTargetBackend : resolveBackend(backendRequest(run.config.backend, seq.lifecycle()));
   checkExecutable(seq.lifecycle(), target, run.backend, faultsFor(run.config, run.backend));
+  checkDeviceMemory(run.config.backendOptions, run.backend);
   checkFaultPlan(run.config, run.backend, seq, file);
   run.trials = &trials(run.backend, run.config.policy, faultsFor(run.config, run.backend), target,
                        seq.lifecycle().name);

@@ -31,6 +31,10 @@ namespace gpufuzz {
 std::optional<unsigned> driverContextJobs(std::string_view backend, std::string_view description,
                                           int gpus, unsigned persistent = 1);
 
+/// --device-memory (docs/failures.md) on `backend`: InputError where the backend cannot bound its
+/// device memory, a target included.
+void checkDeviceMemory(const BackendOptions& options, const std::string& backend);
+
 /// The words --inject names (docs/failures.md): none, all, or words joined by commas. `all` is
 /// every word the backend can give that `model` declares (any model's, without one); a word
 /// named is refused, InputError, when the backend cannot give it or no operation declares it.

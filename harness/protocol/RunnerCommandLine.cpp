@@ -18,6 +18,7 @@ enum Row : std::size_t {
   kPolicy,
   kFaults,
   kEventsFd,
+  kDeviceMemory,
   kTry,
   kQuiet,
   kProbe,
@@ -40,6 +41,8 @@ const std::array<OptionSpec, kRows> kTable = {{
      "the fault plan: a built-in name or a plan file"},
     {"--events-fd", OptionKind::Count, "N", "", 0, kMostFd, "GPUFUZZ_EVENTS_FD",
      "write the events of docs/target.md to descriptor N"},
+    {"--device-memory", OptionKind::Count, "BYTES", "", 1, UINT64_MAX, "the whole device",
+     "leave about BYTES of device memory to the run (docs/failures.md)"},
     {"--try", OptionKind::Count, "N", "0", 0, UINT64_MAX, "",
      "which try of a threaded sequence this is: on sim it picks the threads' schedule"},
     {"--quiet", OptionKind::Flag, "", "", 0, 0, "", "print no line per operation"},
@@ -72,6 +75,7 @@ Values toValues(const RunnerArgs& args) {
   v[kPolicy] = text(o.policy);
   v[kFaults] = text(o.faults);
   if (args.eventsFd) v[kEventsFd] = number(static_cast<uint64_t>(*args.eventsFd));
+  if (o.backendOptions.deviceMemory) v[kDeviceMemory] = number(*o.backendOptions.deviceMemory);
   if (args.attempt != 0) v[kTry] = number(args.attempt);
   v[kQuiet] = flag(args.quiet);
   v[kProbe] = flag(args.probe);
@@ -90,6 +94,7 @@ RunnerArgs fromValues(const Values& v) {
   o.policy = str(kPolicy);
   o.faults = str(kFaults);
   if (v[kEventsFd]) args.eventsFd = static_cast<int>(v[kEventsFd]->number);
+  if (v[kDeviceMemory]) o.backendOptions.deviceMemory = v[kDeviceMemory]->number;
   args.attempt = (v[kTry] ? v[kTry] : optionDefault(kTable[kTry]))->number;
   args.quiet = v[kQuiet].has_value();
   args.probe = v[kProbe].has_value();

@@ -7,9 +7,12 @@
 #include <optional>
 #include <vector>
 
+#include "harness/runner/SequenceExecutor.h"
 #include "harness/runner/ThreadLanes.h"
 #include "model/ModelState.h"
+#include "model/Operation.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
 
@@ -18,7 +21,8 @@ namespace {
 /// The executor's calls, one at a time unless it takes them from several threads at once.
 class Calls {
  public:
-  explicit Calls(ModelExecutor& executor) : executor_(executor) {}
+  Calls(ModelExecutor& executor, const LifecycleModel& model)
+      : executor_(executor), model_(model) {}
 
   void run(const Operation& op, uint32_t ordinal) {
     std::vector<ModelCall::Arg> args;
@@ -36,8 +40,29 @@ class Calls {
     executor_.run(call);
   }
 
+  /// After `op` failed as its mark asked: the names it ends are ended as if it had run, so what
+  /// the executor still holds of them is released now (docs/failures.md). A name the operation
+  /// already took is no longer the executor's (its lookup's std::logic_error).
+  void releaseEnded(const Operation& op) {
+    for (std::size_t i = 0; i < op.names.size(); ++i) {
+      if (op.useOfName(i) != SlotUse::End) continue;
+      const std::string_view kind = model_.resources[op.kindOfName(i)].kind;
+      try {
+        if (executor_.threadSafe()) {
+          executor_.release(kind, op.names[i]);
+        } else {
+          const std::lock_guard lock(mutex_);
+          executor_.release(kind, op.names[i]);
+        }
+      } catch (const std::logic_error&) {
+        // Taken before the failing call: the operation's own release came first.
+      }
+    }
+  }
+
  private:
   ModelExecutor& executor_;
+  const LifecycleModel& model_;
   std::mutex mutex_;
 };
 
@@ -56,17 +81,118 @@ std::optional<RunOutcome> outcomeOf(At at, const std::string& kind, Body body) {
   return std::nullopt;
 }
 
-std::optional<RunOutcome> runStep(Calls& calls, const Operation& op, At at,
-                                  ProgressListener& progress) {
+/// The mark's runtime-call failure armed on this thread for one operation, disarmed however it
+/// ends: then the call that failed, if one did.
+class SeamMark {
+ public:
+  explicit SeamMark(const Operation& op) : on_(op.mark.has_value()) {
+    if (on_) seam::arm(callFailureOf(*op.mark));
+  }
+  ~SeamMark() { fired(); }
+  SeamMark(const SeamMark&) = delete;
+  SeamMark& operator=(const SeamMark&) = delete;
+  /// Disarms: whether the marked call came and failed.
+  bool fired() {
+    if (!on_) return fired_;
+    on_ = false;
+    fired_ = seam::disarm().has_value();
+    return fired_;
+  }
+
+ private:
+  bool on_;
+  bool fired_ = false;
+};
+
+/// How one operation ended: done, failed as its mark asked, or with the run's failure.
+struct ModelStep {
+  std::optional<RunOutcome> failure;
+  bool failedAsMarked = false;
+};
+
+ModelStep runStep(Calls& calls, const Operation& op, At at, ProgressListener& progress) {
   const std::string kind(op.name());
   progress.begin(at, kind);
-  std::optional<RunOutcome> failed = outcomeOf(at, kind, [&] { calls.run(op, at.ordinal); });
-  if (!failed) progress.done(at);
-  return failed;
+  SeamMark armed(op);
+  try {
+    calls.run(op, at.ordinal);
+  } catch (const DeviceError& e) {
+    // InvalidUse is a DeviceError too: a rule broken after a failed call is a finding.
+    const bool invalid = dynamic_cast<const InvalidUse*>(&e) != nullptr;
+    const bool marked = armed.fired();
+    if (!invalid && (marked || (memoryBounded() && namesExhaustion(e.what())))) {
+      progress.failed(at, marked ? std::string(e.what()) : std::string("real: ") + e.what());
+      calls.releaseEnded(op);
+      return {std::nullopt, true};
+    }
+    armed.fired();
+    std::optional<RunOutcome> failed = outcomeOf(at, kind, [&] { throw; });
+    return {std::move(failed)};
+  } catch (const DataMismatch&) {
+    armed.fired();
+    return {outcomeOf(at, kind, [&] { throw; })};
+  }
+  armed.fired();
+  progress.done(at);
+  return {};
+}
+
+/// Which operations ran and which names were never made, as operations end on any thread.
+class Ran {
+ public:
+  explicit Ran(const Sequence& seq) : ran_(seq.ops.size(), false) {}
+  /// Whether operation `i` is skipped: it uses a name never made.
+  bool skips(const Operation& op) {
+    const std::lock_guard lock(mutex_);
+    return unmade_.skips(op);
+  }
+  void ended(std::size_t i, const Operation& op, bool failed) {
+    const std::lock_guard lock(mutex_);
+    ran_[i] = true;
+    if (failed) unmade_.failed(op);
+  }
+  /// Leftovers of `seq`, kind by kind in the model's release order, each in creation order:
+  /// what the operations that ran made and did not end, but for names never made.
+  std::vector<std::pair<std::string_view, std::string>> leftovers(const Sequence& seq) {
+    const LifecycleModel& model = seq.lifecycle();
+    ModelState state(model);
+    for (std::size_t i = 0; i < seq.ops.size(); ++i) {
+      if (ran_[i]) state.applyValid(seq.ops[i]);
+    }
+    std::vector<std::pair<std::string_view, std::string>> left;
+    for (const std::size_t kind : model.release) {
+      for (const std::size_t n : state.alive(kind)) {
+        const std::string& name = state.names()[n].name;
+        if (unmade_.unmade(name)) continue;
+        left.emplace_back(model.resources[kind].kind, name);
+      }
+    }
+    return left;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<bool> ran_;
+  UnmadeNames unmade_;
+};
+
+/// Operation `i` of `seq`, skipped or run: its failure, or nothing.
+std::optional<RunOutcome> runOrSkip(const Sequence& seq, std::size_t i, Calls& calls, Ran& ran,
+                                    ProgressListener& progress) {
+  const Operation& op = seq.ops[i];
+  const At at{static_cast<uint32_t>(i + 1)};
+  if (ran.skips(op)) {
+    progress.skipped(at);
+    return std::nullopt;
+  }
+  ModelStep step = runStep(calls, op, at, progress);
+  if (step.failure) return std::move(step.failure);
+  ran.ended(i, op, step.failedAsMarked);
+  return std::nullopt;
 }
 
 /// The operations on their threads: the failure of the lowest ordinal, or nothing.
-std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls,
+std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls, Ran& ran,
                                      ProgressListener& progress) {
   ThreadLanes lanes(seq, std::nullopt);
   progress.start();
@@ -77,8 +203,7 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls,
   std::exception_ptr internal;
   lanes.run([&](std::size_t i) {
     try {
-      std::optional<RunOutcome> failed =
-          runStep(calls, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, progress);
+      std::optional<RunOutcome> failed = runOrSkip(seq, i, calls, ran, progress);
       if (!failed) return true;
       const std::lock_guard lock(mutex);
       failures.emplace(i, std::move(*failed));
@@ -93,39 +218,25 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls,
   return failures.begin()->second;
 }
 
-/// Leftovers of `seq`, kind by kind in the model's release order, each in creation order.
-std::vector<std::pair<std::string_view, std::string>> leftovers(const Sequence& seq) {
-  const LifecycleModel& model = seq.lifecycle();
-  ModelState state(model);
-  for (const Operation& op : seq.ops)
-    state.applyValid(op);
-  std::vector<std::pair<std::string_view, std::string>> left;
-  for (const std::size_t kind : model.release) {
-    for (const std::size_t i : state.alive(kind))
-      left.emplace_back(model.resources[kind].kind, state.names()[i].name);
-  }
-  return left;
-}
-
 }  // namespace
 
 RunOutcome executeModelSequence(const Sequence& seq, ModelExecutor& executor,
                                 ProgressListener& progress) {
-  Calls calls(executor);
+  Calls calls(executor, seq.lifecycle());
+  Ran ran(seq);
   if (seq.threadCount() > 1) {
-    if (std::optional<RunOutcome> failed = runThreads(seq, calls, progress)) return *failed;
+    if (std::optional<RunOutcome> failed = runThreads(seq, calls, ran, progress)) return *failed;
   } else {
     progress.start();
     for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-      if (std::optional<RunOutcome> failed =
-              runStep(calls, seq.ops[i], At{static_cast<uint32_t>(i + 1)}, progress))
+      if (std::optional<RunOutcome> failed = runOrSkip(seq, i, calls, ran, progress))
         return *failed;
     }
   }
   const std::string end(kEndOperation);
   progress.begin(At{}, end);
   if (std::optional<RunOutcome> failed = outcomeOf(At{}, end, [&] {
-        for (const auto& [kind, name] : leftovers(seq))
+        for (const auto& [kind, name] : ran.leftovers(seq))
           executor.release(kind, name);
       }))
     return *failed;

@@ -3,7 +3,10 @@
 // supervisor, readable lines on stdout for a person.
 //
 //   gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off] [--policy NAME]
-//                  [--faults NAME|PATH] [--events-fd N] [--try N] [--quiet] FILE
+//                  [--faults NAME|PATH] [--events-fd N] [--device-memory BYTES] [--try N]
+//                  [--quiet] FILE
+//                                    (--device-memory: about BYTES of device memory left to the
+//                                     run, docs/failures.md)
 //                                    (--try: which try of a threaded sequence this is; on sim
 //                                     it seeds the threads' schedule, ThreadLanes.h)
 //   gpufuzz-runner [options as above] --persistent FIFO
@@ -90,7 +93,10 @@ class RunnerProgress final : public ProgressListener {
   }
   void failed(At at, std::string_view detail) override {
     events_.write(Event{Event::Kind::Fail, 0, at, {}, {}, {}, {}, std::string(detail)});
-    ended(at, "failed as marked: " + std::string(detail));
+    // A call that ran out for real says so in its detail (docs/failures.md).
+    const bool real = detail.starts_with("real: ");
+    ended(at, (real ? "failed for real: " : "failed as marked: ") +
+                  std::string(real ? detail.substr(6) : detail));
   }
   void skipped(At at) override {
     events_.write(Event{Event::Kind::Skip, 0, at, {}, {}, {}, {}, {}});
@@ -154,6 +160,21 @@ bool runsOnExecutor(const LifecycleModel& model) {
   return model.builtin && isRuntimeModel(model.name);
 }
 
+/// --device-memory: the device keeps about that much for the run, and a call that runs out for real
+/// ends its operation as a failure (docs/failures.md). Bad input where the backend cannot bound its
+/// memory.
+void boundDeviceMemory(const RunConfig& config, RunDevice& d) {
+  const std::optional<uint64_t> bytes = config.backendOptions.deviceMemory;
+  if (!bytes) return;
+  const bool bounded =
+      d.executor ? d.executor->leaveDeviceMemory(*bytes) : d.device->leaveDeviceMemory(*bytes);
+  if (!bounded) {
+    throw InputError("--device-memory: backend " + d.backend +
+                     " cannot bound its device memory (sim, cuda and cuda-async can)");
+  }
+  setMemoryBounded(true);
+}
+
 RunDevice makeRunDevice(const RunConfig& config, const LifecycleModel& model) {
   RunDevice d;
   if (runsOnExecutor(model)) {
@@ -170,6 +191,7 @@ RunDevice makeRunDevice(const RunConfig& config, const LifecycleModel& model) {
     d.backend = std::string(backend);
     d.description = d.executor->description();
     d.plan = loadFaultPlan("none");
+    boundDeviceMemory(config, d);
     return d;
   }
   d.device = std::make_unique<Device>(makeBackend(config.backend, config.backendOptions));
@@ -178,6 +200,7 @@ RunDevice makeRunDevice(const RunConfig& config, const LifecycleModel& model) {
   d.plan = loadFaultPlan(faultsFor(config, d.backend));
   d.injector = std::make_shared<FaultInjector>(d.plan);
   d.device->addInterceptor(d.injector);
+  boundDeviceMemory(config, d);
   return d;
 }
 
@@ -223,14 +246,10 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
 void checkMarks(const std::string& file, const Sequence& seq, const RunDevice& d) {
   for (const Operation& op : seq.ops) {
     if (!op.mark) continue;
+    // A runtime model declares only the words its runtime's calls return (its `fails:`), and
+    // its executor's calls fail at the runtime-call seam.
+    if (d.executor) continue;
     const std::string word(failWordName(op.mark->word));
-    if (d.executor) {
-      throw InputError(file, op.line, 1,
-                       "model " + d.model +
-                           " runs on its backend's executor, which fails no "
-                           "call on a mark: remove the mark !" +
-                           word);
-    }
     if (!d.device->canFail(callFailureOf(*op.mark).kind)) {
       throw InputError(file, op.line, 1,
                        "backend " + d.backend + " cannot fail with " + word + ": its runtime " +

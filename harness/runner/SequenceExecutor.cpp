@@ -208,6 +208,10 @@ Step runStep(World& world, Device& device, const Operation& op, At at,
   } catch (const InvalidUse& e) {
     return {RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}}};
   } catch (const DeviceError& e) {
+    if (memoryBounded() && namesExhaustion(e.what())) {
+      progress.failed(at, std::string("real: ") + e.what());
+      return {std::nullopt, true};
+    }
     return {RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}}};
   }
   progress.done(at);

@@ -1,7 +1,10 @@
 // CudaDriver.cpp: loading libcuda.so.1 and initialising the driver once per process.
 #include "renderer/cuda/CudaDriver.h"
 
+#include <algorithm>
+
 #include "renderer/device/RuntimeLibrary.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
 
@@ -52,6 +55,61 @@ void resolveModelSymbols(void* library, CudaDriver& d) {
   resolveSymbol(library, "cuCtxDisablePeerAccess", d.ctxDisablePeerAccess, m);
   resolveSymbol(library, "cuMemcpyPeerAsync", d.memcpyPeerAsync, m);
   resolveSymbol(library, "cuMemPoolSetAccess", d.memPoolSetAccess, m);
+}
+
+/// The driver's own entry points, which the process's table wraps (RuntimeSeam.h).
+CudaDriver gReal;
+
+/// The driver's answer for a failed call: it reports host and device exhaustion alike.
+struct CuErrors {
+  template <typename R, typename... A>
+  static R fail(FailureKind /*kind*/, A... /*args*/) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+};
+
+/// Every entry point a program's operation makes, wrapped with the failures it can return
+/// (docs/failures.md): calls that make memory, a context, a stream or an event run out of device
+/// memory; calls that enqueue work run out of host memory. Queries, waits and releases stay the
+/// driver's own, and so does cuStreamEndCapture: an end that never reached the driver would leave
+/// the stream capturing, which no real failure does.
+void wrapEntries(CudaDriver& d) {
+  using seam::kHostOom;
+  using seam::kOom;
+  constexpr seam::Kinds kMakes = kOom | kHostOom;
+#define GPUFUZZ_CU_WRAP(member, kinds, name) \
+  seam::wrap<CuErrors, &gReal, &CudaDriver::member, kinds, seam::Name(name)>(d)
+  GPUFUZZ_CU_WRAP(ctxCreateV4, kMakes, "cuCtxCreate_v4");
+  GPUFUZZ_CU_WRAP(ctxCreateV2, kMakes, "cuCtxCreate_v2");
+  GPUFUZZ_CU_WRAP(primaryCtxRetain, kMakes, "cuDevicePrimaryCtxRetain");
+  GPUFUZZ_CU_WRAP(streamCreate, kMakes, "cuStreamCreate");
+  GPUFUZZ_CU_WRAP(streamCreateWithPriority, kMakes, "cuStreamCreateWithPriority");
+  GPUFUZZ_CU_WRAP(eventCreate, kMakes, "cuEventCreate");
+  GPUFUZZ_CU_WRAP(memAlloc, kMakes, "cuMemAlloc_v2");
+  GPUFUZZ_CU_WRAP(memAllocAsync, kMakes, "cuMemAllocAsync");
+  GPUFUZZ_CU_WRAP(memAllocFromPoolAsync, kMakes, "cuMemAllocFromPoolAsync");
+  GPUFUZZ_CU_WRAP(memPoolCreate, kMakes, "cuMemPoolCreate");
+  GPUFUZZ_CU_WRAP(memCreate, kMakes, "cuMemCreate");
+  GPUFUZZ_CU_WRAP(memAddressReserve, kMakes, "cuMemAddressReserve");
+  GPUFUZZ_CU_WRAP(moduleLoadData, kMakes, "cuModuleLoadData");
+  GPUFUZZ_CU_WRAP(graphInstantiate, kMakes, "cuGraphInstantiateWithFlags");
+  GPUFUZZ_CU_WRAP(memHostAlloc, kHostOom, "cuMemHostAlloc");
+  GPUFUZZ_CU_WRAP(moduleGetFunction, kHostOom, "cuModuleGetFunction");
+  GPUFUZZ_CU_WRAP(memcpyHtoDAsync, kHostOom, "cuMemcpyHtoDAsync_v2");
+  GPUFUZZ_CU_WRAP(memcpyDtoHAsync, kHostOom, "cuMemcpyDtoHAsync_v2");
+  GPUFUZZ_CU_WRAP(memcpyDtoDAsync, kHostOom, "cuMemcpyDtoDAsync_v2");
+  GPUFUZZ_CU_WRAP(memcpyPeerAsync, kHostOom, "cuMemcpyPeerAsync");
+  GPUFUZZ_CU_WRAP(memsetD8Async, kHostOom, "cuMemsetD8Async");
+  GPUFUZZ_CU_WRAP(launchKernel, kHostOom, "cuLaunchKernel");
+  GPUFUZZ_CU_WRAP(launchHostFunc, kHostOom, "cuLaunchHostFunc");
+  GPUFUZZ_CU_WRAP(eventRecord, kHostOom, "cuEventRecord");
+  GPUFUZZ_CU_WRAP(streamWaitEvent, kHostOom, "cuStreamWaitEvent");
+  GPUFUZZ_CU_WRAP(graphLaunch, kHostOom, "cuGraphLaunch");
+  GPUFUZZ_CU_WRAP(memMap, kHostOom, "cuMemMap");
+  GPUFUZZ_CU_WRAP(memSetAccess, kHostOom, "cuMemSetAccess");
+  GPUFUZZ_CU_WRAP(memPoolSetAccess, kHostOom, "cuMemPoolSetAccess");
+  GPUFUZZ_CU_WRAP(ctxEnablePeerAccess, kHostOom, "cuCtxEnablePeerAccess");
+#undef GPUFUZZ_CU_WRAP
 }
 
 LoadResult load() {
@@ -123,6 +181,8 @@ LoadResult load() {
     result.failure = "no CUDA device";
     return result;
   }
+  gReal = d;
+  wrapEntries(d);
   result.api = d;
   return result;
 }
@@ -156,6 +216,46 @@ std::string CudaDriver::describeDevice(CUdevice device) const {
 
 const CudaDriver& cudaDriver() {
   return loadOnce<CudaDriver>([] { return load(); });
+}
+
+}  // namespace gpufuzz
+
+namespace gpufuzz {
+
+void CudaDriver::leaveDeviceMemory(CUdevice device, uint64_t leave) const {
+  const auto check = [this](CUresult result, const char* call) {
+    if (result != CUDA_SUCCESS) {
+      throw DeviceError(CallPoint::BufAlloc,
+                        std::string(call) + " (--device-memory): " + errorName(result));
+    }
+  };
+  if (primaryCtxRetain == nullptr) {
+    throw DeviceError(CallPoint::BufAlloc,
+                      "--device-memory: this driver lacks cuDevicePrimaryCtxRetain");
+  }
+  CUcontext primary = nullptr;
+  check(primaryCtxRetain(&primary, device), "cuDevicePrimaryCtxRetain");
+  check(ctxSetCurrent(primary), "cuCtxSetCurrent");
+  // Big allocations first, halved when the driver refuses one: a few calls reach the target
+  // within a chunk of 1 MiB.
+  constexpr size_t kSmallest = size_t{1} << 20;
+  size_t chunk = SIZE_MAX;
+  for (int round = 0; round < 4096; ++round) {
+    size_t free = 0;
+    size_t total = 0;
+    check(memGetInfo(&free, &total), "cuMemGetInfo");
+    if (free <= leave || free - leave < kSmallest) break;
+    chunk = std::min<size_t>(chunk, free - leave);
+    if (chunk < kSmallest) break;
+    CUdeviceptr taken = 0;
+    const CUresult result = memAlloc(&taken, chunk);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+      chunk /= 2;
+      continue;
+    }
+    check(result, "cuMemAlloc_v2");
+  }
+  check(ctxSetCurrent(nullptr), "cuCtxSetCurrent");
 }
 
 }  // namespace gpufuzz

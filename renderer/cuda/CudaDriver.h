@@ -133,6 +133,10 @@ struct CudaDriver {
   std::string errorName(CUresult error) const;
   /// "NVIDIA H200, driver 13.0", or what could not be read of it.
   std::string describeDevice(CUdevice device) const;
+  /// Takes memory of `device` until about `leave` bytes are free (--device-memory,
+  /// docs/failures.md): allocations in its primary context, held for the process's life. Throws
+  /// DeviceError naming the call that failed.
+  void leaveDeviceMemory(CUdevice device, uint64_t leave) const;
 };
 
 /// The process's driver, loaded and initialised on first use. Throws DeviceUnavailable when

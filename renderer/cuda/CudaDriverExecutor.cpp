@@ -185,6 +185,15 @@ class CudaDriverExecutor final : public ModelExecutor {
   void run(const ModelCall& call) override;
   void release(std::string_view kind, const std::string& name) override;
   std::string leaked() override;
+  /// Every device of the process is bounded alike: the model's operations pick any of them.
+  bool leaveDeviceMemory(uint64_t bytes) override {
+    for (int ordinal = 0; ordinal < driver_.deviceCount; ++ordinal) {
+      CUdevice device = 0;
+      if (driver_.deviceGet(&device, ordinal) != CUDA_SUCCESS) continue;
+      driver_.leaveDeviceMemory(device, bytes);
+    }
+    return true;
+  }
 
  private:
   using Handler = void (CudaDriverExecutor::*)(const ModelCall&);
@@ -594,22 +603,27 @@ void CudaDriverExecutor::recordFence(Stream& stream, CallPoint point) {
 
 void CudaDriverExecutor::order(LastUse& use, const std::shared_ptr<Stream>& stream,
                                CallPoint point) {
+  // The last user changes only once `stream` waits for the one before: a failed wait keeps the
+  // order a later wait needs.
   const std::shared_ptr<Stream> last = use.stream;
-  use.stream = stream;
   // A destroyed context was synchronized before its cuCtxDestroy: its work is done.
-  if (!last || last == stream || last->orphan()) return;
-  if (!last->destroyed) recordFence(*last, point);
-  ok(driver_.streamWaitEvent(stream->handle, last->fence, 0), point,
-     "cuStreamWaitEvent(" + streamLabel(*stream) + ", the executor's event of " +
-         streamLabel(*last) + ")");
+  if (last && last != stream && !last->orphan()) {
+    if (!last->destroyed) recordFence(*last, point);
+    ok(driver_.streamWaitEvent(stream->handle, last->fence, 0), point,
+       "cuStreamWaitEvent(" + streamLabel(*stream) + ", the executor's event of " +
+           streamLabel(*last) + ")");
+  }
+  use.stream = stream;
 }
 
 void CudaDriverExecutor::hostWait(LastUse& use, CallPoint point) {
-  const std::shared_ptr<Stream> last = std::exchange(use.stream, nullptr);
-  if (!last || last->orphan()) return;
-  if (!last->destroyed) recordFence(*last, point);
-  ok(driver_.eventSynchronize(last->fence), point,
-     "cuEventSynchronize(the executor's event of " + streamLabel(*last) + ")");
+  const std::shared_ptr<Stream> last = use.stream;
+  if (last && !last->orphan()) {
+    if (!last->destroyed) recordFence(*last, point);
+    ok(driver_.eventSynchronize(last->fence), point,
+       "cuEventSynchronize(the executor's event of " + streamLabel(*last) + ")");
+  }
+  use.stream = nullptr;
 }
 
 // ---- The wait-completion oracle --------------------------------------------------------------

@@ -50,6 +50,10 @@ class CudaStreamBackend : public Backend {
   CudaStreamBackend& operator=(const CudaStreamBackend&) = delete;
 
   std::string description() const final { return driver_.describeDevice(device_); }
+  bool leaveDeviceMemory(uint64_t bytes) final {
+    driver_.leaveDeviceMemory(device_, bytes);
+    return true;
+  }
   MemoryInUse memoryInUse() const final;
   /// The driver runs out of memory, device or host, as CUDA_ERROR_OUT_OF_MEMORY; a lost device
   /// is no error it returns for a call of its own (failures.md).

@@ -85,6 +85,13 @@ class Backend {
     (void)point;
     return std::nullopt;
   }
+  /// Leaves about `bytes` of device memory to the run (--device-memory, docs/failures.md): the
+  /// rest is taken now, through the runtime's own allocator, for the process's life. Throws
+  /// DeviceError when taking it fails; false where the backend cannot bound its memory.
+  virtual bool leaveDeviceMemory(uint64_t bytes) {
+    (void)bytes;
+    return false;
+  }
 };
 
 }  // namespace gpufuzz

@@ -1,6 +1,8 @@
 // CallFailure.cpp: which calls can fail with which kind of failure.
 #include "renderer/device/CallFailure.h"
 
+#include <atomic>
+
 namespace gpufuzz {
 
 std::string_view failureKindText(FailureKind kind) {
@@ -22,6 +24,27 @@ bool canFailWith(CallPoint point, FailureKind kind) {
   // A device is lost once it was made: its creation fails only for want of memory.
   if (kind == FailureKind::DeviceLost) return point != CallPoint::CtxCreate;
   return true;
+}
+
+namespace {
+std::atomic<bool> gMemoryBounded{false};
+}  // namespace
+
+void setMemoryBounded(bool bounded) {
+  gMemoryBounded = bounded;
+}
+
+bool memoryBounded() {
+  return gMemoryBounded;
+}
+
+bool namesExhaustion(std::string_view message) {
+  for (const std::string_view code :
+       {"SIM_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+        "CL_OUT_OF_RESOURCES", "VK_ERROR_OUT_OF_DEVICE_MEMORY"}) {
+    if (message.find(code) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace gpufuzz

@@ -79,6 +79,8 @@ class Device {
   /// Whether the backend's runtime can fail some call with `kind` (failureError).
   bool canFail(FailureKind kind) const;
 
+  /// Backend::leaveDeviceMemory.
+  bool leaveDeviceMemory(uint64_t bytes) { return backend_->leaveDeviceMemory(bytes); }
   std::string_view backendName() const { return backend_->name(); }
   std::string backendDescription() const { return backend_->description(); }
   /// Read when no call is in flight.

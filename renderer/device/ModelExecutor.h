@@ -82,6 +82,12 @@ class ModelExecutor {
   virtual void release(std::string_view kind, const std::string& name) = 0;
   /// Once everything is released: what the runtime still holds, described; empty when nothing.
   virtual std::string leaked() { return {}; }
+  /// As Backend::leaveDeviceMemory: about `bytes` left to the run, or false where the runtime's
+  /// memory cannot be bounded.
+  virtual bool leaveDeviceMemory(uint64_t bytes) {
+    (void)bytes;
+    return false;
+  }
 };
 
 }  // namespace gpufuzz

@@ -268,6 +268,9 @@ class OpenClModelExecutor final : public ModelExecutor {
                const std::string& what) const;
   void releaseMemObject(MemObjectPtr object, const char* call);
   void registerDestructor(MemObject& object, int index);
+  /// The executor's own destructor callback on a new object; when that fails the object is
+  /// released and the failure thrown.
+  void registerOwnDestructor(MemObject& object);
   void readBack(const ModelCall& call, Queue& queue, const MemObject& object, const char* what);
 
   void createContext(const ModelCall& call);
@@ -438,11 +441,17 @@ void OpenClModelExecutor::completeUserEvents(const std::vector<CommandPtr>& also
   std::vector<CommandPtr> set = gating_;
   set.insert(set.end(), also.begin(), also.end());
   gating_.clear();
-  for (const CommandPtr& user : set) {
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const CommandPtr& user = set[i];
     if (!user->unset) continue;
-    user->unset = false;
-    check(api_.setUserEventStatus(user->event, CL_COMPLETE), CallPoint::Sync,
+    const cl_int status = api_.setUserEventStatus(user->event, CL_COMPLETE);
+    if (status != CL_SUCCESS) {
+      // A set that failed left this event and the ones after it unset: they still gate.
+      gating_.insert(gating_.end(), set.begin() + static_cast<std::ptrdiff_t>(i), set.end());
+    }
+    check(status, CallPoint::Sync,
           "clSetUserEventStatus (" + user->what + ", set before a wait or release)");
+    user->unset = false;
   }
 }
 
@@ -679,6 +688,17 @@ void OpenClModelExecutor::releaseQueue(const ModelCall& call) {
 
 // ---- memory objects ----------------------------------------------------------------------------
 
+void OpenClModelExecutor::registerOwnDestructor(MemObject& object) {
+  object.destructors = new DestructorRecord;
+  try {
+    registerDestructor(object, 0);
+  } catch (const DeviceError&) {
+    // The operation failed: the object was never made, so nothing else releases it.
+    api_.releaseMemObject(object.mem);
+    throw;
+  }
+}
+
 void OpenClModelExecutor::registerDestructor(MemObject& object, int index) {
   auto* call = new DestructorCall{object.destructors, index};  // the process's, as records are
   check(api_.setMemObjectDestructorCallback(object.mem, destructorCallback, call),
@@ -694,9 +714,8 @@ void OpenClModelExecutor::createBuffer(const ModelCall& call) {
   object->mem = api_.createBuffer(object->ctx, CL_MEM_READ_WRITE, object->bytes, nullptr, &status);
   check(status, CallPoint::BufAlloc, "clCreateBuffer");
   object->memory = std::make_shared<Memory>(object->bytes);
-  object->destructors = new DestructorRecord;
+  registerOwnDestructor(*object);
   buffers_.emplace(object->name, object);
-  registerDestructor(*object, 0);
 }
 
 void OpenClModelExecutor::createSubBuffer(const ModelCall& call) {
@@ -715,11 +734,10 @@ void OpenClModelExecutor::createSubBuffer(const ModelCall& call) {
   object->mem = api_.createSubBuffer(parent->mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
                                      &region, &status);
   check(status, CallPoint::BufAlloc, "clCreateSubBuffer");
+  registerOwnDestructor(*object);
   object->parent = parent;
   ++parent->liveSubBuffers;
-  object->destructors = new DestructorRecord;
   subBuffers_.emplace(object->name, object);
-  registerDestructor(*object, 0);
 }
 
 void OpenClModelExecutor::releaseMemObject(MemObjectPtr object, const char* call) {
@@ -733,10 +751,12 @@ void OpenClModelExecutor::releaseMemObject(MemObjectPtr object, const char* call
 }
 
 void OpenClModelExecutor::releaseBuffer(const ModelCall& call) {
+  completeUserEvents();
   releaseMemObject(take(buffers_, call.names[0]), "clReleaseMemObject");
 }
 
 void OpenClModelExecutor::releaseSubBuffer(const ModelCall& call) {
+  completeUserEvents();
   releaseMemObject(take(subBuffers_, call.names[0]), "clReleaseMemObject");
 }
 
@@ -748,8 +768,10 @@ void OpenClModelExecutor::createImage(const ModelCall& call) {
   object->height = call.arg("height");
   object->bytes = object->width * object->height * 4;
   object->memory = std::make_shared<Memory>(object->bytes);
-  imageObjects_.emplace(object->name, object);
-  if (!images_) return;  // a device without images: image operations do nothing
+  if (!images_) {
+    imageObjects_.emplace(object->name, object);
+    return;  // a device without images: image operations do nothing
+  }
   const cl_image_format format{CL_RGBA, CL_UNORM_INT8};
   cl_image_desc desc{};
   desc.image_type = CL_MEM_OBJECT_IMAGE2D;
@@ -758,17 +780,19 @@ void OpenClModelExecutor::createImage(const ModelCall& call) {
   cl_int status = CL_SUCCESS;
   object->mem = api_.createImage(object->ctx, CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
   check(status, CallPoint::BufAlloc, "clCreateImage");
-  object->destructors = new DestructorRecord;
-  registerDestructor(*object, 0);
+  registerOwnDestructor(*object);
+  imageObjects_.emplace(object->name, object);
 }
 
 void OpenClModelExecutor::releaseImage(const ModelCall& call) {
+  completeUserEvents();
   releaseMemObject(take(imageObjects_, call.names[0]), "clReleaseMemObject");
 }
 
 void OpenClModelExecutor::setDestructorCallback(const ModelCall& call) {
   MemObject& object = *named(buffers_, call.names[0]);
-  registerDestructor(object, object.callbacks++);
+  registerDestructor(object, object.callbacks);
+  ++object.callbacks;
 }
 
 // ---- SVM ---------------------------------------------------------------------------------------
@@ -804,24 +828,28 @@ void OpenClModelExecutor::freeSvmNow(Svm& svm, const std::string& name) {
   svm.ptr = nullptr;
 }
 
+// The allocation leaves the executor's names only once freed: a wait before the free that fails
+// leaves it held, for the release that follows the failure.
 void OpenClModelExecutor::svmFree(const ModelCall& call) {
-  Svm svm = take(svms_, call.names[0]);
-  freeSvmNow(svm, call.names[0]);
+  freeSvmNow(named(svms_, call.names[0]), call.names[0]);
+  svms_.erase(call.names[0]);
 }
 
 void OpenClModelExecutor::enqueueSvmFree(const ModelCall& call) {
   Queue& queue = named(queues_, call.names[0]);
-  Svm svm = take(svms_, call.names[1]);
-  if (svm.ptr == nullptr) return;
+  Svm& svm = named(svms_, call.names[1]);
   // A pointer of another context: no error is specified, so it is freed as svm_free frees.
-  if (svm.ctx != queue.ctx) return freeSvmNow(svm, call.names[1]);
-  void* pointers[] = {svm.ptr};
-  enqueue(
-      call, "clEnqueueSVMFree", queue, {}, {svm.memory.get()}, {},
-      [&](cl_uint n, const cl_event* list, cl_event* made) {
-        return api_.enqueueSVMFree(queue.handle, 1, pointers, nullptr, nullptr, n, list, made);
-      },
-      CallPoint::BufFree);
+  if (svm.ptr != nullptr && svm.ctx != queue.ctx) freeSvmNow(svm, call.names[1]);
+  if (svm.ptr != nullptr) {
+    void* pointers[] = {svm.ptr};
+    enqueue(
+        call, "clEnqueueSVMFree", queue, {}, {svm.memory.get()}, {},
+        [&](cl_uint n, const cl_event* list, cl_event* made) {
+          return api_.enqueueSVMFree(queue.handle, 1, pointers, nullptr, nullptr, n, list, made);
+        },
+        CallPoint::BufFree);
+  }
+  svms_.erase(call.names[1]);
 }
 
 void OpenClModelExecutor::svmFill(const ModelCall& call) {

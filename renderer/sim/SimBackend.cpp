@@ -33,6 +33,13 @@ class SimBackend final : public Backend {
  public:
   explicit SimBackend(SimLimits limits) : limits_(limits) {}
 
+  /// The device's capacity: what is in use now and `bytes` more.
+  bool leaveDeviceMemory(uint64_t bytes) override {
+    const uint64_t used = memoryInUse().bytes;
+    limits_.capacityBytes = bytes > UINT64_MAX - used ? UINT64_MAX : used + bytes;
+    return true;
+  }
+
   std::string_view name() const override { return "sim"; }
 
   ContextId createContext() override {

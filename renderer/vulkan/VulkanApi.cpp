@@ -4,8 +4,10 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz::vk {
 
@@ -43,6 +45,78 @@ Opened open() {
   return opened;
 }
 
+/// The first instance's own entry points, which the tables wrap (RuntimeSeam.h). Its device
+/// calls are the loader's trampolines, the same for every instance of the process.
+InstanceApi gReal;
+
+/// Vulkan's answer for a failed call: the VkResult of its kind.
+struct VkErrors {
+  template <typename R, typename... A>
+  static R fail(FailureKind kind, A... /*args*/) {
+    switch (kind) {
+      case FailureKind::DeviceMemory:
+        return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+      case FailureKind::HostMemory:
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+      case FailureKind::DeviceLost:
+        return VK_ERROR_DEVICE_LOST;
+    }
+    return VK_ERROR_UNKNOWN;
+  }
+};
+
+/// Every entry point of an operation that returns a VkResult, wrapped with the errors its
+/// specification lists: both memories for a create, an allocation, a recording or a submit; a lost
+/// device for a submit and every wait (docs/failures.md). Destroys, frees and commands stay the
+/// loader's own.
+void wrapEntries(InstanceApi& api) {
+  using seam::kHostOom;
+  using seam::kLost;
+  using seam::kOom;
+  constexpr seam::Kinds kMemory = kOom | kHostOom;
+  constexpr seam::Kinds kWait = kOom | kHostOom | kLost;
+#define GPUFUZZ_VK_WRAP(name, kinds) \
+  seam::wrap<VkErrors, &gReal, &InstanceApi::name, kinds, seam::Name(#name)>(api)
+  GPUFUZZ_VK_WRAP(vkCreateDevice, kWait);
+  GPUFUZZ_VK_WRAP(vkCreateBuffer, kMemory);
+  GPUFUZZ_VK_WRAP(vkAllocateMemory, kMemory);
+  GPUFUZZ_VK_WRAP(vkBindBufferMemory, kMemory);
+  GPUFUZZ_VK_WRAP(vkMapMemory, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateShaderModule, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateDescriptorSetLayout, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreatePipelineLayout, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateComputePipelines, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateDescriptorPool, kMemory);
+  GPUFUZZ_VK_WRAP(vkAllocateDescriptorSets, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateCommandPool, kMemory);
+  GPUFUZZ_VK_WRAP(vkAllocateCommandBuffers, kMemory);
+  GPUFUZZ_VK_WRAP(vkBeginCommandBuffer, kMemory);
+  GPUFUZZ_VK_WRAP(vkEndCommandBuffer, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateFence, kMemory);
+  GPUFUZZ_VK_WRAP(vkResetFences, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateSemaphore, kMemory);
+  GPUFUZZ_VK_WRAP(vkSignalSemaphore, kMemory);
+  GPUFUZZ_VK_WRAP(vkResetCommandBuffer, kOom);
+  GPUFUZZ_VK_WRAP(vkResetCommandPool, kOom);
+  GPUFUZZ_VK_WRAP(vkQueueSubmit, kWait);
+  GPUFUZZ_VK_WRAP(vkQueueWaitIdle, kWait);
+  GPUFUZZ_VK_WRAP(vkDeviceWaitIdle, kWait);
+  GPUFUZZ_VK_WRAP(vkWaitForFences, kWait);
+  GPUFUZZ_VK_WRAP(vkGetFenceStatus, kWait);
+  GPUFUZZ_VK_WRAP(vkWaitSemaphores, kWait);
+  GPUFUZZ_VK_WRAP(vkGetSemaphoreCounterValue, kWait);
+#undef GPUFUZZ_VK_WRAP
+}
+
+/// Whether `api` holds the same entry points as the wrapped ones.
+bool sameEntries(const InstanceApi& a, const InstanceApi& b) {
+  bool same = true;
+#define GPUFUZZ_VK_SAME(name) same = same && a.name == b.name;
+  GPUFUZZ_VK_INSTANCE(GPUFUZZ_VK_SAME)
+#undef GPUFUZZ_VK_SAME
+  return same;
+}
+
 }  // namespace
 
 const Loader& loader() {
@@ -65,6 +139,17 @@ InstanceApi loadInstanceApi(const Loader& l, VkInstance instance) {
   }
   GPUFUZZ_VK_INSTANCE(GPUFUZZ_VK_REQUIRE)
 #undef GPUFUZZ_VK_REQUIRE
+  // A later instance whose entry points differ keeps its own, unwrapped: marks then fail none of
+  // its calls, which the marked runs' tests would show.
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  static bool first = true;
+  if (first) {
+    gReal = api;
+    first = false;
+  }
+  if (!sameEntries(api, gReal)) return api;
+  wrapEntries(api);
   return api;
 }
 

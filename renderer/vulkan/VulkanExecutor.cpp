@@ -1062,6 +1062,8 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
       cb.oneTime = false;
       cb.simultaneous = true;
       cb.submittedSinceBegin = false;
+      // Begun: an end that fails leaves it recording, for the layer as for the shadow.
+      cb.phase = Phase::Recording;
     }
     check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(cb.handle), {}, kRecord);
     cb.phase = Phase::Executable;
@@ -1214,13 +1216,14 @@ void VulkanExecutor::fenceWait(const ModelCall& c) {
   }
   check("vkWaitForFences", vk_.vkWaitForFences(device_, 1, &f.handle, VK_TRUE, UINT64_MAX), {},
         kWait);
+  // The wait returned: the fence is signalled for the layer, whatever the check below finds.
+  if (f.submission != 0) shadow_.complete(f.submission);
+  f.signalled = true;
   const VkResult status = vk_.vkGetFenceStatus(device_, f.handle);
   if (status != VK_SUCCESS) {
     fail(kWait, "vkWaitForFences returned while fence " + name + " is " + vk::resultName(status) +
                     " (vkGetFenceStatus)");
   }
-  if (f.submission != 0) shadow_.complete(f.submission);
-  f.signalled = true;
   checkComplete("vkWaitForFences", f.submission);
 }
 
@@ -1460,8 +1463,17 @@ void VulkanExecutor::memoryAllocate(const ModelCall& c) {
   m.size = info.allocationSize;
   m.bytes.assign(m.size, -1);
   // Allocated for the buffer and bound to it at once, the way most programs bind. A refused bind
-  // leaves the memory allocated and unbound: later uses of its name stay defined.
-  bind(buffer, name, "vkBindBufferMemory");
+  // leaves the memory allocated and unbound: later uses of its name stay defined. A failed bind
+  // fails the operation, whose memory was then never made: it is freed here.
+  try {
+    bind(buffer, name, "vkBindBufferMemory");
+  } catch (const InvalidUse&) {
+    throw;
+  } catch (const DeviceError&) {
+    vk_.vkFreeMemory(device_, memory, nullptr);
+    shadow_.memories.erase(name);
+    throw;
+  }
 }
 
 void VulkanExecutor::memoryBind(const ModelCall& c) {

@@ -114,6 +114,96 @@ TEST(MarkedRun, AWordTheBackendCannotGiveIsBadInputAndABadMarkToo) {
       << onPocl.output;
 }
 
+/// `gpufuzz-runner` on a runtime model's file `text` on `backendArgs`.
+testing::CommandResult runModelMarked(const testing::ScratchDir& dir, const std::string& text,
+                                      const std::string& backendArgs) {
+  const fs::path file = dir.path() / "marked.seq";
+  writeFileAtomically(file, text);
+  return testing::runCommand((testing::binDir() / "gpufuzz-runner").string() + " " + backendArgs +
+                             " " + file.string() + " 2>&1");
+}
+
+// A runtime model's mark fails its executor's call at the runtime-call seam, before the runtime:
+// the operation ends with `fail`, what uses its names is skipped, a failed ending operation still
+// ends its names, and the release at the end leaves nothing.
+TEST(RuntimeModelMarks, EachExecutorSurvivesAFailedCallAndSkipsWhatItNeverMade) {
+  struct Case {
+    std::string backend;
+    std::string text;
+    std::vector<std::string> lines;
+  };
+  const std::vector<Case> cases = {
+      {"--backend opencl --device pocl",
+       "# model: opencl\ncreate_context c0\ncreate_command_queue c0 q0\n"
+       "create_buffer c0 b0 !oom\nenqueue_write_buffer q0 b0\ncreate_buffer c0 b1\n"
+       "enqueue_fill_buffer q0 b1 !host-oom\nenqueue_read_buffer q0 b1\nfinish q0\n",
+       {"3  create_buffer c0 b0 !oom ... failed as marked: clCreateBuffer",
+        "CL_MEM_OBJECT_ALLOCATION_FAILURE", "4  enqueue_write_buffer q0 b0 ... skipped",
+        "6  enqueue_fill_buffer q0 b1 !host-oom ... failed as marked", "CL_OUT_OF_HOST_MEMORY",
+        "7  enqueue_read_buffer q0 b1 ... ok"}},
+      {"--backend opencl --device pocl",
+       "# model: opencl\ncreate_context c0 !host-oom\ncreate_command_queue c0 q0\n"
+       "create_context c1\ncreate_user_event c1 e0\nrelease_context c1 !host-oom\n",
+       {"1  create_context c0 !host-oom ... failed as marked",
+        "2  create_command_queue c0 q0 ... "
+        "skipped"}},
+      {"--backend vulkan --device llvmpipe --validation on",
+       "# model: vulkan\nbuffer_create b0\nmemory_allocate b0 m0 !oom\nmemory_read m0\n"
+       "buffer_create b1\nmemory_allocate b1 m1\npool_create p0\ncmd_allocate p0 c0\n"
+       "cmd_fill c0 b1\ncmd_end c0\nfence_create f0\nqueue_submit_fence c0 f0 !lost\n"
+       "fence_wait f0\nmemory_read m1\n",
+       {"2  memory_allocate b0 m0 !oom ... failed as marked: vkAllocateMemory",
+        "VK_ERROR_OUT_OF_DEVICE_MEMORY", "3  memory_read m0 ... skipped",
+        "11  queue_submit_fence c0 f0 !lost ... failed as marked", "VK_ERROR_DEVICE_LOST"}},
+  };
+  for (const Case& c : cases) {
+    testing::ScratchDir dir;
+    const testing::CommandResult r = runModelMarked(dir, c.text, c.backend);
+    EXPECT_EQ(r.status, 0) << c.text << r.output;
+    for (const std::string& line : c.lines)
+      EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+    EXPECT_NE(r.output.find("outcome: pass"), std::string::npos) << c.text << r.output;
+  }
+}
+
+// A word the runtime model does not declare for the operation is exit 2 with its place.
+TEST(RuntimeModelMarks, AWordTheModelDoesNotDeclareIsBadInput) {
+  testing::ScratchDir dir;
+  const testing::CommandResult r =
+      runModelMarked(dir, "# model: opencl\ncreate_context c0\ncreate_command_queue c0 q0 !lost\n",
+                     "--backend opencl --device pocl");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("marked.seq:3:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cannot fail with lost"), std::string::npos) << r.output;
+}
+
+// Each call of these files that can fail is failed in a run of its own, and every run passes:
+// the executors' error paths that sweeps of the whole corpora found broken (docs/failures.md).
+TEST(RuntimeModelMarks, ASweepOfEachExecutorsErrorPathsPasses) {
+  const std::string root = GPUFUZZ_SOURCE_DIR;
+  struct Case {
+    std::string backend;
+    std::vector<std::string> files;
+  };
+  const std::vector<Case> cases = {
+      {"--backend opencl --device pocl",
+       {"opencl/finish.seq", "opencl/release-buffer-while-written.seq",
+        "opencl/destructor-waits-for-sub-buffer.seq"}},
+      {"--backend vulkan --device llvmpipe", {"vulkan/fence-resubmit.seq", "vulkan/cmd-copy.seq"}},
+  };
+  for (const Case& c : cases) {
+    testing::ScratchDir dir;
+    std::string files;
+    for (const std::string& f : c.files)
+      files += " " + root + "/corpus/models/" + f;
+    const testing::CommandResult r =
+        testing::gpufuzz("sweep " + c.backend + " --out " + (dir.path() / "out").string() + files);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("0 did not pass"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(" 0 calls failed"), std::string::npos) << r.output;
+  }
+}
+
 /// A campaign on sim under `plan` (one rule behind `injected` or `ctx_injected`): its findings.
 struct Campaign {
   testing::ScratchDir dir;

@@ -14,7 +14,8 @@ namespace {
 std::vector<RunnerArgs> samples() {
   std::vector<RunnerArgs> all;
   RunnerArgs child;
-  child.overrides = {"opencl", "context-first", "plans/a b.plan", BackendOptions{"pocl", false}};
+  child.overrides = {"opencl", "context-first", "plans/a b.plan",
+                     BackendOptions{"pocl", false, 1U << 26}};
   child.quiet = true;
   child.eventsFd = 3;
   child.attempt = 7;
@@ -24,7 +25,7 @@ std::vector<RunnerArgs> samples() {
   persistent.file.clear();
   persistent.attempt = 0;
   persistent.persistent = "/tmp/fifo";
-  persistent.overrides.backendOptions = {"NVIDIA CUDA", true};
+  persistent.overrides.backendOptions = {"NVIDIA CUDA", true, std::nullopt};
   all.push_back(persistent);
   RunnerArgs probe;
   probe.probe = true;
