@@ -803,19 +803,62 @@ def may_fail(*words, call=""):
         raise Injected(state[0], call)
 
 
+_interposers = []  # the preloaded interposer, looked up once: [library or None]
+
+
+def _interposer():
+    """The interposer the harness preloads (libgpufuzz-interpose.so, docs/failures.md), or None
+    when it is absent or the target calls no runtime it covers (OpenCL). It fails the marked call
+    of a target that calls the runtime, without may_fail(). Asked once the target's module has
+    imported its runtime."""
+    if not _interposers:
+        import ctypes  # noqa: PLC0415 - only a marked file needs it
+
+        try:
+            lib = ctypes.CDLL(None)
+            lib.gpufuzz_interpose_arm.argtypes = [ctypes.c_char_p, ctypes.c_uint]
+            lib.gpufuzz_interpose_disarm.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+            if not lib.gpufuzz_interpose_covers():
+                lib = None  # the target calls no runtime the interposer covers
+        except (OSError, AttributeError):
+            lib = None
+        _interposers.append(lib)
+    return _interposers[0]
+
+
+def _disarm_interposer(lib):
+    """Disarms this thread's interposer: the name of the call it failed, or None."""
+    import ctypes  # noqa: PLC0415
+
+    call = ctypes.create_string_buffer(128)
+    return call.value.decode() if lib.gpufuzz_interpose_disarm(call, len(call)) else None
+
+
 def _run_op(target, o):
-    """Dispatches `o` with its mark armed: the detail of its failure as marked, or None."""
+    """Dispatches `o` with its mark armed: the detail of its failure as marked, or None. A target
+    that honours marks is armed through may_fail(); any other through the interposer."""
     key = _thread.get_ident()
-    if o.mark:
+    lib = _interposer() if o.mark and not target.honours_marks else None
+    if o.mark and lib is None:
         _armed[key] = [o.mark[0], o.mark[1], 0, False]
+    if lib is not None:
+        lib.gpufuzz_interpose_arm(o.mark[0].encode(), o.mark[1])
     try:
         _dispatch(target, o)
     except Injected as e:
         if o.mark and _armed[key][3]:
             return str(e)
         raise
+    except Exception as e:
+        if lib is not None:
+            call, lib = _disarm_interposer(lib), None
+            if call:
+                return f"{call}: {_describe(e)}"
+        raise
     finally:
         _armed.pop(key, None)
+        if lib is not None:
+            _disarm_interposer(lib)
     return None
 
 
@@ -975,7 +1018,7 @@ def run_sequence(target, sequence, events=None):
     unsupported = "unsupported" if sequence.model_given else "error"
     unmade = _Unmade()
     marked = next((o for o in ops if o.mark), None)
-    if marked and not target.honours_marks:
+    if marked and not target.honours_marks and _interposer() is None:
         events.write("start", len(ops))
         return outcome_unsupported(target, events, marked)
     threads = (_Threads(target, sequence, events, unmade) if sequence.threads > 1 and ops

@@ -280,6 +280,19 @@ std::string Session::resolveBackend(const std::string& requested) {
     capDefaultJobs(*most);
   }
   freshJobsCap_ = driverContextJobs(requested, descriptions_[requested], gpus, 1);
+  if (backendOptions_.deviceMemory && info.profile.spreadOverGpus == Spread::CudaVisibleDevices) {
+    // Each child takes its GPU's memory but --device-memory's bytes: a second child on that GPU
+    // would find none left, not even for its context (failures.md).
+    const unsigned most = static_cast<unsigned>(std::max(gpus, 1));
+    if (cl_.has(Option::Jobs) && jobs_ > most) {
+      throw InputError("--device-memory with --jobs " + std::to_string(jobs_) +
+                       ": each child takes its GPU's memory, so at most one child runs on each of "
+                       "the " +
+                       std::to_string(most) + " GPU(s)");
+    }
+    capDefaultJobs(most);
+    freshJobsCap_ = most;
+  }
   resolved_[requested] = requested;
   return requested;
 }
@@ -406,7 +419,19 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
     setup.devices = indexDevices_;
   }
   setup.stopRequested = &Session::stopRequested;
-  if (target) setup.target = *target;
+  if (target) {
+    setup.target = *target;
+    // The interposer fails a target's marked OpenCL calls once its client library arms it; until
+    // then every call passes straight through, so it is preloaded whether or not files carry marks.
+    const std::filesystem::path interposer = executableDir() / kInterposerLibrary;
+    if (std::filesystem::exists(interposer)) {
+      const char* preloaded = std::getenv("LD_PRELOAD");
+      setup.startEnvironment.emplace_back(
+          "LD_PRELOAD",
+          interposer.string() +
+              (preloaded && *preloaded ? std::string(":") + preloaded : std::string()));
+    }
+  }
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);
   if (target) {
     // A target that cannot run nothing cannot run anything: its runtime is missing, its adapter

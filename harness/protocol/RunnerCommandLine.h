@@ -21,6 +21,8 @@ namespace gpufuzz {
 
 /// The runner's file name, beside gpufuzz, and the name its messages begin with.
 inline constexpr const char* kRunnerProgram = "gpufuzz-runner";
+/// The interposer preloaded into targets, beside the runner (docs/failures.md, Targets).
+inline constexpr const char* kInterposerLibrary = "libgpufuzz-interpose.so";
 
 struct RunnerArgs {
   /// --backend, --policy, --faults, --device, --validation: unset ones leave the file's

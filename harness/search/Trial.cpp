@@ -122,6 +122,7 @@ ChildCommand TrialRunner::childCommand() const {
     command.executable = setup_.target.words.front();
     command.args.assign(setup_.target.words.begin() + 1, setup_.target.words.end());
     command.serverArgs = command.args.size();
+    command.startEnvironment = setup_.startEnvironment;
   } else {
     command.executable = setup_.runner;
     RunnerArgs args;

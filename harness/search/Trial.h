@@ -92,6 +92,8 @@ struct TrialSetup {
   /// fresh runner for every run.
   bool forkServer = true;
   std::vector<std::pair<std::string, std::string>> environment;
+  /// A target's variables from its start: LD_PRELOAD of the interposer (docs/failures.md).
+  std::vector<std::pair<std::string, std::string>> startEnvironment;
   /// Bounds the children running at once; none means unbounded.
   std::shared_ptr<ChildSlots> slots;
   /// Several GPUs: children are spread over them; none (or one device): no override.

@@ -18,6 +18,9 @@ struct ChildCommand {
   /// start the server; the others are the request's (a target's sequence file, the runner's
   /// whole command line).
   std::size_t serverArgs = 0;
+  /// Variables the process needs from its start (LD_PRELOAD): a fork server of the command is
+  /// started with them too, and is another server when they differ.
+  std::vector<std::pair<std::string, std::string>> startEnvironment = {};
 };
 
 using EnvironmentOverrides = std::vector<std::pair<std::string, std::string>>;

@@ -341,7 +341,9 @@ void ChildProcess::Impl::spawn(const ChildCommand& command, const Options& optio
   std::optional<Pipe> eventsPipe;
   if (options.eventsPipe) eventsPipe = makePipe();
 
-  const EnvironmentOverrides overrides = taggedEnvironment(options);
+  EnvironmentOverrides overrides = taggedEnvironment(options);
+  overrides.insert(overrides.end(), command.startEnvironment.begin(),
+                   command.startEnvironment.end());
   std::vector<std::string> environment;
   std::vector<const char*> envp;
   for (char** entry = environ; *entry; ++entry) {

@@ -41,6 +41,10 @@ std::string serverKey(const ChildCommand& command) {
     key.push_back('\0');
     key += command.args[i];
   }
+  for (const auto& [name, value] : command.startEnvironment) {
+    key.push_back('\0');
+    key += name + "=" + value;
+  }
   return key;
 }
 
@@ -82,7 +86,7 @@ class Pool {
         if (!readableWithin(server->socket, 0)) return server;
       }
     }
-    ChildCommand start{command.executable, {}, 0};
+    ChildCommand start{command.executable, {}, 0, command.startEnvironment};
     start.args.assign(command.args.begin(),
                       command.args.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                  command.serverArgs, command.args.size())));
@@ -151,6 +155,8 @@ class Pool {
     options.fd3 = fds[1];
     options.outputLimit = 0;
     options.environment = {{kForkServerFdVariable, std::to_string(kChildEventsFd)}};
+    options.environment.insert(options.environment.end(), command.startEnvironment.begin(),
+                               command.startEnvironment.end());
     try {
       server->process = std::make_unique<ChildProcess>(command, options);
     } catch (...) {

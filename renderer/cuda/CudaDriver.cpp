@@ -59,6 +59,9 @@ void resolveModelSymbols(void* library, CudaDriver& d) {
 
 /// The driver's own entry points, which the process's table wraps (RuntimeSeam.h).
 CudaDriver gReal;
+const CudaDriver& realEntries() {
+  return gReal;
+}
 
 /// The driver's answer for a failed call: it reports host and device exhaustion alike.
 struct CuErrors {
@@ -78,7 +81,7 @@ void wrapEntries(CudaDriver& d) {
   using seam::kOom;
   constexpr seam::Kinds kMakes = kOom | kHostOom;
 #define GPUFUZZ_CU_WRAP(member, kinds, name) \
-  seam::wrap<CuErrors, &gReal, &CudaDriver::member, kinds, seam::Name(name)>(d)
+  seam::wrap<CuErrors, &realEntries, &CudaDriver::member, kinds, seam::Name(name)>(d)
   GPUFUZZ_CU_WRAP(ctxCreateV4, kMakes, "cuCtxCreate_v4");
   GPUFUZZ_CU_WRAP(ctxCreateV2, kMakes, "cuCtxCreate_v2");
   GPUFUZZ_CU_WRAP(primaryCtxRetain, kMakes, "cuDevicePrimaryCtxRetain");

@@ -63,7 +63,7 @@ struct Name {
   constexpr Name(const char (&s)[N]) { std::copy_n(s, N, text); }  // NOLINT: implicit on purpose
 };
 
-/// The wrapper of one entry point. `Real` points to the table of the runtime's own entry points;
+/// The wrapper of one entry point. `Real()` is the table of the runtime's own entry points;
 /// `Member` is the entry's member in it; `Errors::fail<R>(kind, args...)` makes the runtime's
 /// answer for a failure of `kind` (the error code, a null handle with its error out-parameter).
 template <typename Fn>
@@ -71,18 +71,17 @@ struct Entry;
 
 template <typename R, typename... A>
 struct Entry<R (*)(A...)> {
-  template <typename Errors, const auto* Real, auto Member, Kinds Fails, Name CallName>
+  template <typename Errors, auto Real, auto Member, Kinds Fails, Name CallName>
   static R call(A... args) {
     if (detail::armed().on && detail::due(Fails, CallName.text)) {
       return Errors::template fail<R>(detail::armed().failure.kind, args...);
     }
-    return ((*Real).*Member)(args...);
+    return (Real().*Member)(args...);
   }
 };
 
 /// Replaces `table.*Member` by its wrapper; an entry the runtime lacks stays null.
-template <typename Errors, const auto* Real, auto Member, Kinds Fails, Name CallName,
-          typename Table>
+template <typename Errors, auto Real, auto Member, Kinds Fails, Name CallName, typename Table>
 void wrap(Table& table) {
   using Fn = std::remove_reference_t<decltype(table.*Member)>;
   if (table.*Member == nullptr) return;

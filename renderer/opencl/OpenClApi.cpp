@@ -2,10 +2,9 @@
 #include "renderer/opencl/OpenClApi.h"
 
 #include <chrono>
-#include <type_traits>
 
 #include "renderer/device/RuntimeLibrary.h"
-#include "renderer/device/RuntimeSeam.h"
+#include "renderer/opencl/OpenClFailures.h"
 
 namespace gpufuzz {
 
@@ -17,70 +16,15 @@ using LoadResult = RuntimeLoad<OpenClApi>;
 
 /// The loader's own entry points, which the process's table wraps (RuntimeSeam.h).
 OpenClApi gReal;
+const OpenClApi& realEntries() {
+  return gReal;
+}
 
-/// OpenCL's answers for a failed call: the error code, or a null object with the code in its
-/// errcode_ret.
-template <cl_int OomCode>
-struct ClErrors {
-  template <typename R, typename... A>
-  static R fail(FailureKind kind, A... args) {
-    const cl_int code = kind == FailureKind::HostMemory ? CL_OUT_OF_HOST_MEMORY : OomCode;
-    if constexpr (std::is_same_v<R, cl_int>) {
-      return code;
-    } else {
-      (setErrorCode(args, code), ...);
-      return R{};
-    }
-  }
-  template <typename T>
-  static void setErrorCode(T arg, cl_int code) {
-    if constexpr (std::is_same_v<T, cl_int*>) {
-      if (arg != nullptr) *arg = code;
-    }
-  }
-};
-
-/// Every entry point a program's operation makes, wrapped with the failures its specification
-/// lets it return: CL_MEM_OBJECT_ALLOCATION_FAILURE where a call can return it, else
-/// CL_OUT_OF_RESOURCES, for device memory (docs/failures.md). Queries, retains and releases stay
-/// the loader's own.
+/// Every entry point of OpenClFailures.h, wrapped.
 void wrapEntries(OpenClApi& api) {
-  using seam::kHostOom;
-  using seam::kOom;
-  using Alloc = ClErrors<CL_MEM_OBJECT_ALLOCATION_FAILURE>;
-  using Resources = ClErrors<CL_OUT_OF_RESOURCES>;
-#define GPUFUZZ_CL_WRAP(errors, member, kinds, name) \
-  seam::wrap<errors, &gReal, &OpenClApi::member, kinds, seam::Name(name)>(api)
-  GPUFUZZ_CL_WRAP(Resources, createContext, kOom | kHostOom, "clCreateContext");
-  GPUFUZZ_CL_WRAP(Resources, createCommandQueue, kOom | kHostOom, "clCreateCommandQueue");
-  GPUFUZZ_CL_WRAP(Alloc, createBuffer, kOom | kHostOom, "clCreateBuffer");
-  GPUFUZZ_CL_WRAP(Alloc, createSubBuffer, kOom | kHostOom, "clCreateSubBuffer");
-  GPUFUZZ_CL_WRAP(Alloc, createImage, kOom | kHostOom, "clCreateImage");
-  GPUFUZZ_CL_WRAP(Alloc, svmAlloc, kOom | kHostOom, "clSVMAlloc");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueWriteBuffer, kOom | kHostOom, "clEnqueueWriteBuffer");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueReadBuffer, kOom | kHostOom, "clEnqueueReadBuffer");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueFillBuffer, kOom | kHostOom, "clEnqueueFillBuffer");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueCopyBuffer, kOom | kHostOom, "clEnqueueCopyBuffer");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueWriteImage, kOom | kHostOom, "clEnqueueWriteImage");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueReadImage, kOom | kHostOom, "clEnqueueReadImage");
-  GPUFUZZ_CL_WRAP(Alloc, enqueueNDRangeKernel, kOom | kHostOom, "clEnqueueNDRangeKernel");
-  GPUFUZZ_CL_WRAP(Resources, enqueueSVMMemFill, kHostOom, "clEnqueueSVMMemFill");
-  GPUFUZZ_CL_WRAP(Resources, enqueueSVMMemcpy, kHostOom, "clEnqueueSVMMemcpy");
-  GPUFUZZ_CL_WRAP(Resources, setMemObjectDestructorCallback, kHostOom,
-                  "clSetMemObjectDestructorCallback");
-  GPUFUZZ_CL_WRAP(Resources, createProgramWithSource, kHostOom, "clCreateProgramWithSource");
-  GPUFUZZ_CL_WRAP(Resources, createProgramWithBinary, kHostOom, "clCreateProgramWithBinary");
-  GPUFUZZ_CL_WRAP(Resources, buildProgram, kHostOom, "clBuildProgram");
-  GPUFUZZ_CL_WRAP(Resources, createKernel, kHostOom, "clCreateKernel");
-  GPUFUZZ_CL_WRAP(Resources, setKernelArg, kHostOom, "clSetKernelArg");
-  GPUFUZZ_CL_WRAP(Resources, flush, kHostOom, "clFlush");
-  GPUFUZZ_CL_WRAP(Resources, finish, kHostOom, "clFinish");
-  GPUFUZZ_CL_WRAP(Resources, waitForEvents, kHostOom, "clWaitForEvents");
-  GPUFUZZ_CL_WRAP(Resources, createUserEvent, kHostOom, "clCreateUserEvent");
-  GPUFUZZ_CL_WRAP(Resources, setUserEventStatus, kHostOom, "clSetUserEventStatus");
-  GPUFUZZ_CL_WRAP(Resources, setEventCallback, kHostOom, "clSetEventCallback");
-  GPUFUZZ_CL_WRAP(Resources, enqueueMarkerWithWaitList, kHostOom, "clEnqueueMarkerWithWaitList");
-  GPUFUZZ_CL_WRAP(Resources, enqueueBarrierWithWaitList, kHostOom, "clEnqueueBarrierWithWaitList");
+#define GPUFUZZ_CL_WRAP(errors, member, name, kinds) \
+  seam::wrap<errors, &realEntries, &OpenClApi::member, kinds, seam::Name(#name)>(api);
+  GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_WRAP)
 #undef GPUFUZZ_CL_WRAP
 }
 
@@ -151,6 +95,8 @@ LoadResult load() {
   resolveSymbol(library, "clEnqueueSVMFree", api.enqueueSVMFree, optional);
   resolveSymbol(library, "clEnqueueSVMMemFill", api.enqueueSVMMemFill, optional);
   resolveSymbol(library, "clEnqueueSVMMemcpy", api.enqueueSVMMemcpy, optional);
+  resolveSymbol(library, "clCreateCommandQueueWithProperties", api.createCommandQueueWithProperties,
+                optional);
   if (!missing.empty()) {
     result.failure = std::string("OpenCL loader too old: ") + kLibrary + " lacks " + missing;
     return result;

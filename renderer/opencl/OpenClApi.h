@@ -83,6 +83,8 @@ struct OpenClApi {
   decltype(&::clEnqueueSVMFree) enqueueSVMFree = nullptr;
   decltype(&::clEnqueueSVMMemFill) enqueueSVMMemFill = nullptr;
   decltype(&::clEnqueueSVMMemcpy) enqueueSVMMemcpy = nullptr;
+  /// OpenCL 2.0's queue with properties: what PyOpenCL calls where the loader has it.
+  decltype(&::clCreateCommandQueueWithProperties) createCommandQueueWithProperties = nullptr;
 
   /// Milliseconds that dlopen of the loader took (the loader alone: vendors load at the first
   /// call), for the throughput benchmark's account of where a child's time goes.

@@ -48,6 +48,9 @@ Opened open() {
 /// The first instance's own entry points, which the tables wrap (RuntimeSeam.h). Its device
 /// calls are the loader's trampolines, the same for every instance of the process.
 InstanceApi gReal;
+const InstanceApi& realEntries() {
+  return gReal;
+}
 
 /// Vulkan's answer for a failed call: the VkResult of its kind.
 struct VkErrors {
@@ -76,7 +79,7 @@ void wrapEntries(InstanceApi& api) {
   constexpr seam::Kinds kMemory = kOom | kHostOom;
   constexpr seam::Kinds kWait = kOom | kHostOom | kLost;
 #define GPUFUZZ_VK_WRAP(name, kinds) \
-  seam::wrap<VkErrors, &gReal, &InstanceApi::name, kinds, seam::Name(#name)>(api)
+  seam::wrap<VkErrors, &realEntries, &InstanceApi::name, kinds, seam::Name(#name)>(api)
   GPUFUZZ_VK_WRAP(vkCreateDevice, kWait);
   GPUFUZZ_VK_WRAP(vkCreateBuffer, kMemory);
   GPUFUZZ_VK_WRAP(vkAllocateMemory, kMemory);

@@ -135,7 +135,16 @@ class Renderer:
         if policy == "no-destroy-sync":
             self.submit()  # the frame runs, but nothing waits for it
         else:
-            self.wait()
+            try:
+                self.wait()
+            except Exception:
+                # A failed wait still releases everything (docs/failures.md): OpenCL keeps a
+                # released buffer until the commands that use it are done.
+                for buf in buffers + self.frame:
+                    if id(buf) in ledger.held:
+                        ledger.free(buf)
+                self.pool, self.textures, self.frame = [], [], []
+                raise
             buffers = [b for b in buffers if id(b) in ledger.held]
         if policy == "context-first":
             del self.kernel, self.program, self.queue, self.transfers

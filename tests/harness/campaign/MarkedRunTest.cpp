@@ -204,6 +204,57 @@ TEST(RuntimeModelMarks, ASweepOfEachExecutorsErrorPathsPasses) {
   }
 }
 
+// --device-memory and `# device-memory:` leave the run that much memory: an allocation that does
+// not fit fails for real, its operation ends with `fail ... real`, and the run goes on.
+TEST(DeviceMemory, AnAllocationRunsOutForRealAndTheRunGoesOn) {
+  testing::ScratchDir dir;
+  const std::string text =
+      "# device-memory: 300000\ncreate r0\ncreate r1\ncreate r2\ndraw r2\ndestroy r0\n"
+      "create r3\nread_back r3\n";
+  const testing::CommandResult bounded = runMarked(dir, text);
+  EXPECT_EQ(bounded.status, 0) << bounded.output;
+  EXPECT_NE(bounded.output.find("3  create r2 ... failed for real: ctx_create: SIM_OUT_OF_MEMORY"),
+            std::string::npos)
+      << bounded.output;
+  EXPECT_NE(bounded.output.find("4  draw r2 ... skipped"), std::string::npos) << bounded.output;
+  EXPECT_NE(bounded.output.find("7  read_back r3 ... ok"), std::string::npos) << bounded.output;
+  // The command line's value wins over the file's.
+  const testing::CommandResult roomy = runMarked(dir, text, "--device-memory 100000000");
+  EXPECT_EQ(roomy.status, 0) << roomy.output;
+  EXPECT_EQ(roomy.output.find("for real"), std::string::npos) << roomy.output;
+}
+
+TEST(DeviceMemory, BadInputIsExitTwoWithItsPlaceBeforeAnythingRuns) {
+  testing::ScratchDir dir;
+  const fs::path file = dir.path() / "one.seq";
+  writeFileAtomically(file, "create r0\n");
+  const fs::path zero = dir.path() / "zero.seq";
+  writeFileAtomically(zero, "# device-memory: 0\ncreate r0\n");
+  const fs::path word = dir.path() / "word.seq";
+  writeFileAtomically(word, "# device-memory: lots\ncreate r0\n");
+  const std::string out = " --out " + (dir.path() / "o").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"replay --backend sim --device-memory 0 " + file.string(), "--device-memory"},
+      {"replay --backend sim --device-memory 1x " + file.string(), "--device-memory"},
+      {"replay --backend sim " + zero.string(), "zero.seq:1:"},
+      {"replay --backend sim " + word.string(), "word.seq:1:"},
+      {"replay --backend opencl --device pocl --device-memory 1000000 " + file.string(),
+       "backend opencl cannot bound its device memory"},
+      {"sweep --backend vulkan --device-memory 1000000 " + file.string() + out,
+       "backend vulkan cannot bound its device memory"},
+      {"fuzz --backend opencl --device pocl --runs 1 --device-memory 1000000" + out,
+       "backend opencl cannot bound its device memory"},
+      {"fuzz --target \"python3 -c pass\" --runs 1 --device-memory 1000000" + out,
+       "--device-memory"},
+  };
+  for (const auto& [args, says] : cases) {
+    const testing::CommandResult r = testing::gpufuzz(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "o")) << "nothing ran";
+}
+
 /// A campaign on sim under `plan` (one rule behind `injected` or `ctx_injected`): its findings.
 struct Campaign {
   testing::ScratchDir dir;
