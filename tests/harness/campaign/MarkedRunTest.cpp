@@ -151,10 +151,16 @@ TEST(RuntimeModelMarks, EachExecutorSurvivesAFailedCallAndSkipsWhatItNeverMade) 
        "# model: vulkan\nbuffer_create b0\nmemory_allocate b0 m0 !oom\nmemory_read m0\n"
        "buffer_create b1\nmemory_allocate b1 m1\npool_create p0\ncmd_allocate p0 c0\n"
        "cmd_fill c0 b1\ncmd_end c0\nfence_create f0\nqueue_submit_fence c0 f0 !lost\n"
-       "fence_wait f0\nmemory_read m1\n",
+       "fence_wait f0\nmemory_read m1\nbuffer_create b2 !host-oom\nfence_create f1 !host-oom\n",
        {"2  memory_allocate b0 m0 !oom ... failed as marked: vkAllocateMemory",
         "VK_ERROR_OUT_OF_DEVICE_MEMORY", "3  memory_read m0 ... skipped",
-        "11  queue_submit_fence c0 f0 !lost ... failed as marked", "VK_ERROR_DEVICE_LOST"}},
+        "11  queue_submit_fence c0 f0 !lost ... failed as marked", "VK_ERROR_DEVICE_LOST",
+        // The driver's own host allocation fails, through the allocation callbacks, and the
+        // driver answers with its own error.
+        "14  buffer_create b2 !host-oom ... failed as marked: vkCreateBuffer: "
+        "VK_ERROR_OUT_OF_HOST_MEMORY",
+        "15  fence_create f1 !host-oom ... failed as marked: vkCreateFence: "
+        "VK_ERROR_OUT_OF_HOST_MEMORY"}},
   };
   for (const Case& c : cases) {
     testing::ScratchDir dir;
