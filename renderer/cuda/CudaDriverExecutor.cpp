@@ -1081,8 +1081,11 @@ void CudaDriverExecutor::peerEnable(const ModelCall& c) {
   CUresult expected = CUDA_SUCCESS;
   if (from.handle == to.handle) {
     // Two retains of one primary context: "CUDA_ERROR_INVALID_CONTEXT if ... the current context
-    // is peerContext".
+    // is peerContext". A device is never its own peer either, so where cuDeviceCanAccessPeer
+    // says 0 the documented CUDA_ERROR_PEER_ACCESS_UNSUPPORTED is as right: the documentation
+    // orders neither check, and NVIDIA's driver 580 returns that one.
     expected = CUDA_ERROR_INVALID_CONTEXT;
+    if (can == 0 && result == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED) return;
   } else if (can == 0) {
     // Two contexts of one device, or devices without peer access: the documentation names
     // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED where cuDeviceCanAccessPeer says no, but not what a
