@@ -725,8 +725,12 @@ std::string LifecycleModel::describe() const {
     }
     out += "\n";
   }
-  for (const OpDecl& o : ops)
-    out += "op " + usage(o) + "  (weight " + std::to_string(o.weight) + ")\n";
+  for (const OpDecl& o : ops) {
+    out += "op " + usage(o) + "  (weight " + std::to_string(o.weight);
+    // The words a mark may ask of it (docs/failures.md).
+    if (!o.fails.empty()) out += "; fails " + o.fails.text();
+    out += ")\n";
+  }
   out += "release";
   for (const std::size_t k : release)
     out += " " + resources[k].kind;

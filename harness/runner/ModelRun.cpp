@@ -121,8 +121,13 @@ ModelStep runStep(Calls& calls, const Operation& op, At at, ProgressListener& pr
     const bool invalid = dynamic_cast<const InvalidUse*>(&e) != nullptr;
     const bool marked = armed.fired();
     if (!invalid && (marked || (memoryBounded() && namesExhaustion(e.what())))) {
-      progress.failed(at, marked ? std::string(e.what()) : std::string("real: ") + e.what());
-      calls.releaseEnded(op);
+      const std::string detail = marked ? std::string(e.what()) : std::string("real: ") + e.what();
+      // A release that fails after the failure is the operation's outcome, as any failed call.
+      if (std::optional<RunOutcome> released =
+              outcomeOf(at, kind, [&] { calls.releaseEnded(op); })) {
+        return {std::move(released)};
+      }
+      progress.failed(at, detail);
       return {std::nullopt, true};
     }
     armed.fired();

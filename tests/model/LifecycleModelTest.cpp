@@ -583,6 +583,11 @@ TEST(LifecycleModel, TheContractsStreamsExampleParses) {
   EXPECT_NE(described.find("op alloc P S B [bytes=1..2147483648]  (weight 3)"), std::string::npos)
       << described;
   EXPECT_NE(described.find("release buf event stream pool"), std::string::npos) << described;
+  // `model check` lists the failures each operation declares.
+  const std::string opencl = builtinModel("opencl").describe();
+  EXPECT_NE(opencl.find("op create_buffer C B [bytes=4..65536]  (weight 5; fails oom|host-oom)"),
+            std::string::npos)
+      << opencl;
 }
 
 TEST(LifecycleModel, AFlagIsOfTheFirstSingleNameSlotOfItsKind) {
