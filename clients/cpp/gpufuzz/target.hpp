@@ -49,6 +49,7 @@
 // main() of its own calls installStacksHandler() itself.
 #pragma once
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -1278,12 +1279,47 @@ std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
   }
 }
 
+/// The interposer gpufuzz preloads into targets (libgpufuzz-interpose.so, docs/failures.md): it
+/// fails the marked call of a runtime the target links, OpenCL, without mayFail().
+struct Interposer {
+  int (*arm)(const char* word, unsigned nth) = nullptr;
+  int (*disarm)(char* call, std::size_t size) = nullptr;
+};
+
+/// The interposer, when it is in this process and the target links a runtime it covers; else
+/// null. Asked once, before a marked sequence starts.
+inline const Interposer* interposer() {
+  static const std::optional<Interposer> found = []() -> std::optional<Interposer> {
+    const auto covers =
+        reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "gpufuzz_interpose_covers"));
+    Interposer i;
+    i.arm = reinterpret_cast<int (*)(const char*, unsigned)>(
+        dlsym(RTLD_DEFAULT, "gpufuzz_interpose_arm"));
+    i.disarm = reinterpret_cast<int (*)(char*, std::size_t)>(
+        dlsym(RTLD_DEFAULT, "gpufuzz_interpose_disarm"));
+    if (covers == nullptr || i.arm == nullptr || i.disarm == nullptr || covers() == 0) {
+      return std::nullopt;
+    }
+    return i;
+  }();
+  return found ? &*found : nullptr;
+}
+
 /// Runs operation `o` on `target` with its mark armed on this thread: what it threw, a failure as
-/// marked being of class kFailedAsMarked.
+/// marked being of class kFailedAsMarked. A target that honours marks is armed for mayFail(); any
+/// other through the interposer, whose failed call turns what the operation threw into the fail.
 inline std::optional<Caught> runOp(Target& target, const Operation& o,
                                    const std::string& unsupportedClass) {
-  if (!o.markWord.empty()) armed = Armed{o.markWord, o.markNth, 0, false};
+  const Interposer* via = o.markWord.empty() || target.honoursMarks() ? nullptr : interposer();
+  if (!o.markWord.empty() && via == nullptr) armed = Armed{o.markWord, o.markNth, 0, false};
+  if (via != nullptr) via->arm(o.markWord.c_str(), static_cast<unsigned>(o.markNth));
   std::optional<Caught> c = attempt([&] { target.run(o); }, unsupportedClass);
+  if (via != nullptr) {
+    std::array<char, 128> call{};
+    if (via->disarm(call.data(), call.size()) != 0 && c && c->cls == "error") {
+      c = Caught{std::string(kFailedAsMarked), std::string(call.data()) + ": " + c->detail};
+    }
+  }
   armed.reset();
   return c;
 }
@@ -1455,7 +1491,7 @@ inline int runSequence(const Sequence& seq, Target& target, const Events& events
   // A marked file asks a call to fail (docs/failures.md): a target whose handlers do not call
   // mayFail() says so rather than pass a run whose mark never acted.
   for (const Operation& op : seq.ops) {
-    if (op.markWord.empty() || target.honoursMarks()) continue;
+    if (op.markWord.empty() || target.honoursMarks() || detail::interposer()) continue;
     events.start(seq.ops.size());
     events.outcome("unsupported", std::to_string(op.at), op.op,
                    "the target does not honour marks: override honoursMarks() and call mayFail() "
