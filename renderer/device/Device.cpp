@@ -125,11 +125,23 @@ void Device::checkWait(CallPoint point, ContextId ctx) {
   throw DeviceError(point, pending->waitCall + " returned while " + pending->pending);
 }
 
+void Device::countIfExhausted(const CallSite& site, const DeviceError& error) {
+  if (!memoryBounded() || !namesExhaustion(error.what())) return;
+  const std::lock_guard lock(seam_);
+  tracker_.callInjected(site);
+}
+
 ContextId Device::createContext() {
-  const Call call(*this, CallSite{CallPoint::CtxCreate, std::nullopt, std::nullopt});
+  const CallSite site{CallPoint::CtxCreate, std::nullopt, std::nullopt};
+  const Call call(*this, site);
   const ContextId ctx = [&] {
-    const auto lock = backendLock();
-    return backend_->createContext();
+    try {
+      const auto lock = backendLock();
+      return backend_->createContext();
+    } catch (const DeviceError& e) {
+      countIfExhausted(site, e);
+      throw;
+    }
   }();
   tracked([&](LifecycleTracker& t) { t.contextCreated(ctx); });
   return ctx;
@@ -147,10 +159,16 @@ void Device::destroyContext(ContextId ctx) {
 }
 
 BufferId Device::allocBuffer(ContextId ctx, uint64_t bytes) {
-  const Call call(*this, CallSite{CallPoint::BufAlloc, ctx, std::nullopt});
+  const CallSite site{CallPoint::BufAlloc, ctx, std::nullopt};
+  const Call call(*this, site);
   const BufferId buf = [&] {
-    const auto lock = backendLock();
-    return backend_->allocBuffer(ctx, bytes);
+    try {
+      const auto lock = backendLock();
+      return backend_->allocBuffer(ctx, bytes);
+    } catch (const DeviceError& e) {
+      countIfExhausted(site, e);
+      throw;
+    }
   }();
   tracked([&](LifecycleTracker& t) { t.bufferAllocated(ctx, buf); });
   return buf;

@@ -90,6 +90,9 @@ class Device {
   class Call;
   /// Throws InjectedFailure when this thread's armed failure is due at `site`.
   void failIfArmed(const CallSite& site);
+  /// A call at `site` that ran out for real under --device-memory counts as `injected` and
+  /// `ctx_injected`, as a marked one does (docs/failures.md).
+  void countIfExhausted(const CallSite& site, const DeviceError& error);
   /// Throws DeviceError at `point` when the wait just made on `ctx` returned early.
   void checkWait(CallPoint point, ContextId ctx);
   /// Held around every backend call, unless the backend is thread-safe.

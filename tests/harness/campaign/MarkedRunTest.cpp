@@ -230,6 +230,26 @@ TEST(DeviceMemory, AnAllocationRunsOutForRealAndTheRunGoesOn) {
   EXPECT_EQ(roomy.output.find("for real"), std::string::npos) << roomy.output;
 }
 
+// A call that ran out for real counts as `injected` for fault plans, as a marked one does: a plan
+// can plant a runtime whose error path breaks under real exhaustion.
+TEST(DeviceMemory, ARealExhaustionCountsAsInjectedForFaultPlans) {
+  testing::ScratchDir dir;
+  const fs::path plan = dir.path() / "broken.plan";
+  writeFileAtomically(plan, "error at ctx_destroy when injected >= 1\n");
+  const fs::path file = dir.path() / "exhausted.seq";
+  writeFileAtomically(file, "create r0\ncreate r1\ncreate r2\ndestroy r1\n");
+  const auto run = [&](const std::string& options) {
+    return testing::runCommand((testing::binDir() / "gpufuzz-runner").string() +
+                               " --backend sim --faults " + plan.string() + " " + options + " " +
+                               file.string() + " 2>&1");
+  };
+  const testing::CommandResult bounded = run("--device-memory 300000");
+  EXPECT_NE(bounded.output.find("failed for real"), std::string::npos) << bounded.output;
+  EXPECT_NE(bounded.output.find("outcome: error"), std::string::npos) << bounded.output;
+  const testing::CommandResult roomy = run("");
+  EXPECT_NE(roomy.output.find("outcome: pass"), std::string::npos) << roomy.output;
+}
+
 TEST(DeviceMemory, BadInputIsExitTwoWithItsPlaceBeforeAnythingRuns) {
   testing::ScratchDir dir;
   const fs::path file = dir.path() / "one.seq";
