@@ -35,9 +35,7 @@ class Calls {
           a.key, value, a.isWord() ? std::string_view(a.words.at(value)) : std::string_view()});
     }
     const ModelCall call{decl.name, op.names, args, ordinal};
-    if (executor_.threadSafe()) return executor_.run(call);
-    const std::lock_guard lock(mutex_);
-    executor_.run(call);
+    inTurn([&] { executor_.run(call); });
   }
 
   /// After `op` failed as its mark asked: the names it ends are ended as if it had run, so what
@@ -48,12 +46,7 @@ class Calls {
       if (op.useOfName(i) != SlotUse::End) continue;
       const std::string_view kind = model_.resources[op.kindOfName(i)].kind;
       try {
-        if (executor_.threadSafe()) {
-          executor_.release(kind, op.names[i]);
-        } else {
-          const std::lock_guard lock(mutex_);
-          executor_.release(kind, op.names[i]);
-        }
+        inTurn([&] { executor_.release(kind, op.names[i]); });
       } catch (const std::logic_error&) {
         // Taken before the failing call: the operation's own release came first.
       }
@@ -61,6 +54,14 @@ class Calls {
   }
 
  private:
+  /// `call` alone in the executor unless it takes calls from several threads at once.
+  template <typename Call>
+  void inTurn(Call call) {
+    if (executor_.threadSafe()) return call();
+    const std::lock_guard lock(mutex_);
+    call();
+  }
+
   ModelExecutor& executor_;
   const LifecycleModel& model_;
   std::mutex mutex_;
@@ -82,7 +83,7 @@ std::optional<RunOutcome> outcomeOf(At at, const std::string& kind, Body body) {
 }
 
 /// The mark's runtime-call failure armed on this thread for one operation, disarmed however it
-/// ends: then the call that failed, if one did.
+/// ends.
 class SeamMark {
  public:
   explicit SeamMark(const Operation& op) : on_(op.mark.has_value()) {
@@ -91,11 +92,10 @@ class SeamMark {
   ~SeamMark() { fired(); }
   SeamMark(const SeamMark&) = delete;
   SeamMark& operator=(const SeamMark&) = delete;
-  /// Disarms: whether the marked call came and failed.
+  /// Disarms, once: whether the marked call came and failed.
   bool fired() {
-    if (!on_) return fired_;
+    if (on_) fired_ = seam::disarm().has_value();
     on_ = false;
-    fired_ = seam::disarm().has_value();
     return fired_;
   }
 
@@ -104,13 +104,7 @@ class SeamMark {
   bool fired_ = false;
 };
 
-/// How one operation ended: done, failed as its mark asked, or with the run's failure.
-struct ModelStep {
-  std::optional<RunOutcome> failure;
-  bool failedAsMarked = false;
-};
-
-ModelStep runStep(Calls& calls, const Operation& op, At at, ProgressListener& progress) {
+StepEnd runStep(Calls& calls, const Operation& op, At at, ProgressListener& progress) {
   const std::string kind(op.name());
   progress.begin(at, kind);
   SeamMark armed(op);
@@ -120,24 +114,19 @@ ModelStep runStep(Calls& calls, const Operation& op, At at, ProgressListener& pr
     // InvalidUse is a DeviceError too: a rule broken after a failed call is a finding.
     const bool invalid = dynamic_cast<const InvalidUse*>(&e) != nullptr;
     const bool marked = armed.fired();
-    if (!invalid && (marked || (memoryBounded() && namesExhaustion(e.what())))) {
-      const std::string detail = marked ? std::string(e.what()) : std::string("real: ") + e.what();
+    if (!invalid && (marked || ranOutForReal(e.what()))) {
       // A release that fails after the failure is the operation's outcome, as any failed call.
       if (std::optional<RunOutcome> released =
               outcomeOf(at, kind, [&] { calls.releaseEnded(op); })) {
         return {std::move(released)};
       }
-      progress.failed(at, detail);
+      progress.failed(at, marked ? std::string(e.what()) : realFailureDetail(e.what()));
       return {std::nullopt, true};
     }
-    armed.fired();
-    std::optional<RunOutcome> failed = outcomeOf(at, kind, [&] { throw; });
-    return {std::move(failed)};
+    return {outcomeOf(at, kind, [&] { throw; })};
   } catch (const DataMismatch&) {
-    armed.fired();
     return {outcomeOf(at, kind, [&] { throw; })};
   }
-  armed.fired();
   progress.done(at);
   return {};
 }
@@ -181,19 +170,11 @@ class Ran {
   UnmadeNames unmade_;
 };
 
-/// Operation `i` of `seq`, skipped or run: its failure, or nothing.
-std::optional<RunOutcome> runOrSkip(const Sequence& seq, std::size_t i, Calls& calls, Ran& ran,
-                                    ProgressListener& progress) {
-  const Operation& op = seq.ops[i];
-  const At at{static_cast<uint32_t>(i + 1)};
-  if (ran.skips(op)) {
-    progress.skipped(at);
-    return std::nullopt;
-  }
-  ModelStep step = runStep(calls, op, at, progress);
-  if (step.failure) return std::move(step.failure);
-  ran.ended(i, op, step.failedAsMarked);
-  return std::nullopt;
+/// Operation `i` of `seq` on the executor, skipped or run: its failure, or nothing.
+std::optional<RunOutcome> runOrSkipOnExecutor(const Sequence& seq, std::size_t i, Calls& calls,
+                                              Ran& ran, ProgressListener& progress) {
+  return runOrSkip(seq, i, ran, progress,
+                   [&](const Operation& op, At at) { return runStep(calls, op, at, progress); });
 }
 
 /// The operations on their threads: the failure of the lowest ordinal, or nothing.
@@ -208,7 +189,7 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls, Ran& ran
   std::exception_ptr internal;
   lanes.run([&](std::size_t i) {
     try {
-      std::optional<RunOutcome> failed = runOrSkip(seq, i, calls, ran, progress);
+      std::optional<RunOutcome> failed = runOrSkipOnExecutor(seq, i, calls, ran, progress);
       if (!failed) return true;
       const std::lock_guard lock(mutex);
       failures.emplace(i, std::move(*failed));
@@ -234,7 +215,7 @@ RunOutcome executeModelSequence(const Sequence& seq, ModelExecutor& executor,
   } else {
     progress.start();
     for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-      if (std::optional<RunOutcome> failed = runOrSkip(seq, i, calls, ran, progress))
+      if (std::optional<RunOutcome> failed = runOrSkipOnExecutor(seq, i, calls, ran, progress))
         return *failed;
     }
   }

@@ -94,9 +94,9 @@ class RunnerProgress final : public ProgressListener {
   void failed(At at, std::string_view detail) override {
     events_.write(Event{Event::Kind::Fail, 0, at, {}, {}, {}, {}, std::string(detail)});
     // A call that ran out for real says so in its detail (docs/failures.md).
-    const bool real = detail.starts_with("real: ");
+    const bool real = detail.starts_with(kRealFailurePrefix);
     ended(at, (real ? "failed for real: " : "failed as marked: ") +
-                  std::string(real ? detail.substr(6) : detail));
+                  std::string(real ? detail.substr(kRealFailurePrefix.size()) : detail));
   }
   void skipped(At at) override {
     events_.write(Event{Event::Kind::Skip, 0, at, {}, {}, {}, {}, {}});

@@ -172,12 +172,6 @@ std::string leakText(const MemoryInUse& m) {
          " contexts)";
 }
 
-/// How one operation ended: done, failed as its mark asked, or with the run's failure.
-struct Step {
-  std::optional<RunOutcome> failure;
-  bool failedAsMarked = false;
-};
-
 /// The mark's call failure armed on this thread for one operation, disarmed however it ends.
 class ArmedMark {
  public:
@@ -194,8 +188,8 @@ class ArmedMark {
 
 /// One operation, begun and, when it passes, done; when its marked call failed and the failure
 /// came out as the operation's, failed. Anything else is the run's failure.
-Step runStep(World& world, Device& device, const Operation& op, At at,
-             const World::Expected& expected, ProgressListener& progress) {
+StepEnd runStep(World& world, Device& device, const Operation& op, At at,
+                const World::Expected& expected, ProgressListener& progress) {
   const std::string kind(op.name());
   progress.begin(at, kind);
   try {
@@ -208,8 +202,8 @@ Step runStep(World& world, Device& device, const Operation& op, At at,
   } catch (const InvalidUse& e) {
     return {RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}}};
   } catch (const DeviceError& e) {
-    if (memoryBounded() && namesExhaustion(e.what())) {
-      progress.failed(at, std::string("real: ") + e.what());
+    if (ranOutForReal(e.what())) {
+      progress.failed(at, realFailureDetail(e.what()));
       return {std::nullopt, true};
     }
     return {RunOutcome{OutcomeClass::Error, at, kind, e.what(), {}}};
@@ -236,7 +230,7 @@ class Expectations {
     return model_.expectedImage(renderer);
   }
   /// `op` ended: done, or failed as its mark asked.
-  void ended(const Operation& op, bool failed) {
+  void ended(std::size_t /*i*/, const Operation& op, bool failed) {
     const std::lock_guard lock(mutex_);
     if (failed) unmade_.failed(op);
     if (!failed || endsAName(op)) model_.apply(op);
@@ -250,23 +244,16 @@ class Expectations {
   UnmadeNames unmade_;
 };
 
-/// Operation `i` of `seq`, skipped or run: its failure, or nothing.
-std::optional<RunOutcome> runOrSkip(const Sequence& seq, std::size_t i, World& world,
-                                    Device& device, Expectations& expectations,
-                                    ProgressListener& progress) {
-  const Operation& op = seq.ops[i];
-  const At at{static_cast<uint32_t>(i + 1)};
-  if (expectations.skips(op)) {
-    progress.skipped(at);
-    return std::nullopt;
-  }
-  const World::Expected expected = [&](const std::string& name) {
-    return expectations.image(name);
-  };
-  Step step = runStep(world, device, op, at, expected, progress);
-  if (step.failure) return std::move(step.failure);
-  expectations.ended(op, step.failedAsMarked);
-  return std::nullopt;
+/// Operation `i` of `seq` on the device, skipped or run: its failure, or nothing.
+std::optional<RunOutcome> runOrSkipOnDevice(const Sequence& seq, std::size_t i, World& world,
+                                            Device& device, Expectations& expectations,
+                                            ProgressListener& progress) {
+  return runOrSkip(seq, i, expectations, progress, [&](const Operation& op, At at) {
+    const World::Expected expected = [&](const std::string& name) {
+      return expectations.image(name);
+    };
+    return runStep(world, device, op, at, expected, progress);
+  });
 }
 
 /// The operations on their threads: the failure of the lowest ordinal, or nothing.
@@ -283,7 +270,8 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, Device& 
   std::exception_ptr internal;
   lanes.run([&](std::size_t i) {
     try {
-      std::optional<RunOutcome> failed = runOrSkip(seq, i, world, device, expectations, progress);
+      std::optional<RunOutcome> failed =
+          runOrSkipOnDevice(seq, i, world, device, expectations, progress);
       if (!failed) return true;
       const std::lock_guard lock(mutex);
       failures.emplace(i, std::move(*failed));
@@ -323,7 +311,7 @@ RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy p
     Expectations expectations(seq);
     for (std::size_t i = 0; i < seq.ops.size(); ++i) {
       if (std::optional<RunOutcome> failed =
-              runOrSkip(seq, i, world, device, expectations, progress))
+              runOrSkipOnDevice(seq, i, world, device, expectations, progress))
         return *failed;
     }
   }

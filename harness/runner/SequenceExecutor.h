@@ -35,6 +35,30 @@ class ProgressListener {
 /// The device call failure a mark asks for (docs/failures.md).
 CallFailure callFailureOf(const Mark& mark);
 
+/// How one operation ended: done, failed as its mark asked or for real, or with the run's failure.
+struct StepEnd {
+  std::optional<RunOutcome> failure;
+  bool failedAsMarked = false;
+};
+
+/// Operation `i` of `seq`, skipped or run, on the device or on an executor alike: skipped when it
+/// uses a name never made (`names.skips(op)`), else run by `step(op, at)`, and `names.ended(i, op,
+/// failed)` told how it ended. Its failure, or nothing.
+template <typename Names, typename Step>
+std::optional<RunOutcome> runOrSkip(const Sequence& seq, std::size_t i, Names& names,
+                                    ProgressListener& progress, Step step) {
+  const Operation& op = seq.ops[i];
+  const At at{static_cast<uint32_t>(i + 1)};
+  if (names.skips(op)) {
+    progress.skipped(at);
+    return std::nullopt;
+  }
+  StepEnd end = step(op, at);
+  if (end.failure) return std::move(end.failure);
+  names.ended(i, op, end.failedAsMarked);
+  return std::nullopt;
+}
+
 /// Runs `seq`: in file order, or on its threads (`@T`, ThreadLanes.h) taking turns by
 /// `scheduleSeed` when one is given, freely otherwise; then releases the leftovers on this
 /// thread, after every thread finished.

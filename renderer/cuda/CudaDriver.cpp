@@ -221,10 +221,6 @@ const CudaDriver& cudaDriver() {
   return loadOnce<CudaDriver>([] { return load(); });
 }
 
-}  // namespace gpufuzz
-
-namespace gpufuzz {
-
 void CudaDriver::leaveDeviceMemory(CUdevice device, uint64_t leave) const {
   const auto check = [this](CUresult result, const char* call) {
     if (result != CUDA_SUCCESS) {

@@ -34,17 +34,18 @@ void setMemoryBounded(bool bounded) {
   gMemoryBounded = bounded;
 }
 
-bool memoryBounded() {
-  return gMemoryBounded;
-}
-
-bool namesExhaustion(std::string_view message) {
+bool ranOutForReal(std::string_view message) {
+  if (!gMemoryBounded) return false;
   for (const std::string_view code :
        {"SIM_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
         "CL_OUT_OF_RESOURCES", "VK_ERROR_OUT_OF_DEVICE_MEMORY"}) {
     if (message.find(code) != std::string_view::npos) return true;
   }
   return false;
+}
+
+std::string realFailureDetail(std::string_view message) {
+  return std::string(kRealFailurePrefix) + std::string(message);
 }
 
 }  // namespace gpufuzz

@@ -38,13 +38,15 @@ struct CallFailure {
   uint32_t nth = 1;
 };
 
-/// Whether this process's device memory is bounded (--device-memory): then a call that runs out
+/// This process's device memory is bounded (--device-memory): from now on a call that runs out
 /// for real ends its operation as the failure it is, `fail ... real` (docs/failures.md).
 void setMemoryBounded(bool bounded);
-bool memoryBounded();
-/// Whether `message`, a DeviceError's, names a runtime's out-of-memory error
-/// ("CUDA_ERROR_OUT_OF_MEMORY", "SIM_OUT_OF_MEMORY", ...).
-bool namesExhaustion(std::string_view message);
+/// Whether `message`, a DeviceError's, is a call that ran out for real: the memory is bounded and
+/// it names a runtime's out-of-memory error ("CUDA_ERROR_OUT_OF_MEMORY", "SIM_OUT_OF_MEMORY", ...).
+bool ranOutForReal(std::string_view message);
+/// The detail of the `fail` event of such a call: kRealFailurePrefix, then its error.
+inline constexpr std::string_view kRealFailurePrefix = "real: ";
+std::string realFailureDetail(std::string_view message);
 
 /// A call the seam failed on purpose: the operation's failure as its mark asked.
 class InjectedFailure : public DeviceError {

@@ -126,7 +126,7 @@ void Device::checkWait(CallPoint point, ContextId ctx) {
 }
 
 void Device::countIfExhausted(const CallSite& site, const DeviceError& error) {
-  if (!memoryBounded() || !namesExhaustion(error.what())) return;
+  if (!ranOutForReal(error.what())) return;
   const std::lock_guard lock(seam_);
   tracker_.callInjected(site);
 }
@@ -134,15 +134,7 @@ void Device::countIfExhausted(const CallSite& site, const DeviceError& error) {
 ContextId Device::createContext() {
   const CallSite site{CallPoint::CtxCreate, std::nullopt, std::nullopt};
   const Call call(*this, site);
-  const ContextId ctx = [&] {
-    try {
-      const auto lock = backendLock();
-      return backend_->createContext();
-    } catch (const DeviceError& e) {
-      countIfExhausted(site, e);
-      throw;
-    }
-  }();
+  const ContextId ctx = makeCounted(site, [&] { return backend_->createContext(); });
   tracked([&](LifecycleTracker& t) { t.contextCreated(ctx); });
   return ctx;
 }
@@ -161,15 +153,7 @@ void Device::destroyContext(ContextId ctx) {
 BufferId Device::allocBuffer(ContextId ctx, uint64_t bytes) {
   const CallSite site{CallPoint::BufAlloc, ctx, std::nullopt};
   const Call call(*this, site);
-  const BufferId buf = [&] {
-    try {
-      const auto lock = backendLock();
-      return backend_->allocBuffer(ctx, bytes);
-    } catch (const DeviceError& e) {
-      countIfExhausted(site, e);
-      throw;
-    }
-  }();
+  const BufferId buf = makeCounted(site, [&] { return backend_->allocBuffer(ctx, bytes); });
   tracked([&](LifecycleTracker& t) { t.bufferAllocated(ctx, buf); });
   return buf;
 }

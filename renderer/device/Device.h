@@ -90,8 +90,19 @@ class Device {
   class Call;
   /// Throws InjectedFailure when this thread's armed failure is due at `site`.
   void failIfArmed(const CallSite& site);
-  /// A call at `site` that ran out for real under --device-memory counts as `injected` and
-  /// `ctx_injected`, as a marked one does (docs/failures.md).
+  /// `make()`, a backend call at `site` that makes memory, under the backend's lock. One that
+  /// runs out for real under --device-memory counts as `injected` and `ctx_injected`, as a marked
+  /// one does (docs/failures.md).
+  template <typename Make>
+  auto makeCounted(const CallSite& site, Make make) {
+    try {
+      const auto lock = backendLock();
+      return make();
+    } catch (const DeviceError& e) {
+      countIfExhausted(site, e);
+      throw;
+    }
+  }
   void countIfExhausted(const CallSite& site, const DeviceError& error);
   /// Throws DeviceError at `point` when the wait just made on `ctx` returned early.
   void checkWait(CallPoint point, ContextId ctx);

@@ -266,7 +266,8 @@ class OpenClModelExecutor final : public ModelExecutor {
   void afterWait(const std::string& wait, const std::vector<CommandPtr>& roots);
   void compare(const Memory& memory, size_t offset, const std::vector<std::byte>& read,
                const std::string& what) const;
-  void releaseMemObject(MemObjectPtr object, const char* call);
+  /// Takes `name` out of `objects` and releases it.
+  void releaseMemObject(std::map<std::string, MemObjectPtr>& objects, const std::string& name);
   void registerDestructor(MemObject& object, int index);
   /// The executor's own destructor callback on a new object; when that fails the object is
   /// released and the failure thrown.
@@ -740,24 +741,25 @@ void OpenClModelExecutor::createSubBuffer(const ModelCall& call) {
   subBuffers_.emplace(object->name, object);
 }
 
-void OpenClModelExecutor::releaseMemObject(MemObjectPtr object, const char* call) {
+// User events are set before the object is taken: a set that fails leaves it held, for the
+// release that follows the failure.
+void OpenClModelExecutor::releaseMemObject(std::map<std::string, MemObjectPtr>& objects,
+                                           const std::string& name) {
   completeUserEvents();
+  const MemObjectPtr object = take(objects, name);
   object->released = true;
   if (object->parent) --object->parent->liveSubBuffers;
   if (object->mem == nullptr) return;
   dying_.push_back(object);
-  check(api_.releaseMemObject(object->mem), CallPoint::BufFree,
-        std::string(call) + " " + object->name);
+  check(api_.releaseMemObject(object->mem), CallPoint::BufFree, "clReleaseMemObject " + name);
 }
 
 void OpenClModelExecutor::releaseBuffer(const ModelCall& call) {
-  completeUserEvents();
-  releaseMemObject(take(buffers_, call.names[0]), "clReleaseMemObject");
+  releaseMemObject(buffers_, call.names[0]);
 }
 
 void OpenClModelExecutor::releaseSubBuffer(const ModelCall& call) {
-  completeUserEvents();
-  releaseMemObject(take(subBuffers_, call.names[0]), "clReleaseMemObject");
+  releaseMemObject(subBuffers_, call.names[0]);
 }
 
 void OpenClModelExecutor::createImage(const ModelCall& call) {
@@ -785,8 +787,7 @@ void OpenClModelExecutor::createImage(const ModelCall& call) {
 }
 
 void OpenClModelExecutor::releaseImage(const ModelCall& call) {
-  completeUserEvents();
-  releaseMemObject(take(imageObjects_, call.names[0]), "clReleaseMemObject");
+  releaseMemObject(imageObjects_, call.names[0]);
 }
 
 void OpenClModelExecutor::setDestructorCallback(const ModelCall& call) {

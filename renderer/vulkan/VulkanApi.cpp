@@ -77,29 +77,28 @@ void wrapEntries(InstanceApi& api) {
   using seam::kLost;
   using seam::kOom;
   // Host memory runs out in the driver's own allocations instead (VulkanAllocator.h).
-  constexpr seam::Kinds kMemory = kOom;
   constexpr seam::Kinds kWait = kOom | kLost;
 #define GPUFUZZ_VK_WRAP(name, kinds) \
   seam::wrap<VkErrors, &realEntries, &InstanceApi::name, kinds, seam::Name(#name)>(api)
   GPUFUZZ_VK_WRAP(vkCreateDevice, kWait);
-  GPUFUZZ_VK_WRAP(vkCreateBuffer, kMemory);
-  GPUFUZZ_VK_WRAP(vkAllocateMemory, kMemory);
-  GPUFUZZ_VK_WRAP(vkBindBufferMemory, kMemory);
-  GPUFUZZ_VK_WRAP(vkMapMemory, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreateShaderModule, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreateDescriptorSetLayout, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreatePipelineLayout, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreateComputePipelines, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreateDescriptorPool, kMemory);
-  GPUFUZZ_VK_WRAP(vkAllocateDescriptorSets, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreateCommandPool, kMemory);
-  GPUFUZZ_VK_WRAP(vkAllocateCommandBuffers, kMemory);
-  GPUFUZZ_VK_WRAP(vkBeginCommandBuffer, kMemory);
-  GPUFUZZ_VK_WRAP(vkEndCommandBuffer, kMemory);
-  GPUFUZZ_VK_WRAP(vkCreateFence, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateBuffer, kOom);
+  GPUFUZZ_VK_WRAP(vkAllocateMemory, kOom);
+  GPUFUZZ_VK_WRAP(vkBindBufferMemory, kOom);
+  GPUFUZZ_VK_WRAP(vkMapMemory, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateShaderModule, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateDescriptorSetLayout, kOom);
+  GPUFUZZ_VK_WRAP(vkCreatePipelineLayout, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateComputePipelines, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateDescriptorPool, kOom);
+  GPUFUZZ_VK_WRAP(vkAllocateDescriptorSets, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateCommandPool, kOom);
+  GPUFUZZ_VK_WRAP(vkAllocateCommandBuffers, kOom);
+  GPUFUZZ_VK_WRAP(vkBeginCommandBuffer, kOom);
+  GPUFUZZ_VK_WRAP(vkEndCommandBuffer, kOom);
+  GPUFUZZ_VK_WRAP(vkCreateFence, kOom);
   GPUFUZZ_VK_WRAP(vkResetFences, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateSemaphore, kMemory);
-  GPUFUZZ_VK_WRAP(vkSignalSemaphore, kMemory);
+  GPUFUZZ_VK_WRAP(vkCreateSemaphore, kOom);
+  GPUFUZZ_VK_WRAP(vkSignalSemaphore, kOom);
   GPUFUZZ_VK_WRAP(vkResetCommandBuffer, kOom);
   GPUFUZZ_VK_WRAP(vkResetCommandPool, kOom);
   GPUFUZZ_VK_WRAP(vkQueueSubmit, kWait);
