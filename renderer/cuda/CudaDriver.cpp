@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "renderer/cuda/CudaFailures.h"
 #include "renderer/device/RuntimeLibrary.h"
 #include "renderer/device/RuntimeSeam.h"
 
@@ -71,47 +72,11 @@ struct CuErrors {
   }
 };
 
-/// Every entry point a program's operation makes, wrapped with the failures it can return
-/// (docs/failures.md): calls that make memory, a context, a stream or an event run out of device
-/// memory; calls that enqueue work run out of host memory. Queries, waits and releases stay the
-/// driver's own, and so does cuStreamEndCapture: an end that never reached the driver would leave
-/// the stream capturing, which no real failure does.
+/// Every entry point of CudaFailures.h, wrapped with the failures it can return.
 void wrapEntries(CudaDriver& d) {
-  using seam::kHostOom;
-  using seam::kOom;
-  constexpr seam::Kinds kMakes = kOom | kHostOom;
-#define GPUFUZZ_CU_WRAP(member, kinds, name) \
-  seam::wrap<CuErrors, &realEntries, &CudaDriver::member, kinds, seam::Name(name)>(d)
-  GPUFUZZ_CU_WRAP(ctxCreateV4, kMakes, "cuCtxCreate_v4");
-  GPUFUZZ_CU_WRAP(ctxCreateV2, kMakes, "cuCtxCreate_v2");
-  GPUFUZZ_CU_WRAP(primaryCtxRetain, kMakes, "cuDevicePrimaryCtxRetain");
-  GPUFUZZ_CU_WRAP(streamCreate, kMakes, "cuStreamCreate");
-  GPUFUZZ_CU_WRAP(streamCreateWithPriority, kMakes, "cuStreamCreateWithPriority");
-  GPUFUZZ_CU_WRAP(eventCreate, kMakes, "cuEventCreate");
-  GPUFUZZ_CU_WRAP(memAlloc, kMakes, "cuMemAlloc_v2");
-  GPUFUZZ_CU_WRAP(memAllocAsync, kMakes, "cuMemAllocAsync");
-  GPUFUZZ_CU_WRAP(memAllocFromPoolAsync, kMakes, "cuMemAllocFromPoolAsync");
-  GPUFUZZ_CU_WRAP(memPoolCreate, kMakes, "cuMemPoolCreate");
-  GPUFUZZ_CU_WRAP(memCreate, kMakes, "cuMemCreate");
-  GPUFUZZ_CU_WRAP(memAddressReserve, kMakes, "cuMemAddressReserve");
-  GPUFUZZ_CU_WRAP(moduleLoadData, kMakes, "cuModuleLoadData");
-  GPUFUZZ_CU_WRAP(graphInstantiate, kMakes, "cuGraphInstantiateWithFlags");
-  GPUFUZZ_CU_WRAP(memHostAlloc, kHostOom, "cuMemHostAlloc");
-  GPUFUZZ_CU_WRAP(moduleGetFunction, kHostOom, "cuModuleGetFunction");
-  GPUFUZZ_CU_WRAP(memcpyHtoDAsync, kHostOom, "cuMemcpyHtoDAsync_v2");
-  GPUFUZZ_CU_WRAP(memcpyDtoHAsync, kHostOom, "cuMemcpyDtoHAsync_v2");
-  GPUFUZZ_CU_WRAP(memcpyDtoDAsync, kHostOom, "cuMemcpyDtoDAsync_v2");
-  GPUFUZZ_CU_WRAP(memcpyPeerAsync, kHostOom, "cuMemcpyPeerAsync");
-  GPUFUZZ_CU_WRAP(memsetD8Async, kHostOom, "cuMemsetD8Async");
-  GPUFUZZ_CU_WRAP(launchKernel, kHostOom, "cuLaunchKernel");
-  GPUFUZZ_CU_WRAP(launchHostFunc, kHostOom, "cuLaunchHostFunc");
-  GPUFUZZ_CU_WRAP(eventRecord, kHostOom, "cuEventRecord");
-  GPUFUZZ_CU_WRAP(streamWaitEvent, kHostOom, "cuStreamWaitEvent");
-  GPUFUZZ_CU_WRAP(graphLaunch, kHostOom, "cuGraphLaunch");
-  GPUFUZZ_CU_WRAP(memMap, kHostOom, "cuMemMap");
-  GPUFUZZ_CU_WRAP(memSetAccess, kHostOom, "cuMemSetAccess");
-  GPUFUZZ_CU_WRAP(memPoolSetAccess, kHostOom, "cuMemPoolSetAccess");
-  GPUFUZZ_CU_WRAP(ctxEnablePeerAccess, kHostOom, "cuCtxEnablePeerAccess");
+#define GPUFUZZ_CU_WRAP(member, kinds, name, symbol) \
+  seam::wrap<CuErrors, &realEntries, &CudaDriver::member, kinds, seam::Name(#symbol)>(d);
+  GPUFUZZ_CU_FAILABLE(GPUFUZZ_CU_WRAP)
 #undef GPUFUZZ_CU_WRAP
 }
 

@@ -1,65 +1,42 @@
 // Interpose.cpp: libgpufuzz-interpose.so, which the harness preloads into a target's process
-// (docs/failures.md, Targets). It defines the OpenCL entry points that a mark can fail
-// (OpenClFailures.h); each is an indirect function resolved to a wrapper of the runtime-call seam
-// (RuntimeSeam.h), which calls the ICD loader's own entry point unless the armed call is due. So a
-// target that calls OpenCL (PyOpenCL, say) fails the marked call without changing its code.
+// (docs/failures.md, Targets). It defines the entry points of the runtime-call seam
+// (RuntimeSeam.h) that a mark can fail, for each runtime built in:
+//  - OpenCL (InterposeOpenCl.cpp): the ICD loader's entry points;
+//  - CUDA (InterposeCuda.cpp): the driver's, linked, looked up with dlsym or cuGetProcAddress;
+//  - Vulkan (VulkanLayer.cpp): a layer the harness enables, whose manifest names this library.
+// Unarmed, every call goes straight to the runtime.
 //
 // The client libraries arm it around each marked operation, on the thread that runs the
-// operation, through the two functions below. Unarmed, every call goes straight to the loader.
+// operation, through the functions below.
 #include <dlfcn.h>
 
 #include <cstdio>
-#include <cstring>
-#include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "renderer/device/RuntimeSeam.h"
-#include "renderer/opencl/OpenClFailures.h"
 
-namespace gpufuzz {
-namespace {
-
-/// The loader's own entry points: the next definition after this library's, or the loader's once
-/// a program loads it later (Python imports PyOpenCL after the process started).
-const OpenClApi& realEntries() {
-  static OpenClApi real;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-    if (loader == nullptr) loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_GLOBAL);
-#define GPUFUZZ_CL_RESOLVE(errors, member, name, kinds)                           \
-  real.member = reinterpret_cast<decltype(real.member)>(dlsym(RTLD_NEXT, #name)); \
-  if (real.member == nullptr && loader != nullptr)                                \
-    real.member = reinterpret_cast<decltype(real.member)>(dlsym(loader, #name));
-    GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_RESOLVE)
-#undef GPUFUZZ_CL_RESOLVE
-  });
-  return real;
-}
-
-}  // namespace
-}  // namespace gpufuzz
-
-// The exported entry points: each an indirect function whose resolver returns the seam's wrapper,
-// a constant address, so the resolver calls nothing while the dynamic linker runs it.
-#define GPUFUZZ_CL_EXPORT(errors, member, name, kinds)                                            \
-  extern "C" decltype(&::name) gpufuzz_resolve_##name() {                                         \
-    using namespace gpufuzz;                                                                      \
-    return &seam::Entry<decltype(&::name)>::call<errors, &realEntries, &OpenClApi::member, kinds, \
-                                                 seam::Name(#name)>;                              \
-  }                                                                                               \
-  extern "C" decltype(::name) name __attribute__((ifunc("gpufuzz_resolve_" #name)));
-GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_EXPORT)
-#undef GPUFUZZ_CL_EXPORT
-
-/// Whether this process calls a runtime the interposer covers: 1 once the OpenCL loader is
-/// loaded, else 0. A client whose target calls none answers a marked file `unsupported`, since no
-/// mark could fail anything there.
+/// Whether this process calls a runtime the interposer covers: 1 once the OpenCL loader, the CUDA
+/// driver or the Vulkan loader is loaded, else 0. A client whose target calls none answers a
+/// marked file `unsupported`, since no mark could fail anything there.
 extern "C" __attribute__((visibility("default"))) int gpufuzz_interpose_covers() {
-  void* loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (loader == nullptr) return 0;
-  dlclose(loader);
-  return 1;
+  for (const char* library : {
+#if GPUFUZZ_INTERPOSE_OPENCL
+         "libOpenCL.so.1",
+#endif
+#if GPUFUZZ_INTERPOSE_CUDA
+             "libcuda.so.1",
+#endif
+#if GPUFUZZ_INTERPOSE_VULKAN
+             "libvulkan.so.1",
+#endif
+       }) {
+    void* loaded = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+    if (loaded == nullptr) continue;
+    dlclose(loaded);
+    return 1;
+  }
+  return 0;
 }
 
 /// Arms this thread: its `nth` call that can fail with `word` ("oom", "host-oom", "lost") fails.

@@ -1703,3 +1703,120 @@ CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CU
 }
 
 }  // extern "C"
+
+// cuGetProcAddress, as the CUDA runtime finds the driver's entry points: by plain name, the newest
+// version this stand-in defines. The harness's interposer wraps what it answers (docs/failures.md).
+extern "C" CUresult fakeGetProcAddressV1(const char*, void**, int,
+                                         cuuint64_t) __asm__("cuGetProcAddress");
+
+namespace {
+
+/// cuGetProcAddress answers itself in the signature of the version asked: CUDA 12.0 added the
+/// query result.
+CUresult getProcAddress(const char* symbol, void** pfn, int version,
+                        CUdriverProcAddressQueryResult* status) {
+  struct Entry {
+    const char* name;
+    void* fn;
+  };
+  static const Entry kEntries[] = {
+      {"cuInit", reinterpret_cast<void*>(&cuInit)},
+      {"cuGetErrorName", reinterpret_cast<void*>(&cuGetErrorName)},
+      {"cuDriverGetVersion", reinterpret_cast<void*>(&cuDriverGetVersion)},
+      {"cuDeviceGetCount", reinterpret_cast<void*>(&cuDeviceGetCount)},
+      {"cuDeviceGet", reinterpret_cast<void*>(&cuDeviceGet)},
+      {"cuDeviceGetName", reinterpret_cast<void*>(&cuDeviceGetName)},
+      {"cuDeviceGetUuid", reinterpret_cast<void*>(&cuDeviceGetUuid)},
+      {"cuDeviceCanAccessPeer", reinterpret_cast<void*>(&cuDeviceCanAccessPeer)},
+      {"cuDevicePrimaryCtxRetain", reinterpret_cast<void*>(&cuDevicePrimaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease", reinterpret_cast<void*>(&cuDevicePrimaryCtxRelease_v2)},
+      {"cuCtxCreate", reinterpret_cast<void*>(&cuCtxCreate_v4)},
+      {"cuCtxDestroy", reinterpret_cast<void*>(&cuCtxDestroy_v2)},
+      {"cuCtxSetCurrent", reinterpret_cast<void*>(&cuCtxSetCurrent)},
+      {"cuCtxEnablePeerAccess", reinterpret_cast<void*>(&cuCtxEnablePeerAccess)},
+      {"cuCtxDisablePeerAccess", reinterpret_cast<void*>(&cuCtxDisablePeerAccess)},
+      {"cuCtxPopCurrent", reinterpret_cast<void*>(&cuCtxPopCurrent_v2)},
+      {"cuStreamCreate", reinterpret_cast<void*>(&cuStreamCreate)},
+      {"cuStreamCreateWithPriority", reinterpret_cast<void*>(&cuStreamCreateWithPriority)},
+      {"cuCtxGetStreamPriorityRange", reinterpret_cast<void*>(&cuCtxGetStreamPriorityRange)},
+      {"cuStreamDestroy", reinterpret_cast<void*>(&cuStreamDestroy_v2)},
+      {"cuStreamSynchronize", reinterpret_cast<void*>(&cuStreamSynchronize)},
+      {"cuStreamQuery", reinterpret_cast<void*>(&cuStreamQuery)},
+      {"cuMemGetInfo", reinterpret_cast<void*>(&cuMemGetInfo_v2)},
+      {"cuMemAlloc", reinterpret_cast<void*>(&cuMemAlloc_v2)},
+      {"cuMemFree", reinterpret_cast<void*>(&cuMemFree_v2)},
+      {"cuMemPoolCreate", reinterpret_cast<void*>(&cuMemPoolCreate)},
+      {"cuMemPoolDestroy", reinterpret_cast<void*>(&cuMemPoolDestroy)},
+      {"cuMemAllocFromPoolAsync", reinterpret_cast<void*>(&cuMemAllocFromPoolAsync)},
+      {"cuMemFreeAsync", reinterpret_cast<void*>(&cuMemFreeAsync)},
+      {"cuMemcpyHtoDAsync", reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2)},
+      {"cuMemcpyDtoHAsync", reinterpret_cast<void*>(&cuMemcpyDtoHAsync_v2)},
+      {"cuModuleLoadData", reinterpret_cast<void*>(&cuModuleLoadData)},
+      {"cuModuleGetFunction", reinterpret_cast<void*>(&cuModuleGetFunction)},
+      {"cuModuleUnload", reinterpret_cast<void*>(&cuModuleUnload)},
+      {"cuLaunchKernel", reinterpret_cast<void*>(&cuLaunchKernel)},
+      {"cuCtxSynchronize", reinterpret_cast<void*>(&cuCtxSynchronize)},
+      {"cuEventCreate", reinterpret_cast<void*>(&cuEventCreate)},
+      {"cuEventRecord", reinterpret_cast<void*>(&cuEventRecord)},
+      {"cuEventQuery", reinterpret_cast<void*>(&cuEventQuery)},
+      {"cuEventSynchronize", reinterpret_cast<void*>(&cuEventSynchronize)},
+      {"cuEventDestroy", reinterpret_cast<void*>(&cuEventDestroy_v2)},
+      {"cuStreamWaitEvent", reinterpret_cast<void*>(&cuStreamWaitEvent)},
+      {"cuLaunchHostFunc", reinterpret_cast<void*>(&cuLaunchHostFunc)},
+      {"cuMemPoolTrimTo", reinterpret_cast<void*>(&cuMemPoolTrimTo)},
+      {"cuMemPoolSetAttribute", reinterpret_cast<void*>(&cuMemPoolSetAttribute)},
+      {"cuMemPoolGetAttribute", reinterpret_cast<void*>(&cuMemPoolGetAttribute)},
+      {"cuMemAllocAsync", reinterpret_cast<void*>(&cuMemAllocAsync)},
+      {"cuMemHostAlloc", reinterpret_cast<void*>(&cuMemHostAlloc)},
+      {"cuMemFreeHost", reinterpret_cast<void*>(&cuMemFreeHost)},
+      {"cuMemsetD8Async", reinterpret_cast<void*>(&cuMemsetD8Async)},
+      {"cuMemcpyDtoDAsync", reinterpret_cast<void*>(&cuMemcpyDtoDAsync_v2)},
+      {"cuStreamBeginCapture", reinterpret_cast<void*>(&cuStreamBeginCapture_v2)},
+      {"cuStreamEndCapture", reinterpret_cast<void*>(&cuStreamEndCapture)},
+      {"cuGraphInstantiateWithFlags", reinterpret_cast<void*>(&cuGraphInstantiateWithFlags)},
+      {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch)},
+      {"cuGraphExecDestroy", reinterpret_cast<void*>(&cuGraphExecDestroy)},
+      {"cuGraphDestroy", reinterpret_cast<void*>(&cuGraphDestroy)},
+      {"cuMemGetAllocationGranularity", reinterpret_cast<void*>(&cuMemGetAllocationGranularity)},
+      {"cuMemAddressReserve", reinterpret_cast<void*>(&cuMemAddressReserve)},
+      {"cuMemAddressFree", reinterpret_cast<void*>(&cuMemAddressFree)},
+      {"cuMemCreate", reinterpret_cast<void*>(&cuMemCreate)},
+      {"cuMemRelease", reinterpret_cast<void*>(&cuMemRelease)},
+      {"cuMemMap", reinterpret_cast<void*>(&cuMemMap)},
+      {"cuMemSetAccess", reinterpret_cast<void*>(&cuMemSetAccess)},
+      {"cuMemUnmap", reinterpret_cast<void*>(&cuMemUnmap)},
+      {"cuMemPoolSetAccess", reinterpret_cast<void*>(&cuMemPoolSetAccess)},
+      {"cuMemPoolGetAccess", reinterpret_cast<void*>(&cuMemPoolGetAccess)},
+      {"cuMemcpyPeerAsync", reinterpret_cast<void*>(&cuMemcpyPeerAsync)},
+      {"cuMemcpyPeer", reinterpret_cast<void*>(&cuMemcpyPeer)},
+  };
+  if (symbol == nullptr || pfn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = nullptr;
+  for (const Entry& e : kEntries) {
+    if (std::strcmp(e.name, symbol) == 0) *pfn = e.fn;
+  }
+  if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
+    *pfn = version >= 12000 ? reinterpret_cast<void*>(&cuGetProcAddress_v2)
+                            : reinterpret_cast<void*>(&fakeGetProcAddressV1);
+  }
+  if (status != nullptr) {
+    *status = *pfn != nullptr ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  }
+  return *pfn != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t /*flags*/,
+                             CUdriverProcAddressQueryResult* status) {
+  return getProcAddress(symbol, pfn, cudaVersion, status);
+}
+
+/// CUDA 11's signature, without the query result.
+CUresult fakeGetProcAddressV1(const char* symbol, void** pfn, int cudaVersion, cuuint64_t) {
+  return getProcAddress(symbol, pfn, cudaVersion, nullptr);
+}
+
+}  // extern "C"
