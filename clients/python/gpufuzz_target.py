@@ -808,8 +808,8 @@ _interposers = []  # the preloaded interposer, looked up once: [library or None]
 
 def _interposer():
     """The interposer the harness preloads (libgpufuzz-interpose.so, docs/failures.md), or None
-    when it is absent or the target calls no runtime it covers (OpenCL). It fails the marked call
-    of a target that calls the runtime, without may_fail(). Asked once the target's module has
+    when it is absent or the target calls no runtime it covers (OpenCL, CUDA, Vulkan). It fails
+    the marked call of a target that calls the runtime, without may_fail(). Asked once the target's module has
     imported its runtime."""
     if not _interposers:
         import ctypes  # noqa: PLC0415 - only a marked file needs it

@@ -421,15 +421,20 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.stopRequested = &Session::stopRequested;
   if (target) {
     setup.target = *target;
-    // The interposer fails a target's marked OpenCL calls once its client library arms it; until
-    // then every call passes straight through, so it is preloaded whether or not files carry marks.
+    // The interposer fails a target's marked runtime calls once its client library arms it; until
+    // then every call passes straight through, so it is preloaded, and its Vulkan layer enabled,
+    // whether or not files carry marks.
     const std::filesystem::path interposer = executableDir() / kInterposerLibrary;
-    if (std::filesystem::exists(interposer)) {
-      const char* preloaded = std::getenv("LD_PRELOAD");
+    const auto prepend = [&setup](const char* name, const std::string& value) {
+      const char* before = std::getenv(name);
       setup.startEnvironment.emplace_back(
-          "LD_PRELOAD",
-          interposer.string() +
-              (preloaded && *preloaded ? std::string(":") + preloaded : std::string()));
+          name, value + (before && *before ? std::string(":") + before : std::string()));
+    };
+    const std::filesystem::path layer = executableDir() / kVulkanLayerFolder;
+    if (std::filesystem::exists(interposer)) prepend("LD_PRELOAD", interposer.string());
+    if (std::filesystem::exists(interposer) && std::filesystem::exists(layer)) {
+      prepend("VK_ADD_LAYER_PATH", layer.string());
+      prepend("VK_INSTANCE_LAYERS", kVulkanLayerName);
     }
   }
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);

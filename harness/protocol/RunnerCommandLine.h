@@ -23,6 +23,9 @@ namespace gpufuzz {
 inline constexpr const char* kRunnerProgram = "gpufuzz-runner";
 /// The interposer preloaded into targets, beside the runner (docs/failures.md, Targets).
 inline constexpr const char* kInterposerLibrary = "libgpufuzz-interpose.so";
+/// The folder beside the runner that holds the interposer's Vulkan layer manifest, and the layer.
+inline constexpr const char* kVulkanLayerFolder = "vulkan-layer";
+inline constexpr const char* kVulkanLayerName = "VK_LAYER_GPUFUZZ_failures";
 
 struct RunnerArgs {
   /// --backend, --policy, --faults, --device, --validation: unset ones leave the file's

@@ -8,6 +8,7 @@
 
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/RuntimeSeam.h"
+#include "renderer/vulkan/VulkanFailures.h"
 
 namespace gpufuzz::vk {
 
@@ -52,62 +53,11 @@ const InstanceApi& realEntries() {
   return gReal;
 }
 
-/// Vulkan's answer for a failed call: the VkResult of its kind.
-struct VkErrors {
-  template <typename R, typename... A>
-  static R fail(FailureKind kind, A... /*args*/) {
-    switch (kind) {
-      case FailureKind::DeviceMemory:
-        return VK_ERROR_OUT_OF_DEVICE_MEMORY;
-      case FailureKind::HostMemory:
-        return VK_ERROR_OUT_OF_HOST_MEMORY;
-      case FailureKind::DeviceLost:
-        return VK_ERROR_DEVICE_LOST;
-    }
-    return VK_ERROR_UNKNOWN;
-  }
-};
-
-/// Every entry point of an operation that returns a VkResult, wrapped with the errors its
-/// specification lists: device memory for a create, an allocation, a recording or a submit; a
-/// lost device for a submit and every wait (docs/failures.md). Host memory fails where the driver
-/// allocates it, through the executor's allocation callbacks. Destroys, frees and commands stay
-/// the loader's own.
+/// Every entry point of VulkanFailures.h, wrapped with the errors it can return.
 void wrapEntries(InstanceApi& api) {
-  using seam::kLost;
-  using seam::kOom;
-  // Host memory runs out in the driver's own allocations instead (VulkanAllocator.h).
-  constexpr seam::Kinds kWait = kOom | kLost;
-#define GPUFUZZ_VK_WRAP(name, kinds) \
-  seam::wrap<VkErrors, &realEntries, &InstanceApi::name, kinds, seam::Name(#name)>(api)
-  GPUFUZZ_VK_WRAP(vkCreateDevice, kWait);
-  GPUFUZZ_VK_WRAP(vkCreateBuffer, kOom);
-  GPUFUZZ_VK_WRAP(vkAllocateMemory, kOom);
-  GPUFUZZ_VK_WRAP(vkBindBufferMemory, kOom);
-  GPUFUZZ_VK_WRAP(vkMapMemory, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateShaderModule, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateDescriptorSetLayout, kOom);
-  GPUFUZZ_VK_WRAP(vkCreatePipelineLayout, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateComputePipelines, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateDescriptorPool, kOom);
-  GPUFUZZ_VK_WRAP(vkAllocateDescriptorSets, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateCommandPool, kOom);
-  GPUFUZZ_VK_WRAP(vkAllocateCommandBuffers, kOom);
-  GPUFUZZ_VK_WRAP(vkBeginCommandBuffer, kOom);
-  GPUFUZZ_VK_WRAP(vkEndCommandBuffer, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateFence, kOom);
-  GPUFUZZ_VK_WRAP(vkResetFences, kOom);
-  GPUFUZZ_VK_WRAP(vkCreateSemaphore, kOom);
-  GPUFUZZ_VK_WRAP(vkSignalSemaphore, kOom);
-  GPUFUZZ_VK_WRAP(vkResetCommandBuffer, kOom);
-  GPUFUZZ_VK_WRAP(vkResetCommandPool, kOom);
-  GPUFUZZ_VK_WRAP(vkQueueSubmit, kWait);
-  GPUFUZZ_VK_WRAP(vkQueueWaitIdle, kWait);
-  GPUFUZZ_VK_WRAP(vkDeviceWaitIdle, kWait);
-  GPUFUZZ_VK_WRAP(vkWaitForFences, kWait);
-  GPUFUZZ_VK_WRAP(vkGetFenceStatus, kWait);
-  GPUFUZZ_VK_WRAP(vkWaitSemaphores, kWait);
-  GPUFUZZ_VK_WRAP(vkGetSemaphoreCounterValue, kWait);
+#define GPUFUZZ_VK_WRAP(name, kinds, hostOom) \
+  seam::wrap<VkErrors, &realEntries, &InstanceApi::name, kinds, seam::Name(#name)>(api);
+  GPUFUZZ_VK_FAILABLE(GPUFUZZ_VK_WRAP)
 #undef GPUFUZZ_VK_WRAP
 }
 

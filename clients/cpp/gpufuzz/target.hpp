@@ -1280,7 +1280,8 @@ std::optional<Caught> attempt(F&& f, const std::string& unsupportedClass) {
 }
 
 /// The interposer gpufuzz preloads into targets (libgpufuzz-interpose.so, docs/failures.md): it
-/// fails the marked call of a runtime the target links, OpenCL, without mayFail().
+/// fails the marked call of a runtime the target calls, OpenCL, CUDA or Vulkan, without
+/// mayFail().
 struct Interposer {
   int (*arm)(const char* word, unsigned nth) = nullptr;
   int (*disarm)(char* call, std::size_t size) = nullptr;
