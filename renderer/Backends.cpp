@@ -99,7 +99,7 @@ constexpr NamedProfile kProfiles[] = {
     {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false, false, true}},
     {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false, false, true}},
     {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false, false, false}},
-    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false, true, false}},
+    {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false, true, true}},
 };
 
 constexpr BackendProfile profileOf(std::string_view name) {

@@ -180,9 +180,10 @@ void checkDeviceMemory(const BackendOptions& options, const std::string& backend
   if (!options.deviceMemory) return;
   const BackendProfile* profile = findBackendProfile(backend);
   if (profile != nullptr && profile->boundsDeviceMemory) return;
-  throw InputError("--device-memory " + std::to_string(*options.deviceMemory) + ": backend " +
-                   backend +
-                   " cannot bound its device memory (failures.md); sim, cuda and cuda-async can");
+  throw InputError(
+      "--device-memory " + std::to_string(*options.deviceMemory) + ": backend " + backend +
+      " cannot bound its device memory (failures.md); sim, cuda, cuda-async and vulkan on a "
+      "GPU can");
 }
 
 std::string Session::backendRequest(const std::string& requested,
@@ -280,7 +281,7 @@ std::string Session::resolveBackend(const std::string& requested) {
     capDefaultJobs(*most);
   }
   freshJobsCap_ = driverContextJobs(requested, descriptions_[requested], gpus, 1);
-  if (backendOptions_.deviceMemory && info.profile.spreadOverGpus == Spread::CudaVisibleDevices) {
+  if (backendOptions_.deviceMemory && info.profile.spreadOverGpus != Spread::None) {
     // Each child takes its GPU's memory but --device-memory's bytes: a second child on that GPU
     // would find none left, not even for its context (failures.md).
     const unsigned most = static_cast<unsigned>(std::max(gpus, 1));

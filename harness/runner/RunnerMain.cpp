@@ -129,10 +129,20 @@ class RunnerProgress final : public ProgressListener {
   bool threaded_;
 };
 
-/// --probe: the backend made as a run would make it, and one line saying what it runs on.
+/// --device-memory on a device whose memory cannot be bounded: bad input.
+[[noreturn]] void unbounded(const std::string& backend, const std::string& description) {
+  throw InputError("--device-memory: backend " + backend + " cannot bound the memory of " +
+                   description + " (failures.md); sim, cuda, cuda-async and vulkan on a GPU can");
+}
+
+/// --probe: the backend made as a run would make it, and one line saying what it runs on. With
+/// --device-memory, whether it can bound its device's memory: leaving it all takes nothing.
 int probe(const RunnerArgs& args) {
   const RunConfig config = resolveRunConfig(args.overrides, Directives{}, "");
   const std::unique_ptr<Backend> backend = makeBackend(config.backend, config.backendOptions);
+  if (config.backendOptions.deviceMemory && !backend->leaveDeviceMemory(UINT64_MAX)) {
+    unbounded(config.backend, backend->description());
+  }
   std::printf("%s\t%s\n", std::string(backend->name()).c_str(), backend->description().c_str());
   return 0;
 }
@@ -168,10 +178,7 @@ void boundDeviceMemory(const RunConfig& config, RunDevice& d) {
   if (!bytes) return;
   const bool bounded =
       d.executor ? d.executor->leaveDeviceMemory(*bytes) : d.device->leaveDeviceMemory(*bytes);
-  if (!bounded) {
-    throw InputError("--device-memory: backend " + d.backend +
-                     " cannot bound its device memory (sim, cuda and cuda-async can)");
-  }
+  if (!bounded) unbounded(d.backend, d.description);
   setMemoryBounded(true);
 }
 

@@ -30,6 +30,8 @@ namespace gpufuzz::vk {
   X(vkGetPhysicalDeviceFeatures2)             \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkGetPhysicalDeviceMemoryProperties)      \
+  X(vkGetPhysicalDeviceMemoryProperties2)     \
+  X(vkEnumerateDeviceExtensionProperties)     \
   X(vkCreateDevice)                           \
   X(vkCreateDebugUtilsMessengerEXT)           \
   X(vkDestroyDebugUtilsMessengerEXT)          \

@@ -17,6 +17,7 @@
 #include "renderer/device/PendingWork.h"
 #include "renderer/vulkan/RasterShader.h"
 #include "renderer/vulkan/VulkanApi.h"
+#include "renderer/vulkan/VulkanDeviceMemory.h"
 #include "renderer/vulkan/VulkanPreload.h"
 #include "renderer/vulkan/VulkanValidation.h"
 
@@ -100,6 +101,9 @@ class VulkanBackend final : public Backend {
   }
 
   std::string description() const override { return description_; }
+  bool leaveDeviceMemory(uint64_t bytes) override {
+    return vk::leaveDeviceMemory(vk_, physical_, bytes, held_);
+  }
 
  private:
   struct Context {
@@ -175,6 +179,8 @@ class VulkanBackend final : public Backend {
   VkInstance instance_ = VK_NULL_HANDLE;
   vk::InstanceApi vk_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  /// What --device-memory took, given back before the instance is destroyed.
+  vk::HeldMemory held_;
   uint32_t queueFamily_ = 0;
   VkPhysicalDeviceMemoryProperties memory_{};
   std::string description_;
@@ -308,6 +314,7 @@ VulkanBackend::~VulkanBackend() {
     }
     teardown(context);
   }
+  held_.release(vk_);
   made_.destroy();
 }
 

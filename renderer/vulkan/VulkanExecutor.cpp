@@ -17,6 +17,7 @@
 #include "renderer/vulkan/LifecycleShader.h"
 #include "renderer/vulkan/VulkanAllocator.h"
 #include "renderer/vulkan/VulkanApi.h"
+#include "renderer/vulkan/VulkanDeviceMemory.h"
 #include "renderer/vulkan/VulkanPreload.h"
 #include "renderer/vulkan/VulkanShadow.h"
 #include "renderer/vulkan/VulkanValidation.h"
@@ -62,6 +63,9 @@ class VulkanExecutor final : public ModelExecutor {
   VulkanExecutor& operator=(const VulkanExecutor&) = delete;
 
   std::string description() const override { return description_; }
+  bool leaveDeviceMemory(uint64_t bytes) override {
+    return vk::leaveDeviceMemory(vk_, physical_, bytes, held_);
+  }
   bool threadSafe() const override { return true; }
   void run(const ModelCall& call) override;
   void release(std::string_view kind, const std::string& name) override;
@@ -203,6 +207,8 @@ class VulkanExecutor final : public ModelExecutor {
   /// driver's own host allocation (VulkanAllocator.h).
   const VkAllocationCallbacks* alloc_ = vk::countingAllocator();
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  /// What --device-memory took, given back before the instance is destroyed.
+  vk::HeldMemory held_;
   uint32_t family_ = 0;
   uint32_t memoryType_ = 0;
   VkDevice device_ = VK_NULL_HANDLE;
@@ -263,6 +269,7 @@ VulkanExecutor::~VulkanExecutor() {
   if (shader_ != VK_NULL_HANDLE) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
   if (setLayout_ != VK_NULL_HANDLE) vk_.vkDestroyDescriptorSetLayout(device_, setLayout_, nullptr);
   vk_.vkDestroyDevice(device_, nullptr);
+  held_.release(vk_);
   instance_.destroy();
 }
 
@@ -911,6 +918,10 @@ void VulkanExecutor::cmdCopy(const ModelCall& c) {
     region.size = std::min(s.size, d.size);
     breach = unbound(src, "VUID-vkCmdCopyBuffer-srcBuffer-00119");
     if (!breach) breach = unbound(dst, "VUID-vkCmdCopyBuffer-dstBuffer-00121");
+    if (breach && !s.boundTo.empty() && s.boundTo == d.boundTo) {
+      // Both were bound to one memory, since freed: layer 1.4.309 reports the overlap first.
+      breach->also.push_back("VUID-vkCmdCopyBuffer-pRegions-00117");
+    }
     if (!breach && s.memory == d.memory) {
       breach = Breach{"VUID-vkCmdCopyBuffer-pRegions-00117",
                       "buffers " + src + " and " + dst + " are bound to the same memory " +
@@ -1446,6 +1457,7 @@ bool VulkanExecutor::bind(const std::string& buffer, const std::string& memory, 
       check(call, vk_.vkBindBufferMemory(device_, b.handle, m.handle, 0), breach, kMake))
     return false;
   b.memory = memory;
+  b.boundTo = memory;
   b.everBound = true;
   m.buffers.insert(buffer);
   return true;

@@ -125,6 +125,8 @@ struct BufferState {
   std::string memory;
   /// Bound once: a buffer is never bound again (it is not sparse).
   bool everBound = false;
+  /// The memory it was bound to, kept after that memory is freed: the layer still knows it.
+  std::string boundTo;
 };
 
 struct MemoryState {

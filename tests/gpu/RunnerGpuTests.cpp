@@ -472,5 +472,31 @@ TEST(RunnerGpu, AHandWrittenSequenceRunsOnBothBackendsAsItsDirectivesExpect) {
   }
 }
 
+/// --device-memory (docs/failures.md): with 80 MiB left, the 64 MiB buffers run out for real and
+/// the run goes on; the 32 and 16 MiB ones fit.
+TEST(RunnerGpu, WithDeviceMemoryBoundTheBigBuffersRunOutForRealAndTheRunPasses) {
+  ScratchDir dir;
+  const fs::path file = dir.write("dm.seq",
+                                  "# model: device\n"
+                                  "ctx_create c0\n"
+                                  "buf_create c0 b0 bytes=33554432\n"
+                                  "buf_create c0 b1 bytes=67108864\n"
+                                  "buf_create c0 b2 bytes=16777216\n"
+                                  "buf_destroy b0\n"
+                                  "buf_create c0 b3 bytes=67108864\n"
+                                  "buf_destroy b2\n"
+                                  "ctx_destroy c0\n");
+  const RunResult r = runToEnd(dir, {"--backend", "cuda-async", "--faults", "none",
+                                     "--device-memory", "83886080", file.string()});
+  ASSERT_RUNNER_STARTED(r);
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "   3  buf_create c0 b1 bytes=67108864 ... failed for real: "))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "   6  buf_create c0 b3 bytes=67108864 ... failed for real: "))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "   4  buf_create c0 b2 bytes=16777216 ... ok\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "outcome: pass\nexpected: pass (met)\n")) << r.out;
+}
+
 }  // namespace
 }  // namespace gpufuzz
