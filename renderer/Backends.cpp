@@ -98,7 +98,7 @@ constexpr NamedProfile kProfiles[] = {
     {"sim", {0, "", false, Spread::None, false, "max-26.5.0", true, true, true}},
     {"cuda", {2, "", false, Spread::CudaVisibleDevices, true, "none", false, false, true}},
     {"cuda-async", {4, "", true, Spread::CudaVisibleDevices, true, "none", false, false, true}},
-    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false, false, false}},
+    {"opencl", {2, "nvidia", false, Spread::DeviceIndex, false, "none", false, false, true}},
     {"vulkan", {0, "", false, Spread::DeviceIndex, false, "none", false, true, true}},
 };
 

@@ -61,6 +61,10 @@ struct BackendProfile {
   bool boundsDeviceMemory = false;
 };
 
+/// Which backends bound their device's memory (--device-memory), as messages name them.
+inline constexpr std::string_view kBoundedBackends =
+    "sim, cuda, cuda-async, and opencl and vulkan on a GPU";
+
 /// The backend a corpus file's `expect` speaks of (others are `expect.NAME` where they differ):
 /// always built, needs no device.
 inline constexpr std::string_view kReferenceBackend = "sim";

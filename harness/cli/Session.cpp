@@ -180,10 +180,9 @@ void checkDeviceMemory(const BackendOptions& options, const std::string& backend
   if (!options.deviceMemory) return;
   const BackendProfile* profile = findBackendProfile(backend);
   if (profile != nullptr && profile->boundsDeviceMemory) return;
-  throw InputError(
-      "--device-memory " + std::to_string(*options.deviceMemory) + ": backend " + backend +
-      " cannot bound its device memory (failures.md); sim, cuda, cuda-async and vulkan on a "
-      "GPU can");
+  throw InputError("--device-memory " + std::to_string(*options.deviceMemory) + ": backend " +
+                   backend + " cannot bound its device memory (failures.md); " +
+                   std::string(kBoundedBackends) + " can");
 }
 
 std::string Session::backendRequest(const std::string& requested,

@@ -132,7 +132,7 @@ class RunnerProgress final : public ProgressListener {
 /// --device-memory on a device whose memory cannot be bounded: bad input.
 [[noreturn]] void unbounded(const std::string& backend, const std::string& description) {
   throw InputError("--device-memory: backend " + backend + " cannot bound the memory of " +
-                   description + " (failures.md); sim, cuda, cuda-async and vulkan on a GPU can");
+                   description + " (failures.md); " + std::string(kBoundedBackends) + " can");
 }
 
 /// --probe: the backend made as a run would make it, and one line saying what it runs on. With

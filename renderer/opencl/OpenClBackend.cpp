@@ -27,6 +27,7 @@ OpenClBackend::~OpenClBackend() {
     api_.finish(context.queue);
     release(context, CallPoint::CtxDestroy);
   }
+  held_.release(api_);
 }
 
 cl_context OpenClBackend::contextHandle(ContextId ctx) const {

@@ -34,6 +34,7 @@
 #include "renderer/device/Backend.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/opencl/OpenClApi.h"
+#include "renderer/opencl/OpenClDeviceMemory.h"
 #include "renderer/opencl/OpenClDevices.h"
 
 namespace gpufuzz {
@@ -50,6 +51,9 @@ class OpenClBackend final : public Backend {
   std::string_view name() const override { return "opencl"; }
   /// "Portable Computing Language / pthread-haswell-AMD EPYC / driver 3.1+debian"
   std::string description() const override { return device_.identity(); }
+  bool leaveDeviceMemory(uint64_t bytes) override {
+    return leaveOpenClMemory(api_, device_, bytes, held_);
+  }
   ContextId createContext() override;
   void destroyContext(ContextId ctx) override;
   BufferId allocBuffer(ContextId ctx, uint64_t bytes) override;
@@ -117,6 +121,8 @@ class OpenClBackend final : public Backend {
 
   OpenClApi api_;
   OpenClDevice device_;
+  /// What --device-memory took.
+  HeldClMemory held_;
   std::map<ContextId, Context> contexts_;
   std::map<BufferId, Buffer> buffers_;
   ReleasedWaits releasedWaits_;

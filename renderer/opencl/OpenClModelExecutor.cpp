@@ -19,6 +19,7 @@
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/PendingWork.h"
 #include "renderer/opencl/OpenClApi.h"
+#include "renderer/opencl/OpenClDeviceMemory.h"
 #include "renderer/opencl/OpenClDevices.h"
 #include "renderer/opencl/RasterProgram.h"
 
@@ -236,6 +237,9 @@ class OpenClModelExecutor final : public ModelExecutor {
   }
 
   ~OpenClModelExecutor() override = default;  // objects left are the process's exit's
+  bool leaveDeviceMemory(uint64_t bytes) override {
+    return leaveOpenClMemory(api_, device_, bytes, held_);
+  }
 
   std::string description() const override {
     std::string features;
@@ -325,6 +329,8 @@ class OpenClModelExecutor final : public ModelExecutor {
 
   OpenClApi api_;
   OpenClDevice device_;
+  /// What --device-memory took, held until the process ends.
+  HeldClMemory held_;
   int graceMs_;
   bool svm_ = false;
   bool outOfOrder_ = false;
