@@ -1375,6 +1375,10 @@ void VulkanExecutor::timelineWait(const ModelCall& c) {
   info.pSemaphores = &t.handle;
   info.pValues = &t.promised;
   check("vkWaitSemaphores", vk_.vkWaitSemaphores(device_, &info, UINT64_MAX), {}, kWait);
+  // A wait that returned saw the value reached, and the layer retires the work that signals it
+  // then: so does the shadow, before the read below, which a mark may fail.
+  t.reached = std::max(t.reached, t.promised);
+  shadow_.complete(signalledThrough(t, t.promised));
   const uint64_t value = counter(t.handle, "vkGetSemaphoreCounterValue");
   if (value < t.promised) {
     fail(kWait, "vkWaitSemaphores returned while timeline " + name + " is at " +
