@@ -1,11 +1,9 @@
 // cuda-device-target: the device model (contexts and buffers) over the CUDA driver API, as a
 // user's program would call it. It calls no mayFail(): the interposer gpufuzz preloads fails its
-// marked driver calls (docs/failures.md, Targets). Built twice, for the three ways a program
-// reaches the driver:
-//  - cuda-device-target loads libcuda.so.1 with dlopen, as the CUDA runtime does: cuMemAlloc_v2
-//    and cuGetProcAddress_v2 by dlsym, every other entry point by cuGetProcAddress;
-//  - cuda-device-target-linked (GPUFUZZ_LINKED) is linked against libcuda.so.1.
-// Each error path releases what its operation made, so every marked run passes.
+// marked driver calls (docs/failures.md, Targets). It loads libcuda.so.1 with dlopen, as the CUDA
+// runtime does: cuMemAlloc_v2 and cuGetProcAddress_v2 by dlsym, every other entry point by
+// cuGetProcAddress (cuda-linked-probe.cpp covers a program linked against the driver). Each error
+// path releases what its operation made, so every marked run passes.
 //
 //   gpufuzz sweep --model device --target cuda-device-target FILE
 #include <cuda.h>
@@ -36,13 +34,6 @@ struct Api {
   decltype(&::cuMemsetD8Async) memsetD8Async = nullptr;
 };
 
-#if GPUFUZZ_LINKED
-Api load() {
-  return Api{&::cuInit,          &::cuDeviceGet,    &::cuCtxCreate,     &::cuCtxDestroy,
-             &::cuCtxSetCurrent, &::cuStreamCreate, &::cuStreamDestroy, &::cuStreamSynchronize,
-             &::cuMemAlloc,      &::cuMemFree,      &::cuMemsetD8Async};
-}
-#else
 template <typename Fn>
 void byProcAddress(decltype(&::cuGetProcAddress) getProc, const char* name, Fn& fn) {
   void* found = nullptr;
@@ -75,7 +66,6 @@ Api load() {
   byProcAddress(getProc, "cuMemsetD8Async", api.memsetD8Async);
   return api;
 }
-#endif
 
 void check(CUresult status, const char* call) {
   if (status != CUDA_SUCCESS) {
