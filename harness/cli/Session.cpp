@@ -431,10 +431,13 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
           name, value + (before && *before ? std::string(":") + before : std::string()));
     };
     const std::filesystem::path layer = executableDir() / kVulkanLayerFolder;
-    if (std::filesystem::exists(interposer)) prepend("LD_PRELOAD", interposer.string());
-    if (std::filesystem::exists(interposer) && std::filesystem::exists(layer)) {
-      prepend("VK_ADD_LAYER_PATH", layer.string());
-      prepend("VK_INSTANCE_LAYERS", kVulkanLayerName);
+    if (std::filesystem::exists(interposer)) {
+      prepend("LD_PRELOAD", interposer.string());
+      // The layer's manifest names the interposer: without it, the loader could not load it.
+      if (std::filesystem::exists(layer)) {
+        prepend("VK_ADD_LAYER_PATH", layer.string());
+        prepend("VK_INSTANCE_LAYERS", kVulkanLayerName);
+      }
     }
   }
   auto runner = std::make_unique<TrialRunner>(setup, *calibrator);

@@ -30,6 +30,9 @@
 #include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
+
+using DlsymFn = void* (*)(void*, const char*);
+
 namespace {
 
 using Word = std::uintptr_t;
@@ -52,9 +55,6 @@ constexpr std::size_t kSlots = 6;
 std::array<std::array<std::atomic<void*>, kSlots>, kRowCount> gReal{};
 
 /// glibc's dlsym, which the one defined below hides from every other library.
-}  // namespace
-using DlsymFn = void* (*)(void*, const char*);
-namespace {
 DlsymFn realDlsym() {
   static const DlsymFn real = [] {
     void* found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
@@ -76,14 +76,20 @@ void* driverSymbol(const char* symbol) {
   return found;
 }
 
-template <std::size_t I, std::size_t S>
-void* realFor() {
-  void* real = gReal[I][S].load(std::memory_order_acquire);
-  if (real == nullptr && S == 0) {
-    real = driverSymbol(kRows[I].symbol);
-    gReal[I][S].store(real, std::memory_order_release);
+/// What `slot` holds, the driver's `symbol` resolved into it on first use.
+void* resolved(std::atomic<void*>& slot, const char* symbol) {
+  void* real = slot.load(std::memory_order_acquire);
+  if (real == nullptr) {
+    real = driverSymbol(symbol);
+    slot.store(real, std::memory_order_release);
   }
   return real;
+}
+
+template <std::size_t I, std::size_t S>
+void* realFor() {
+  if constexpr (S == 0) return resolved(gReal[I][S], kRows[I].symbol);
+  return gReal[I][S].load(std::memory_order_acquire);
 }
 
 /// Six integer registers, passed on as they came: any signature of six or fewer integer and
@@ -132,10 +138,12 @@ const std::array<std::array<void*, kSlots>, kRowCount>& wrappers() {
 
 /// Whether `address` lies in this library: a wrapper handed out again is not wrapped twice.
 bool ours(const void* address) {
-  Dl_info mine{};
+  static const void* const mine = [] {
+    Dl_info info{};
+    return dladdr(reinterpret_cast<const void*>(&ours), &info) != 0 ? info.dli_fbase : nullptr;
+  }();
   Dl_info theirs{};
-  return dladdr(reinterpret_cast<const void*>(&ours), &mine) != 0 &&
-         dladdr(address, &theirs) != 0 && mine.dli_fbase == theirs.dli_fbase;
+  return mine != nullptr && dladdr(address, &theirs) != 0 && theirs.dli_fbase == mine;
 }
 
 /// The wrapper of `real` for row `row`: a slot that holds it already, or a free one. When every
@@ -174,19 +182,10 @@ using GetProcV2 = CUresult (*)(const char*, void**, int, cuuint64_t,
 std::atomic<void*> gGetProcV1{nullptr};
 std::atomic<void*> gGetProcV2{nullptr};
 
-void* realGetProc(std::atomic<void*>& slot, const char* symbol) {
-  void* real = slot.load(std::memory_order_acquire);
-  if (real == nullptr) {
-    real = driverSymbol(symbol);
-    slot.store(real, std::memory_order_release);
-  }
-  return real;
-}
-
 void* answer(const char* symbol, void* found);
 
 CUresult getProcV1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  void* real = realGetProc(gGetProcV1, "cuGetProcAddress");
+  void* real = resolved(gGetProcV1, "cuGetProcAddress");
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   const CUresult r = reinterpret_cast<GetProcV1>(real)(symbol, pfn, version, flags);
   if (r == CUDA_SUCCESS && pfn != nullptr && symbol != nullptr) *pfn = answer(symbol, *pfn);
@@ -195,7 +194,7 @@ CUresult getProcV1(const char* symbol, void** pfn, int version, cuuint64_t flags
 
 CUresult getProcV2(const char* symbol, void** pfn, int version, cuuint64_t flags,
                    CUdriverProcAddressQueryResult* status) {
-  void* real = realGetProc(gGetProcV2, "cuGetProcAddress_v2");
+  void* real = resolved(gGetProcV2, "cuGetProcAddress_v2");
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   const CUresult r = reinterpret_cast<GetProcV2>(real)(symbol, pfn, version, flags, status);
   if (r == CUDA_SUCCESS && pfn != nullptr && symbol != nullptr) *pfn = answer(symbol, *pfn);
@@ -204,10 +203,10 @@ CUresult getProcV2(const char* symbol, void** pfn, int version, cuuint64_t flags
 
 /// cuGetProcAddress's own pointer, when `found` is the driver's v1 or v2 of it; else null.
 void* getProcWrapper(void* found) {
-  if (found == realGetProc(gGetProcV2, "cuGetProcAddress_v2")) {
+  if (found == resolved(gGetProcV2, "cuGetProcAddress_v2")) {
     return reinterpret_cast<void*>(&getProcV2);
   }
-  if (found == realGetProc(gGetProcV1, "cuGetProcAddress")) {
+  if (found == resolved(gGetProcV1, "cuGetProcAddress")) {
     return reinterpret_cast<void*>(&getProcV1);
   }
   return nullptr;

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -47,7 +48,6 @@ struct Instance {
   VkInstance handle = VK_NULL_HANDLE;
   PFN_vkGetInstanceProcAddr next = nullptr;
   PFN_vkDestroyInstance destroy = nullptr;
-  PFN_vkCreateDevice createDevice = nullptr;
 };
 struct Device {
   PFN_vkGetDeviceProcAddr next = nullptr;
@@ -80,14 +80,20 @@ PFN_vkVoidFunction nextCall(const void* handle, std::size_t row) {
   return it == c.devices.end() ? nullptr : it->second.calls[row];
 }
 
+/// The armed mark's error, when the call of row `row` is the one it fails.
+std::optional<VkResult> failedAsMarked(std::size_t row) {
+  if (!seam::detail::armed().on || !seam::detail::due(kRows[row].kinds, kRows[row].name)) {
+    return std::nullopt;
+  }
+  return VkErrors::fail<VkResult>(seam::detail::armed().failure.kind);
+}
+
 template <std::size_t I, typename Fn>
 struct Wrapper;
 template <std::size_t I, typename First, typename... A>
 struct Wrapper<I, VkResult(VKAPI_PTR*)(First, A...)> {
   static VkResult VKAPI_CALL call(First first, A... args) {
-    if (seam::detail::armed().on && seam::detail::due(kRows[I].kinds, kRows[I].name)) {
-      return VkErrors::fail<VkResult>(seam::detail::armed().failure.kind);
-    }
+    if (const std::optional<VkResult> failed = failedAsMarked(I)) return *failed;
     const auto next = reinterpret_cast<VkResult(VKAPI_PTR*)(First, A...)>(nextCall(first, I));
     if (next == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
     return next(first, args...);
@@ -142,7 +148,6 @@ VkResult VKAPI_CALL createInstance(const VkInstanceCreateInfo* info,
   entry.handle = *instance;
   entry.next = next;
   entry.destroy = reinterpret_cast<PFN_vkDestroyInstance>(next(*instance, "vkDestroyInstance"));
-  entry.createDevice = reinterpret_cast<PFN_vkCreateDevice>(next(*instance, "vkCreateDevice"));
   Chains& c = chains();
   const std::unique_lock guard(c.lock);
   c.instances[keyOf(*instance)] = entry;
@@ -165,10 +170,7 @@ static_assert(std::string_view(kRows[kCreateDevice].name) == "vkCreateDevice");
 
 VkResult VKAPI_CALL createDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo* info,
                                  const VkAllocationCallbacks* allocator, VkDevice* device) {
-  if (seam::detail::armed().on &&
-      seam::detail::due(kRows[kCreateDevice].kinds, kRows[kCreateDevice].name)) {
-    return VkErrors::fail<VkResult>(seam::detail::armed().failure.kind);
-  }
+  if (const std::optional<VkResult> failed = failedAsMarked(kCreateDevice)) return *failed;
   auto* link =
       linkInfo<VkLayerDeviceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
   const Instance owner = instanceOf(physical);
