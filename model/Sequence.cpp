@@ -19,6 +19,7 @@
 
 #include "model/InputFile.h"
 #include "model/ModelState.h"
+#include "model/Schedule.h"
 #include "renderer/InputError.h"
 
 namespace gpufuzz {
@@ -231,6 +232,17 @@ const std::vector<DirectiveSpec>& directiveSpecs() {
                     integerDirective<&Directives::deviceMemory>(
                         "device-memory", 1, std::numeric_limits<uint64_t>::max()),
                     values<&Directives::deviceMemory>});
+    list.push_back({"schedule",
+                    [](std::string_view v, Directives& d) {
+                      const std::vector<std::string_view> choices(kScheduleNames.begin(),
+                                                                  kScheduleNames.end());
+                      return readChoice(v, "schedule", choices, d.schedule);
+                    },
+                    values<&Directives::schedule>});
+    list.push_back(
+        {"try",
+         integerDirective<&Directives::attempt>("try", 0, std::numeric_limits<uint64_t>::max()),
+         values<&Directives::attempt>});
     list.push_back({"found",
                     [](std::string_view v, Directives& d) {
                       d.found = std::string(v);

@@ -49,6 +49,10 @@ struct Directives {
   std::optional<std::string> found;
   /// `# device-memory: BYTES`: about BYTES of device memory left to the run (docs/failures.md).
   std::optional<uint64_t> deviceMemory;
+  /// `# schedule:` and `# try:`: the schedule and try a threaded finding failed under
+  /// (docs/sequences.md, Threads on real runtimes); replay, shrink and explain start there.
+  std::optional<std::string> schedule;
+  std::optional<uint64_t> attempt;
   std::vector<std::string> notes;
   bool operator==(const Directives&) const = default;
 };

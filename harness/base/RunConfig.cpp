@@ -26,6 +26,9 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
   config.backendOptions = overrides.backendOptions;
   if (!config.backendOptions.deviceMemory)
     config.backendOptions.deviceMemory = directives.deviceMemory;
+  config.schedule = overrides.schedule.value_or(
+      scheduleModeOf(directives.schedule.value_or("mix")).value_or(ScheduleMode::Mix));
+  config.firstTry = directives.attempt.value_or(0);
   const std::string policy = overrides.policy.value_or(directives.policy.value_or("shipped"));
   const auto parsed = parsePolicy(policy);
   if (!parsed) {

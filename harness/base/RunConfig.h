@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/Schedule.h"
 #include "model/Sequence.h"
 #include "renderer/Backends.h"
 #include "renderer/TeardownPolicy.h"
@@ -20,6 +21,8 @@ struct RunOverrides {
   std::optional<std::string> faults;
   /// --device and --validation: the command line only (no directive names a device).
   BackendOptions backendOptions;
+  /// --schedule: how a threaded run's threads interleave at runtime calls.
+  std::optional<ScheduleMode> schedule;
   bool operator==(const RunOverrides&) const = default;
 };
 
@@ -33,6 +36,10 @@ struct RunConfig {
   /// Whether `faults` came from the file's directive (not from --faults).
   bool faultsFromDirective = false;
   BackendOptions backendOptions;
+  /// The command line's, else the file's `schedule`, else mix (docs/sequences.md, Threads).
+  ScheduleMode schedule = ScheduleMode::Mix;
+  /// The file's `try`: the first try a replay, shrink or explanation runs.
+  uint64_t firstTry = 0;
 };
 
 /// Throws InputError for an unknown policy or backend name.

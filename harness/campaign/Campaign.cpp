@@ -52,6 +52,13 @@ namespace gpufuzz {
 
 namespace {
 
+/// "calls 1200 (31% overlapped)" for the status, or empty when no run made a runtime call.
+std::string callsText(const RuntimeCalls& calls) {
+  if (calls.calls == 0) return {};
+  return "calls " + std::to_string(calls.calls) + " (" +
+         std::to_string(100 * calls.overlapped / calls.calls) + "% overlapped)";
+}
+
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kSaturatedAfter = 3;
 /// The grace's last 1/kConfirmingShareOfGrace confirms the shrinks under way; none starts then.
@@ -125,6 +132,8 @@ class Campaign {
     s.run.campaigns = 1;
     s.run.executions = trials_.executions();
     s.run.sequences = sequences_.load();
+    s.run.calls = trials_.calls().calls;
+    s.run.callsOverlapped = trials_.calls().overlapped;
     for (std::size_t c = 0; c < byClass_.size(); ++c)
       s.run.byClass[c] = byClass_[c].load();
     s.run.failures = failures_.load();
@@ -207,6 +216,7 @@ class Campaign {
     std::string tally;       // tallyText()
     std::string lastFind, deadline, shrinking;
     std::string persistent;  // --persistent: how often a fresh process agreed
+    std::string calls;       // "calls 1200 (31% overlapped)", when runtime calls were made
   };
   Status status() const;
   /// One line, for logs and the final summary.
@@ -1525,6 +1535,7 @@ Campaign::Status Campaign::status() const {
                     : "never";
   st.deadline = trials_.deadlines().describe();
   st.shrinking = activityLocked();
+  st.calls = callsText(trials_.calls());
   if (plan_.persistent > 1) {
     const uint64_t failures = persistentFailures_.load();
     char text[160];
@@ -1545,13 +1556,15 @@ Campaign::Status Campaign::status() const {
 std::string Campaign::statusLine() const {
   const Status st = status();
   char line[768];
+  // The runtime calls come last: readers of the line match its older fields in place.
   std::snprintf(line, sizeof line,
                 "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %s | last find %s | "
-                "deadline %s%s%s%s%s",
+                "deadline %s%s%s%s%s%s%s",
                 st.elapsed, static_cast<unsigned long long>(st.executions), st.rate,
                 static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.tally.c_str(),
                 st.lastFind.c_str(), st.deadline.c_str(), st.persistent.empty() ? "" : " | ",
-                st.persistent.c_str(), st.shrinking.empty() ? "" : " | ", st.shrinking.c_str());
+                st.persistent.c_str(), st.shrinking.empty() ? "" : " | ", st.shrinking.c_str(),
+                st.calls.empty() ? "" : " | ", st.calls.c_str());
   return line;
 }
 
@@ -1565,7 +1578,7 @@ std::vector<std::string> Campaign::statusBlock() const {
                 static_cast<unsigned long long>(st.executions), st.rate);
   std::vector<std::string> block{
       std::string("  elapsed     ") + elapsed,
-      std::string("  executions  ") + executions,
+      std::string("  executions  ") + executions + (st.calls.empty() ? "" : ", " + st.calls),
       "  sequences   " + std::to_string(st.sequences) + (st.classes.empty() ? "" : ":") +
           st.classes,
       "  findings    " + st.tally + ", last find " + st.lastFind,

@@ -22,6 +22,8 @@ void visitCounts(Io& io, Counts& c) {
   io.number("campaigns", c.campaigns);
   io.number("executions", c.executions);
   io.number("sequences", c.sequences);
+  io.number("calls", c.calls);
+  io.number("calls_overlapped", c.callsOverlapped);
   io.byClass("by_class", c.byClass);
   io.number("failures", c.failures);
   io.number("unconfirmed", c.unconfirmed);
@@ -244,6 +246,8 @@ CampaignCounts& CampaignCounts::operator+=(const CampaignCounts& other) {
   campaigns += other.campaigns;
   executions += other.executions;
   sequences += other.sequences;
+  calls += other.calls;
+  callsOverlapped += other.callsOverlapped;
   for (std::size_t i = 0; i < kClasses; ++i)
     byClass[i] += other.byClass[i];
   failures += other.failures;

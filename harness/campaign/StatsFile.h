@@ -30,6 +30,10 @@ struct CampaignCounts {
   uint64_t campaigns = 0;  // campaign runs counted
   uint64_t executions = 0;
   uint64_t sequences = 0;
+  /// Runtime calls the runs made, and those begun while another thread of the same process was
+  /// inside a runtime call (docs/sequences.md, Threads on real runtimes).
+  uint64_t calls = 0;
+  uint64_t callsOverlapped = 0;
   std::array<uint64_t, kOutcomeClassCount> byClass{};  // by OutcomeClass
   uint64_t failures = 0;                               // failures that stand (noise left out)
   uint64_t unconfirmed = 0;  // failures whose minimal sequence never reproduced

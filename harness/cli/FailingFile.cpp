@@ -18,8 +18,9 @@ FailingFile runFailingFile(Session& session, TrialMode mode, const char* verb) {
   f.run = session.forFile(f.seq, f.file);
   // A threaded file fails on some schedules: up to --confirmations tries, each its own.
   const uint32_t tries = f.seq.threadCount() > 1 ? f.confirmations : 1;
-  f.first = f.run.trials->runTries(f.seq, mode, std::nullopt, tries,
-                                   [](const TrialResult& t) { return t.outcome.failed(); });
+  f.first = f.run.trials->runTries(
+      f.seq, mode, std::nullopt, tries, [](const TrialResult& t) { return t.outcome.failed(); },
+      f.run.config.firstTry);
   if (f.first.harnessError) {
     std::fprintf(stderr, "gpufuzz: the harness failed: %s\n", f.first.harnessError->c_str());
     f.exitStatus = Session::stopRequested() ? 130 : 3;

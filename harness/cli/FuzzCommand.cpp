@@ -35,10 +35,11 @@ int runFuzz(Session& session) {
   const std::string backend = target ? Session::kTargetBackend
                                      : session.resolveBackend(session.backendRequest(
                                            cl.value<Option::Backend>(), session.fuzzModel()));
-  const RunConfig config = resolveRunConfig(
-      RunOverrides{target ? std::nullopt : std::optional<std::string>(backend),
-                   cl.get(Option::Policy), cl.get(Option::Faults), session.backendOptions()},
-      Directives{}, "");
+  const RunConfig config =
+      resolveRunConfig(RunOverrides{target ? std::nullopt : std::optional<std::string>(backend),
+                                    cl.get(Option::Policy), cl.get(Option::Faults),
+                                    session.backendOptions(), session.schedule()},
+                       Directives{}, "");
   const std::string faults = faultsFor(config, backend);
   loadFaultPlan(faults);  // a bad plan is bad input: fail before anything runs
   GeneratorConfig gen;

@@ -125,9 +125,11 @@ int runPromote(Session& session) {
     const uint32_t tries =
         minimal.threadCount() > 1 ? triesForRate(finding.reproduced, finding.confirmations) : 1;
     const TrialResult t = trials.runTries(
-        minimal, TrialMode::Confirmed, std::nullopt, tries, [&](const TrialResult& r) {
+        minimal, TrialMode::Confirmed, std::nullopt, tries,
+        [&](const TrialResult& r) {
           return backend == foundOn ? r.outcome.meets(observed) : r.outcome.failed();
-        });
+        },
+        config.firstTry);
     if (t.harnessError) {
       std::fprintf(stderr, "gpufuzz: the harness failed on %s: %s\n", backend.c_str(),
                    t.harnessError->c_str());

@@ -33,7 +33,8 @@ int runReplay(Session& session) {
               return t.outcome.unsupported ||
                      (expected.cls == OutcomeClass::Pass ? t.outcome.failed()
                                                          : t.outcome.meets(expected));
-            });
+            },
+            p.run.config.firstTry);
       });
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const TrialResult& t = outcomes[i];

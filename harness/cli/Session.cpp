@@ -113,6 +113,7 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
     backendOptions_.validation = *validation == "on";
   }
   backendOptions_.deviceMemory = cl.value<Option::DeviceMemory>();
+  if (const auto schedule = cl.value<Option::Schedule>()) schedule_ = scheduleModeOf(*schedule);
   if (cl.has(Option::Target)) {
     for (const Option o : {Option::Backend, Option::Device, Option::Validation, Option::Sanitizer,
                            Option::DeviceMemory}) {
@@ -316,7 +317,7 @@ std::vector<Session::PlannedFile> Session::planFiles() {
 Session::FileRun Session::forFile(const Sequence& seq, const std::string& file) {
   FileRun run;
   run.config = resolveRunConfig(RunOverrides{cl_.get(Option::Backend), cl_.get(Option::Policy),
-                                             cl_.get(Option::Faults), backendOptions_},
+                                             cl_.get(Option::Faults), backendOptions_, schedule_},
                                 seq.directives, file);
   const TargetCommand* target = targetFor(seq, file);
   run.backend =
@@ -398,6 +399,7 @@ TrialRunner& Session::trials(const std::string& backend, TeardownPolicy policy,
   setup.runner = runner_;
   setup.backend = backend;
   setup.backendOptions = backendOptions_;
+  setup.schedule = schedule_;
   const BackendProfile* profile = findBackendProfile(backend);  // none for a target
   if (sanitizer_.tool != SanitizerTool::None) {
     if (profile == nullptr || !profile->sanitizer) {

@@ -88,6 +88,7 @@ class Session {
   std::string backendDescription(const std::string& backend) const;
   /// --device and --validation.
   const BackendOptions& backendOptions() const { return backendOptions_; }
+  std::optional<ScheduleMode> schedule() const { return schedule_; }
   /// --sanitizer, as read and checked with the command line.
   const SanitizerSetup& sanitizer() const { return sanitizer_; }
 
@@ -143,6 +144,7 @@ class Session {
   std::filesystem::path workDir_;
   std::string runner_;
   BackendOptions backendOptions_;
+  std::optional<ScheduleMode> schedule_;  // --schedule
   SanitizerSetup sanitizer_;
   std::shared_ptr<ChildSlots> slots_;
   std::shared_ptr<DeviceSpread> devices_;  // the GPUs children are spread over (the profile's)

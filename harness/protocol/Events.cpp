@@ -75,6 +75,9 @@ std::string formatEvent(const Event& e) {
     case Event::Kind::Skip:
       out << "skip " << atText(e.at);
       break;
+    case Event::Kind::Calls:
+      out << "calls " << e.calls << ' ' << e.overlapped;
+      break;
   }
   return out.str();
 }
@@ -117,6 +120,20 @@ std::optional<Event> parseEvent(std::string_view line) {
       std::string more;
       if (in >> more) return std::nullopt;
     }
+    return e;
+  }
+  if (kind == "calls") {
+    e.kind = Event::Kind::Calls;
+    std::string made;
+    std::string overlapped;
+    std::string more;
+    if (!(in >> made >> overlapped) || (in >> more)) return std::nullopt;
+    const auto count = [](const std::string& word, uint64_t& n) {
+      const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
+      return ec == std::errc() && ptr == word.data() + word.size();
+    };
+    if (!count(made, e.calls) || !count(overlapped, e.overlapped) || e.overlapped > e.calls)
+      return std::nullopt;
     return e;
   }
   if (kind == "fault") {
@@ -266,6 +283,8 @@ std::string EventOrder::accept(const Event& e) {
       running_.erase(e.at.ordinal);
       finished_[e.at.ordinal - 1] = true;
       ++done_;
+      return {};
+    case Event::Kind::Calls:
       return {};
     case Event::Kind::Fault:
       if (running_.empty() && !endRunning_) return "a fault outside an operation";

@@ -8,6 +8,11 @@
 //   fail <at> <detail...>    the operation ended as its mark asked, or ran out for real
 //                            (docs/failures.md); it had its begin, and the run goes on
 //   skip <at>                the operation was not run: it uses a name a failed one never made
+//   calls <made> <overlapped>
+//                             the runtime calls the sequence made, and how many of them began
+//                             while another thread of the process was inside a runtime call
+//                             (docs/sequences.md, Threads on real runtimes); optional, before
+//                             the outcome
 //   fault <effect> [@<at>] <rule...>
 //                             a fault-plan rule fired in an operation: its effect (hang, spin,
 //                             crash, error, corrupt, leak, delay), the operation it fired in
@@ -36,7 +41,7 @@
 namespace gpufuzz {
 
 struct Event {
-  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip };
+  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip, Calls };
   Kind kind = Kind::Start;
   uint32_t operations = 0;  // start
   At at;                    // begin, done, fail, skip
@@ -45,7 +50,9 @@ struct Event {
   std::string rule;         // fault
   /// fault: the operation the rule fired in, when the event says (`@<at>`).
   std::optional<At> faultAt;
-  std::string detail;  // fail: the call that failed and its error, for people
+  std::string detail;       // fail: the call that failed and its error, for people
+  uint64_t calls = 0;       // calls: runtime calls made
+  uint64_t overlapped = 0;  // calls: of them, begun while another thread was inside one
 };
 
 std::string formatEvent(const Event& e);

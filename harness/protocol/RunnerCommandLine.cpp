@@ -19,6 +19,7 @@ enum Row : std::size_t {
   kFaults,
   kEventsFd,
   kDeviceMemory,
+  kSchedule,
   kTry,
   kQuiet,
   kProbe,
@@ -43,6 +44,8 @@ const std::array<OptionSpec, kRows> kTable = {{
      "write the events of docs/target.md to descriptor N"},
     {"--device-memory", OptionKind::Count, "BYTES", "", 1, UINT64_MAX, "the whole device",
      "leave about BYTES of device memory to the run (docs/failures.md)"},
+    {"--schedule", OptionKind::Choice, "os|pct|collide|mix", "", 0, 0, "the file's, else mix",
+     "how a threaded sequence's threads interleave at runtime calls (docs/sequences.md)"},
     {"--try", OptionKind::Count, "N", "0", 0, UINT64_MAX, "",
      "which try of a threaded sequence this is: on sim it picks the threads' schedule"},
     {"--quiet", OptionKind::Flag, "", "", 0, 0, "", "print no line per operation"},
@@ -76,7 +79,8 @@ Values toValues(const RunnerArgs& args) {
   v[kFaults] = text(o.faults);
   if (args.eventsFd) v[kEventsFd] = number(static_cast<uint64_t>(*args.eventsFd));
   if (o.backendOptions.deviceMemory) v[kDeviceMemory] = number(*o.backendOptions.deviceMemory);
-  if (args.attempt != 0) v[kTry] = number(args.attempt);
+  if (o.schedule) v[kSchedule] = text(std::string(scheduleName(*o.schedule)));
+  if (args.attempt) v[kTry] = number(*args.attempt);
   v[kQuiet] = flag(args.quiet);
   v[kProbe] = flag(args.probe);
   if (!args.persistent.empty()) v[kPersistent] = text(args.persistent);
@@ -95,7 +99,8 @@ RunnerArgs fromValues(const Values& v) {
   o.faults = str(kFaults);
   if (v[kEventsFd]) args.eventsFd = static_cast<int>(v[kEventsFd]->number);
   if (v[kDeviceMemory]) o.backendOptions.deviceMemory = v[kDeviceMemory]->number;
-  args.attempt = (v[kTry] ? v[kTry] : optionDefault(kTable[kTry]))->number;
+  if (v[kSchedule]) o.schedule = scheduleModeOf(v[kSchedule]->text);
+  if (v[kTry]) args.attempt = v[kTry]->number;
   args.quiet = v[kQuiet].has_value();
   args.probe = v[kProbe].has_value();
   args.persistent = str(kPersistent).value_or("");

@@ -4,7 +4,7 @@
 // side writes the other parses to the same values.
 //
 //   gpufuzz-runner [--backend NAME|auto] [--device TEXT] [--validation on|off] [--policy NAME]
-//                  [--faults NAME|PATH] [--events-fd N] [--try N] [--quiet] FILE
+//                  [--faults NAME|PATH] [--events-fd N] [--schedule S] [--try N] [--quiet] FILE
 //   gpufuzz-runner [options as above] --persistent FIFO
 //   gpufuzz-runner --probe [--backend NAME|auto] [--device TEXT] [--validation on|off]
 //   gpufuzz-runner --fork-server     (ForkServerProtocol.h)
@@ -33,8 +33,9 @@ struct RunnerArgs {
   RunOverrides overrides;
   /// --events-fd N: where events go; unset: GPUFUZZ_EVENTS_FD.
   std::optional<int> eventsFd;
-  /// --try N: which try of a threaded sequence this is (on sim it seeds the threads' schedule).
-  uint64_t attempt = 0;
+  /// --try N: which try of a threaded sequence this is: it seeds the threads' schedule. Unset:
+  /// the file's `try`, else 0.
+  std::optional<uint64_t> attempt;
   /// --quiet: no line per operation on stdout.
   bool quiet = false;
   /// --probe: make the backend, print what it runs on, exit.

@@ -18,7 +18,8 @@ namespace gpufuzz {
 
 namespace {
 
-/// The executor's calls, one at a time unless it takes them from several threads at once.
+/// The executor's calls: its own state one thread at a time, unless it keeps it safe itself; its
+/// runtime calls from every thread at once (seam::StateLock).
 class Calls {
  public:
   Calls(ModelExecutor& executor, const LifecycleModel& model)
@@ -54,11 +55,11 @@ class Calls {
   }
 
  private:
-  /// `call` alone in the executor unless it takes calls from several threads at once.
+  /// `call` alone in the executor's own state unless it keeps that safe itself.
   template <typename Call>
   void inTurn(Call call) {
     if (executor_.threadSafe()) return call();
-    const std::lock_guard lock(mutex_);
+    const seam::StateLock lock(mutex_);
     call();
   }
 
@@ -179,8 +180,9 @@ std::optional<RunOutcome> runOrSkipOnExecutor(const Sequence& seq, std::size_t i
 
 /// The operations on their threads: the failure of the lowest ordinal, or nothing.
 std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls, Ran& ran,
-                                     ProgressListener& progress) {
-  ThreadLanes lanes(seq, std::nullopt);
+                                     ProgressListener& progress,
+                                     std::optional<ScheduleChoice> schedule) {
+  ThreadLanes lanes(seq, schedule);
   progress.start();
   std::mutex mutex;
   std::map<std::size_t, RunOutcome> failures;
@@ -207,11 +209,13 @@ std::optional<RunOutcome> runThreads(const Sequence& seq, Calls& calls, Ran& ran
 }  // namespace
 
 RunOutcome executeModelSequence(const Sequence& seq, ModelExecutor& executor,
-                                ProgressListener& progress) {
+                                ProgressListener& progress,
+                                std::optional<ScheduleChoice> schedule) {
   Calls calls(executor, seq.lifecycle());
   Ran ran(seq);
   if (seq.threadCount() > 1) {
-    if (std::optional<RunOutcome> failed = runThreads(seq, calls, ran, progress)) return *failed;
+    if (std::optional<RunOutcome> failed = runThreads(seq, calls, ran, progress, schedule))
+      return *failed;
   } else {
     progress.start();
     for (std::size_t i = 0; i < seq.ops.size(); ++i) {

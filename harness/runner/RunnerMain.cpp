@@ -60,6 +60,7 @@
 #include "renderer/Backends.h"
 #include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeSeam.h"
 #include "renderer/faults/FaultInjector.h"
 #include "renderer/faults/FaultPlan.h"
 
@@ -215,6 +216,17 @@ EventWriter eventWriter(const RunnerArgs& args) {
   return EventWriter(args.eventsFd.value_or(target::Events::fromEnvironment().fd()));
 }
 
+/// How the threads of `seq` take turns (docs/sequences.md, Threads): on sim by the device's PCT
+/// schedule of (seed, try) whatever --schedule says, so that its planted races keep their seeds;
+/// on a real runtime by the try's schedule of --schedule, none for os.
+std::optional<ScheduleChoice> threadSchedule(const RunnerArgs& args, const RunConfig& config,
+                                             const Sequence& seq, const std::string& backend) {
+  const uint64_t attempt = args.attempt.value_or(config.firstTry);
+  const BackendProfile* profile = findBackendProfile(backend);
+  if (profile && profile->deterministic) return ScheduleChoice{scheduleSeed(seq, attempt)};
+  return runtimeSchedule(config.schedule, seq, attempt);
+}
+
 /// A sequence of the renderer's models on the device, the plan's rules told as they fire.
 RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunConfig& config,
                        RunDevice& d, const EventWriter& events, ProgressListener& progress) {
@@ -237,12 +249,8 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
                            at,
                            {}});
       });
-  // On sim the threads of a threaded sequence take turns by a schedule of (seed, try).
-  const BackendProfile* profile = findBackendProfile(d.backend);
-  const std::optional<uint64_t> schedule = profile && profile->deterministic
-                                               ? std::optional(scheduleSeed(seq, args.attempt))
-                                               : std::nullopt;
-  const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress, schedule);
+  const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress,
+                                             threadSchedule(args, config, seq, d.backend));
   d.injector->setFiredObserver(nullptr);
   return outcome;
 }
@@ -276,8 +284,16 @@ RunOutcome runOne(const RunnerArgs& args, const std::string& file, const Sequenc
     std::fflush(stdout);
   }
   RunnerProgress progress(seq, events, args.quiet);
-  const RunOutcome outcome = d.executor ? executeModelSequence(seq, *d.executor, progress)
-                                        : runOnDevice(args, seq, config, d, events, progress);
+  const seam::CallCounts before = seam::callCounts();
+  const RunOutcome outcome =
+      d.executor ? executeModelSequence(seq, *d.executor, progress,
+                                        threadSchedule(args, config, seq, d.backend))
+                 : runOnDevice(args, seq, config, d, events, progress);
+  const seam::CallCounts after = seam::callCounts();
+  Event calls{Event::Kind::Calls, 0, {}, {}, {}, {}, {}, {}};
+  calls.calls = after.calls - before.calls;
+  calls.overlapped = after.overlapped - before.overlapped;
+  events.write(calls);
   events.write(Event{Event::Kind::Outcome, 0, {}, {}, outcome, {}, {}, {}});
   if (!args.quiet) {
     if (outcome.failed() && outcome.at) std::printf("FAILED\n");

@@ -259,9 +259,9 @@ std::optional<RunOutcome> runOrSkipOnDevice(const Sequence& seq, std::size_t i, 
 /// The operations on their threads: the failure of the lowest ordinal, or nothing.
 std::optional<RunOutcome> runThreads(const Sequence& seq, World& world, Device& device,
                                      ProgressListener& progress,
-                                     std::optional<uint64_t> scheduleSeed) {
+                                     std::optional<ScheduleChoice> schedule) {
   Expectations expectations(seq);
-  ThreadLanes lanes(seq, scheduleSeed);
+  ThreadLanes lanes(seq, schedule);
   progress.start();
   std::mutex mutex;
   std::map<std::size_t, RunOutcome> failures;
@@ -301,10 +301,10 @@ CallFailure callFailureOf(const Mark& mark) {
 }
 
 RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy policy,
-                           ProgressListener& progress, std::optional<uint64_t> scheduleSeed) {
+                           ProgressListener& progress, std::optional<ScheduleChoice> schedule) {
   World world(device, policy);
   if (seq.threadCount() > 1) {
-    if (std::optional<RunOutcome> failed = runThreads(seq, world, device, progress, scheduleSeed))
+    if (std::optional<RunOutcome> failed = runThreads(seq, world, device, progress, schedule))
       return *failed;
   } else {
     progress.start();

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "harness/base/RunOutcome.h"
+#include "harness/runner/ThreadLanes.h"
 #include "model/Sequence.h"
 #include "renderer/TeardownPolicy.h"
 #include "renderer/device/Device.h"
@@ -60,10 +61,10 @@ std::optional<RunOutcome> runOrSkip(const Sequence& seq, std::size_t i, Names& n
 }
 
 /// Runs `seq`: in file order, or on its threads (`@T`, ThreadLanes.h) taking turns by
-/// `scheduleSeed` when one is given, freely otherwise; then releases the leftovers on this
+/// `schedule` when one is given, freely otherwise; then releases the leftovers on this
 /// thread, after every thread finished.
 RunOutcome executeSequence(const Sequence& seq, Device& device, TeardownPolicy policy,
                            ProgressListener& progress,
-                           std::optional<uint64_t> scheduleSeed = std::nullopt);
+                           std::optional<ScheduleChoice> schedule = std::nullopt);
 
 }  // namespace gpufuzz

@@ -115,8 +115,10 @@ class Laboratory {
     // A slow failure is only told from noise by a confirmation run.
     const TrialMode mode = key_.cls == OutcomeClass::Slow ? TrialMode::Confirmed : TrialMode::Quick;
     const auto results = runConcurrently<TrialResult>(queue_.size(), jobs_, [&](std::size_t i) {
-      return trials_.runTries(queue_[i], mode, limit_, trials_.triesFor(queue_[i], tries_),
-                              [&](const TrialResult& t) { return key_.matches(t.outcome); });
+      return trials_.runTries(
+          queue_[i], mode, limit_, trials_.triesFor(queue_[i], tries_),
+          [&](const TrialResult& t) { return key_.matches(t.outcome); },
+          queue_[i].directives.attempt.value_or(0));
     });
     for (std::size_t i = 0; i < queue_.size(); ++i) {
       executions_ += results[i].executions;

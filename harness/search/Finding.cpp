@@ -49,6 +49,10 @@ void writeFindingFields(JsonWriter& j, const Finding& f, const std::string& file
   j.key("sequence").value(normalizedOperations(f.minimal));
   j.key("model").value(f.minimal.lifecycle().name);
   j.key("threads").value(static_cast<uint64_t>(f.minimal.threadCount()));
+  if (f.minimal.directives.schedule) {
+    j.key("schedule").value(*f.minimal.directives.schedule);
+    j.key("try").value(f.minimal.directives.attempt.value_or(0));
+  }
   j.key("model_hash").value(f.minimal.lifecycle().hash);
   j.key("file").value(file);
   if (f.minimal.directives.target) {

@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "harness/search/Cause.h"
+#include "model/Schedule.h"
+#include "renderer/Backends.h"
 
 namespace gpufuzz {
 
@@ -66,6 +68,16 @@ Finding annotated(const TrialRunner& trials, const MinimizeRequest& request, Seq
   d.expect = expectationOf(f.outcome);
   d.seed = request.seed;
   if (!request.found.empty()) d.found = request.found;
+  // A threaded failure on a runtime is kept with the schedule and try it failed under, which
+  // replay, shrink and explain start from (docs/sequences.md, Threads on real runtimes).
+  const BackendProfile* profile = findBackendProfile(trials.setup().backend);
+  if (f.minimal.threadCount() > 1 && profile != nullptr && !profile->deterministic) {
+    const ScheduleMode mode = trials.setup().schedule.value_or(
+        scheduleModeOf(request.failing.directives.schedule.value_or("mix"))
+            .value_or(ScheduleMode::Mix));
+    d.schedule = std::string(scheduleName(scheduleOfTry(mode, d.seed, request.first.attempt)));
+    d.attempt = request.first.attempt;
+  }
   f.original = printSequence(request.failing);
   f.seed = request.seed.value_or(0);
   f.stacks = request.first.evidence.stacks;

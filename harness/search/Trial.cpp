@@ -127,7 +127,7 @@ ChildCommand TrialRunner::childCommand() const {
     command.executable = setup_.runner;
     RunnerArgs args;
     args.overrides = {setup_.backend, std::string(policyName(setup_.policy)), setup_.faults,
-                      setup_.backendOptions};
+                      setup_.backendOptions, setup_.schedule};
     args.quiet = true;
     command.args = runnerArgs(args);
   }
@@ -221,11 +221,18 @@ Supervised TrialRunner::runOnce(const std::filesystem::path& file, const Sequenc
     limits.environment.emplace_back(device.spread->variable(), device.spread->value(device.index));
   }
   ++executions_;
-  if (setup_.sanitizer.tool != SanitizerTool::None) {
-    return superviseUnderSanitizer(command, limits, setup_.sanitizer,
-                                   file.string() + ".sanitizer.log", firstContextDestroy(seq));
-  }
-  return supervise(command, limits);
+  Supervised run =
+      setup_.sanitizer.tool != SanitizerTool::None
+          ? superviseUnderSanitizer(command, limits, setup_.sanitizer,
+                                    file.string() + ".sanitizer.log", firstContextDestroy(seq))
+          : supervise(command, limits);
+  countCalls(run.calls);
+  return run;
+}
+
+void TrialRunner::countCalls(const RuntimeCalls& calls) {
+  calls_.fetch_add(calls.calls, std::memory_order_relaxed);
+  overlapped_.fetch_add(calls.overlapped, std::memory_order_relaxed);
 }
 
 std::string TrialRunner::childrenByGpu() const {
@@ -312,6 +319,7 @@ TrialResult TrialRunner::runPersistent(PersistentRuns& runs, const Sequence& seq
     ++executions_;
     result.executions = 1;
     result.evidence = runs.child_->run(file.string(), limits);
+    countCalls(result.evidence.calls);
   }
   result.outcome = result.evidence.outcome;
   result.harnessError = result.evidence.harnessError;

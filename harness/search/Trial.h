@@ -81,6 +81,8 @@ struct TrialSetup {
   TargetCommand target;
   std::string backend;            // a backend of the registry (resolved, not auto)
   BackendOptions backendOptions;  // --device, --validation: passed on to the runner
+  /// --schedule: passed on to the runner; unset, the file's, else mix.
+  std::optional<ScheduleMode> schedule;
   /// --sanitizer: every child under compute-sanitizer, as a fresh process (ComputeSanitizer.h).
   SanitizerSetup sanitizer;
   TeardownPolicy policy = TeardownPolicy::Shipped;
@@ -191,6 +193,8 @@ class TrialRunner {
   }
   DeadlineCalibrator& deadlines() { return deadlines_; }
   uint64_t executions() const { return executions_.load(); }
+  /// Runtime calls the runs made, and those that overlapped another thread's (`calls` events).
+  RuntimeCalls calls() const { return {calls_.load(), overlapped_.load()}; }
 
   /// A failure kind (failureKind(): a hang or spin at a kind of operation, or planted by a
   /// fault-plan rule) confirmed as a finding: from now on a run stuck that way is taken as it
@@ -245,6 +249,8 @@ class TrialRunner {
   TrialSetup setup_;
   DeadlineCalibrator& deadlines_;
   std::atomic<uint64_t> executions_{0};
+  std::atomic<uint64_t> calls_{0}, overlapped_{0};
+  void countCalls(const RuntimeCalls& calls);
   std::atomic<uint64_t> longConfirmations_{0}, confirmationsSkipped_{0};
   mutable std::mutex kindsMutex_;
   std::vector<RunOutcome> confirmedKinds_;  // one of each failureKind()

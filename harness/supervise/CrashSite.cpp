@@ -258,6 +258,8 @@ constexpr std::array kHandlingFrames{"raise",
 bool isHandlingFrame(const CrashFrame& f) {
   if (f.function.starts_with("<")) return true;  // gdb's "<signal handler called>"
   if (f.function.find("onFatalSignal") != std::string::npos) return true;  // the runner's handler
+  // The runtime-call seam's wrappers pass a call through: the caller is the program's frame.
+  if (f.function.find("gpufuzz::seam::") != std::string::npos) return true;
   // An unnamed frame of the system's libraries under an abort: raise's internals.
   if (f.function.empty() && f.owner == FrameOwner::System) return true;
   return std::find(kHandlingFrames.begin(), kHandlingFrames.end(), f.function) !=

@@ -130,6 +130,9 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Outcome:
         outcome_ = event->outcome;
         break;
+      case Event::Kind::Calls:
+        calls_ += RuntimeCalls{event->calls, event->overlapped};
+        break;
       case Event::Kind::Fault: {
         Operation* op = faultPlace(*event);
         faults_.push_back(FaultFired{op ? op->at : At{}, event->op, event->rule});
@@ -230,6 +233,7 @@ class ProgressWatch final : public ChildObserver {
   std::vector<FaultFired> takeFaults() { return std::move(faults_); }
   std::vector<FailedOperation> takeFailed() { return std::move(failed_); }
   std::vector<At> takeSkipped() { return std::move(skipped_); }
+  const RuntimeCalls& calls() const { return calls_; }
 
  private:
   struct Operation {
@@ -352,6 +356,7 @@ class ProgressWatch final : public ChildObserver {
   std::vector<FaultFired> faults_;
   std::vector<FailedOperation> failed_;
   std::vector<At> skipped_;
+  RuntimeCalls calls_;
   EventOrder order_;
   std::optional<std::string> protocolError_;
 };
@@ -507,6 +512,7 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
   result.faults = watch.takeFaults();
   result.failed = watch.takeFailed();
   result.skipped = watch.takeSkipped();
+  result.calls = watch.calls();
   if (!result.harnessError) result.outcome.fault = plantedBy(result.outcome, result.faults);
   return result;
 }
@@ -660,6 +666,7 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     result.faults = watch.takeFaults();
     result.failed = watch.takeFailed();
     result.skipped = watch.takeSkipped();
+    result.calls = watch.calls();
     result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
     return result;
   }

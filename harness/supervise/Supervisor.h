@@ -116,6 +116,19 @@ struct FaultFired {
   std::string rule;    // as the plan cites it
 };
 
+/// Runtime calls made, and those begun while another thread was inside one (docs/sequences.md,
+/// Threads on real runtimes).
+struct RuntimeCalls {
+  uint64_t calls = 0;
+  uint64_t overlapped = 0;
+  RuntimeCalls& operator+=(const RuntimeCalls& o) {
+    calls += o.calls;
+    overlapped += o.overlapped;
+    return *this;
+  }
+  bool operator==(const RuntimeCalls&) const = default;
+};
+
 /// An operation that ended with `fail`: it failed as its mark asked, or ran out for real.
 struct FailedOperation {
   At at;
@@ -174,6 +187,8 @@ struct Supervised {
   std::vector<FailedOperation> failed;
   /// Operations skipped because they use a name a failed operation never made, in order.
   std::vector<At> skipped;
+  /// The runtime calls the child said it made (`calls` events), and those that overlapped.
+  RuntimeCalls calls;
   /// Set when the run says nothing about the system under test: the child could not start,
   /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its
   /// outcome with its exit status, or was interrupted by killAllChildren().

@@ -11,6 +11,7 @@
 #include "renderer/cuda/CudaStreamBackend.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
 
@@ -36,7 +37,8 @@ class CudaAsyncBackend final : public cuda::CudaStreamBackend<PoolContext, PoolB
  private:
   CUcontext driverContext(const PoolContext&) const override { return primary_; }
   CUfunction kernel(const PoolContext&) const override { return kernel_; }
-  void releaseRest(const PoolContext& context, const TeardownStep& step) const override {
+  void releaseRest(ContextId /*ctx*/, const PoolContext& context,
+                   const TeardownStep& step) override {
     if (context.pool != nullptr) step(driver_.memPoolDestroy(context.pool), "cuMemPoolDestroy");
   }
   void makeCurrent(CallPoint point) const {
@@ -81,7 +83,7 @@ CudaAsyncBackend::~CudaAsyncBackend() {
     for (const auto& [buf, buffer] : buffers_) {
       if (buffer.owner == id) driver_.memFreeAsync(buffer.address, context.stream);
     }
-    teardown(context);
+    teardown(id, context);
   }
   for (const auto& [buf, buffer] : buffers_) {
     if (!contexts_.contains(buffer.owner)) driver_.memFreeAsync(buffer.address, releaseStream_);
@@ -110,7 +112,7 @@ ContextId CudaAsyncBackend::createContext() {
     props.location.id = device_;
     check(driver_.memPoolCreate(&context.pool, &props), CallPoint::CtxCreate, "cuMemPoolCreate");
   } catch (const DeviceError&) {
-    teardown(context);
+    teardown(0, context);
     throw;
   }
   return addContext(std::move(context));
@@ -130,10 +132,18 @@ void CudaAsyncBackend::freeBuffer(BufferId buf) {
   const PoolBuffer buffer = takeBuffer(buf, "cuMemFreeAsync");
   makeCurrent(CallPoint::BufFree);
   auto owner = contexts_.find(buffer.owner);
-  if (owner != contexts_.end()) {
-    check(driver_.memFreeAsync(buffer.address, owner->second.stream), CallPoint::BufFree,
-          "cuMemFreeAsync");
-    return;
+  const CUstream stream = owner == contexts_.end() ? nullptr : owner->second.stream;
+  if (stream != nullptr) {
+    // Held: the owner's destroy on another thread must not begin its wait, or destroy the stream,
+    // while this call hands the stream to the driver.
+    const seam::KeepState keep;
+    if (!owner->second.closing) {
+      check(driver_.memFreeAsync(buffer.address, stream), CallPoint::BufFree, "cuMemFreeAsync");
+      return;
+    }
+    // Its destroy is waiting for the stream: this free waits too, rather than join that wait's
+    // work, then goes where freed buffers of destroyed contexts go.
+    check(driver_.streamSynchronize(stream), CallPoint::BufFree, "cuStreamSynchronize");
   }
   check(freeOnReleaseStream(buffer), CallPoint::BufFree, "cuMemFreeAsync");
 }

@@ -22,8 +22,11 @@
 // memoryInUse() counts live contexts and every buffer not yet freed through freeBuffer, whether
 // or not its context is alive. A buffer stops being counted when freeBuffer is called on it.
 //
-// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them). The
-// destructor destroys the contexts still alive and frees the buffers still held, ignoring errors.
+// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them). Their
+// driver calls overlap other threads' (CudaStreamBackend.h), except a free on its live context's
+// stream, which keeps the seam's lock so that the context's destroy never waits on, checks or
+// destroys a stream that the free is being enqueued on. The destructor destroys the contexts
+// still alive and frees the buffers still held, ignoring errors.
 #pragma once
 
 #include <memory>

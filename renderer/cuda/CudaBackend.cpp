@@ -13,6 +13,7 @@
 #include "renderer/cuda/CudaStreamBackend.h"
 #include "renderer/cuda/RasterKernel.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
 
@@ -21,9 +22,18 @@ namespace {
 /// The device address ranges of the allocations alive through any cuda backend of this process.
 /// The driver hands out a freed address again, so by the time an orphaned buffer (freed by its
 /// context's destroy) is freed, its address may belong to a newer allocation, which cuMemFree
-/// would free instead.
+/// would free instead. An allocation in flight may hold any free address before it is added.
 class LiveAllocations {
  public:
+  /// Around each cuMemAlloc: the address it gets is unknown until it returns.
+  void allocating(bool begins) {
+    const std::lock_guard lock(mutex_);
+    inFlight_ += begins ? 1 : -1;
+  }
+  bool anyInFlight() const {
+    const std::lock_guard lock(mutex_);
+    return inFlight_ != 0;
+  }
   void add(CUdeviceptr base, uint64_t bytes) {
     const std::lock_guard lock(mutex_);
     ranges_[base] = bytes;
@@ -43,6 +53,7 @@ class LiveAllocations {
  private:
   mutable std::mutex mutex_;
   std::map<CUdeviceptr, uint64_t> ranges_;
+  int inFlight_ = 0;
 };
 
 LiveAllocations& liveAllocations() {
@@ -85,11 +96,12 @@ class CudaBackend final : public cuda::CudaStreamBackend<DriverContext, DriverBu
  private:
   CUcontext driverContext(const DriverContext& context) const override { return context.handle; }
   CUfunction kernel(const DriverContext& context) const override { return context.kernel; }
-  void releaseRest(const DriverContext& context, const TeardownStep& step) const override;
+  /// Unloads the module, then marks the buffers of `ctx` orphaned and destroys the driver context.
+  void releaseRest(ContextId ctx, const DriverContext& context, const TeardownStep& step) override;
   /// Marks the context's buffers orphaned: from here on their addresses are the driver's again.
   /// Before the destroy, while the driver still holds the addresses, so that no allocation made
   /// after it can be mistaken for one of these.
-  void beforeDestroy(ContextId ctx) override;
+  void orphanBuffersOf(ContextId ctx);
 };
 
 CudaBackend::CudaBackend(int ordinal) : CudaStreamBackend("cuCtxDestroy") {
@@ -97,13 +109,11 @@ CudaBackend::CudaBackend(int ordinal) : CudaStreamBackend("cuCtxDestroy") {
 }
 
 CudaBackend::~CudaBackend() {
-  for (auto& [id, context] : contexts_) {
-    beforeDestroy(id);
-    teardown(context);
-  }
+  for (auto& [id, context] : contexts_)
+    teardown(id, context);
 }
 
-void CudaBackend::beforeDestroy(ContextId ctx) {
+void CudaBackend::orphanBuffersOf(ContextId ctx) {
   for (auto& [id, buffer] : buffers_) {
     if (buffer.owner != ctx || buffer.orphaned) continue;
     buffer.orphaned = true;
@@ -111,8 +121,13 @@ void CudaBackend::beforeDestroy(ContextId ctx) {
   }
 }
 
-void CudaBackend::releaseRest(const DriverContext& context, const TeardownStep& step) const {
+void CudaBackend::releaseRest(ContextId ctx, const DriverContext& context,
+                              const TeardownStep& step) {
   if (context.module != nullptr) step(driver_.moduleUnload(context.module), "cuModuleUnload");
+  // Held from the marks through the destroy: a buffer not marked orphaned then has a live
+  // context, which freeBuffer makes current and frees in.
+  const seam::KeepState keep;
+  orphanBuffersOf(ctx);
   step(driver_.ctxDestroy(context.handle), "cuCtxDestroy");
 }
 
@@ -133,7 +148,7 @@ ContextId CudaBackend::createContext() {
     check(driver_.moduleGetFunction(&context.kernel, context.module, cuda::kRasterKernelName),
           CallPoint::CtxCreate, "cuModuleGetFunction");
   } catch (const DeviceError&) {
-    teardown(context);
+    teardown(0, context);
     throw;
   }
   return addContext(std::move(context));
@@ -143,13 +158,19 @@ BufferId CudaBackend::allocBuffer(ContextId ctx, uint64_t bytes) {
   const DriverContext& context = liveContext(ctx, CallPoint::BufAlloc, "cuMemAlloc");
   makeCurrent(context, CallPoint::BufAlloc);
   CUdeviceptr address = 0;
-  check(driver_.memAlloc(&address, static_cast<size_t>(bytes)), CallPoint::BufAlloc, "cuMemAlloc");
+  liveAllocations().allocating(true);
+  const CUresult result = driver_.memAlloc(&address, static_cast<size_t>(bytes));
+  liveAllocations().allocating(false);
+  check(result, CallPoint::BufAlloc, "cuMemAlloc");
   liveAllocations().add(address, bytes);
   return addBuffer(DriverBuffer{{ctx, address, bytes}, false});
 }
 
 void CudaBackend::freeBuffer(BufferId buf) {
   const DriverBuffer buffer = takeBuffer(buf, "cuMemFree");
+  // Held through the free: another thread's destroy of the owner must not end the context it
+  // runs in, and no cuMemAlloc of this backend may begin meanwhile and get the address.
+  const seam::KeepState keep;
 
   if (!buffer.orphaned) {
     liveAllocations().remove(buffer.address);
@@ -164,6 +185,11 @@ void CudaBackend::freeBuffer(BufferId buf) {
     fail(CallPoint::BufFree, "cuMemFree: not called: " + orphan + ", and its address " +
                                  hexAddress(buffer.address) +
                                  " now belongs to a live allocation that it would free");
+  }
+  if (liveAllocations().anyInFlight()) {
+    fail(CallPoint::BufFree, "cuMemFree: not called: " + orphan + ", and a cuMemAlloc in flight " +
+                                 "on another thread may get its address " +
+                                 hexAddress(buffer.address));
   }
   // Officially undefined behaviour; the driver is left to report it, whichever context is
   // current (making the destroyed one current is impossible).

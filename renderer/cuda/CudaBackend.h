@@ -14,7 +14,8 @@
 // A context destroyed before its buffers follows the driver: cuCtxDestroy frees the context's
 // allocations, so a later freeBuffer of one of them always throws DeviceError, never succeeds
 // quietly. If its address now belongs to a live allocation made through any cuda backend of this
-// process, cuMemFree is not called (it would free that allocation instead); otherwise cuMemFree is
+// process, or a cuMemAlloc of one is in flight on another thread (it may get the address),
+// cuMemFree is not called (it would free that allocation instead); otherwise cuMemFree is
 // called with whatever context is current and its error reported, and an unexpected
 // CUDA_SUCCESS is reported as the undefined behaviour it is.
 //
@@ -24,7 +25,9 @@
 // being counted when freeBuffer is called on it, whether or not the driver call succeeds.
 //
 // Not thread-safe: calls come one at a time, from any thread (the Device seam locks them), and
-// each call makes its context current on the calling thread. The destructor destroys the
+// each call makes its context current on the calling thread. Their driver calls overlap other
+// threads' (CudaStreamBackend.h), except a free's and a context's cuCtxDestroy: each keeps the
+// seam's lock, so that a free always runs in a live context. The destructor destroys the
 // contexts still alive, ignoring errors.
 #pragma once
 

@@ -2,6 +2,7 @@
 #include "renderer/cuda/CudaDriver.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "renderer/cuda/CudaFailures.h"
 #include "renderer/device/RuntimeLibrary.h"
@@ -15,48 +16,79 @@ constexpr const char* kLibrary = "libcuda.so.1";
 
 using LoadResult = RuntimeLoad<CudaDriver>;
 
-/// The cuda-driver model's entry points, by the versioned names cuda.h 13.0 maps them to.
-void resolveModelSymbols(void* library, CudaDriver& d) {
-  std::string& m = d.modelMissing;
-  resolveSymbol(library, "cuDevicePrimaryCtxRelease_v2", d.primaryCtxRelease, m);
-  resolveSymbol(library, "cuCtxSynchronize", d.ctxSynchronize, m);
-  resolveSymbol(library, "cuCtxGetStreamPriorityRange", d.ctxGetStreamPriorityRange, m);
-  resolveSymbol(library, "cuStreamCreateWithPriority", d.streamCreateWithPriority, m);
-  resolveSymbol(library, "cuStreamWaitEvent", d.streamWaitEvent, m);
-  resolveSymbol(library, "cuEventCreate", d.eventCreate, m);
-  resolveSymbol(library, "cuEventRecord", d.eventRecord, m);
-  resolveSymbol(library, "cuEventQuery", d.eventQuery, m);
-  resolveSymbol(library, "cuEventSynchronize", d.eventSynchronize, m);
-  resolveSymbol(library, "cuEventDestroy_v2", d.eventDestroy, m);
-  resolveSymbol(library, "cuMemPoolTrimTo", d.memPoolTrimTo, m);
-  resolveSymbol(library, "cuMemPoolSetAttribute", d.memPoolSetAttribute, m);
-  resolveSymbol(library, "cuMemPoolGetAttribute", d.memPoolGetAttribute, m);
-  resolveSymbol(library, "cuMemAllocAsync", d.memAllocAsync, m);
-  resolveSymbol(library, "cuMemHostAlloc", d.memHostAlloc, m);
-  resolveSymbol(library, "cuMemFreeHost", d.memFreeHost, m);
-  resolveSymbol(library, "cuMemsetD8Async", d.memsetD8Async, m);
-  resolveSymbol(library, "cuMemcpyDtoDAsync_v2", d.memcpyDtoDAsync, m);
-  resolveSymbol(library, "cuLaunchHostFunc", d.launchHostFunc, m);
-  resolveSymbol(library, "cuStreamBeginCapture_v2", d.streamBeginCapture, m);
-  resolveSymbol(library, "cuStreamEndCapture", d.streamEndCapture, m);
-  resolveSymbol(library, "cuGraphInstantiateWithFlags", d.graphInstantiate, m);
-  resolveSymbol(library, "cuGraphLaunch", d.graphLaunch, m);
-  resolveSymbol(library, "cuGraphExecDestroy", d.graphExecDestroy, m);
-  resolveSymbol(library, "cuGraphDestroy", d.graphDestroy, m);
-  resolveSymbol(library, "cuMemAddressReserve", d.memAddressReserve, m);
-  resolveSymbol(library, "cuMemAddressFree", d.memAddressFree, m);
-  resolveSymbol(library, "cuMemCreate", d.memCreate, m);
-  resolveSymbol(library, "cuMemRelease", d.memRelease, m);
-  resolveSymbol(library, "cuMemMap", d.memMap, m);
-  resolveSymbol(library, "cuMemUnmap", d.memUnmap, m);
-  resolveSymbol(library, "cuMemSetAccess", d.memSetAccess, m);
-  resolveSymbol(library, "cuMemGetAllocationGranularity", d.memGetAllocationGranularity, m);
-  resolveSymbol(library, "cuDeviceCanAccessPeer", d.deviceCanAccessPeer, m);
-  resolveSymbol(library, "cuCtxEnablePeerAccess", d.ctxEnablePeerAccess, m);
-  resolveSymbol(library, "cuCtxDisablePeerAccess", d.ctxDisablePeerAccess, m);
-  resolveSymbol(library, "cuMemcpyPeerAsync", d.memcpyPeerAsync, m);
-  resolveSymbol(library, "cuMemPoolSetAccess", d.memPoolSetAccess, m);
-}
+/// Every entry point of the table, in the order they are resolved: X(CudaDriver member, its
+/// versioned symbol, whose it is: Required by every backend, V4 or else V2 for cuCtxCreate, Async
+/// for cuda-async, Model for the cuda-driver model).
+#define GPUFUZZ_CU_ENTRIES(X)                                          \
+  X(init, cuInit, Required)                                            \
+  X(getErrorName, cuGetErrorName, Required)                            \
+  X(deviceGetCount, cuDeviceGetCount, Required)                        \
+  X(deviceGet, cuDeviceGet, Required)                                  \
+  X(ctxCreateV4, cuCtxCreate_v4, V4)                                   \
+  X(ctxCreateV2, cuCtxCreate_v2, V2)                                   \
+  X(ctxDestroy, cuCtxDestroy_v2, Required)                             \
+  X(ctxSetCurrent, cuCtxSetCurrent, Required)                          \
+  X(ctxPopCurrent, cuCtxPopCurrent_v2, Required)                       \
+  X(streamCreate, cuStreamCreate, Required)                            \
+  X(streamDestroy, cuStreamDestroy_v2, Required)                       \
+  X(streamSynchronize, cuStreamSynchronize, Required)                  \
+  X(streamQuery, cuStreamQuery, Required)                              \
+  X(memAlloc, cuMemAlloc_v2, Required)                                 \
+  X(memFree, cuMemFree_v2, Required)                                   \
+  X(memGetInfo, cuMemGetInfo_v2, Required)                             \
+  X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2, Required)                   \
+  X(memcpyDtoHAsync, cuMemcpyDtoHAsync_v2, Required)                   \
+  X(moduleLoadData, cuModuleLoadData, Required)                        \
+  X(moduleGetFunction, cuModuleGetFunction, Required)                  \
+  X(moduleUnload, cuModuleUnload, Required)                            \
+  X(launchKernel, cuLaunchKernel, Required)                            \
+  X(primaryCtxRetain, cuDevicePrimaryCtxRetain, Async)                 \
+  X(memPoolCreate, cuMemPoolCreate, Async)                             \
+  X(memPoolDestroy, cuMemPoolDestroy, Async)                           \
+  X(memAllocFromPoolAsync, cuMemAllocFromPoolAsync, Async)             \
+  X(memFreeAsync, cuMemFreeAsync, Async)                               \
+  X(deviceGetName, cuDeviceGetName, Async)                             \
+  X(driverGetVersion, cuDriverGetVersion, Async)                       \
+  X(primaryCtxRelease, cuDevicePrimaryCtxRelease_v2, Model)            \
+  X(ctxSynchronize, cuCtxSynchronize, Model)                           \
+  X(ctxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, Model)     \
+  X(streamCreateWithPriority, cuStreamCreateWithPriority, Model)       \
+  X(streamWaitEvent, cuStreamWaitEvent, Model)                         \
+  X(eventCreate, cuEventCreate, Model)                                 \
+  X(eventRecord, cuEventRecord, Model)                                 \
+  X(eventQuery, cuEventQuery, Model)                                   \
+  X(eventSynchronize, cuEventSynchronize, Model)                       \
+  X(eventDestroy, cuEventDestroy_v2, Model)                            \
+  X(memPoolTrimTo, cuMemPoolTrimTo, Model)                             \
+  X(memPoolSetAttribute, cuMemPoolSetAttribute, Model)                 \
+  X(memPoolGetAttribute, cuMemPoolGetAttribute, Model)                 \
+  X(memAllocAsync, cuMemAllocAsync, Model)                             \
+  X(memHostAlloc, cuMemHostAlloc, Model)                               \
+  X(memFreeHost, cuMemFreeHost, Model)                                 \
+  X(memsetD8Async, cuMemsetD8Async, Model)                             \
+  X(memcpyDtoDAsync, cuMemcpyDtoDAsync_v2, Model)                      \
+  X(launchHostFunc, cuLaunchHostFunc, Model)                           \
+  X(streamBeginCapture, cuStreamBeginCapture_v2, Model)                \
+  X(streamEndCapture, cuStreamEndCapture, Model)                       \
+  X(graphInstantiate, cuGraphInstantiateWithFlags, Model)              \
+  X(graphLaunch, cuGraphLaunch, Model)                                 \
+  X(graphExecDestroy, cuGraphExecDestroy, Model)                       \
+  X(graphDestroy, cuGraphDestroy, Model)                               \
+  X(memAddressReserve, cuMemAddressReserve, Model)                     \
+  X(memAddressFree, cuMemAddressFree, Model)                           \
+  X(memCreate, cuMemCreate, Model)                                     \
+  X(memRelease, cuMemRelease, Model)                                   \
+  X(memMap, cuMemMap, Model)                                           \
+  X(memUnmap, cuMemUnmap, Model)                                       \
+  X(memSetAccess, cuMemSetAccess, Model)                               \
+  X(memGetAllocationGranularity, cuMemGetAllocationGranularity, Model) \
+  X(deviceCanAccessPeer, cuDeviceCanAccessPeer, Model)                 \
+  X(ctxEnablePeerAccess, cuCtxEnablePeerAccess, Model)                 \
+  X(ctxDisablePeerAccess, cuCtxDisablePeerAccess, Model)               \
+  X(memcpyPeerAsync, cuMemcpyPeerAsync, Model)                         \
+  X(memPoolSetAccess, cuMemPoolSetAccess, Model)
+
+enum class Group : uint8_t { Required, V4, V2, Async, Model };
 
 /// The driver's own entry points, which the process's table wraps (RuntimeSeam.h).
 CudaDriver gReal;
@@ -72,12 +104,28 @@ struct CuErrors {
   }
 };
 
-/// Every entry point of CudaFailures.h, wrapped with the failures it can return.
+/// Whether CudaFailures.h lists `member`.
+constexpr bool failable(std::string_view member) {
+#define GPUFUZZ_CU_LISTED(listed, kinds, name, symbol) \
+  if (member == #listed) return true;
+  GPUFUZZ_CU_FAILABLE(GPUFUZZ_CU_LISTED)
+#undef GPUFUZZ_CU_LISTED
+  return false;
+}
+
+/// Every entry point: those of CudaFailures.h with the failures they can return, the others
+/// counted and scheduled only.
 void wrapEntries(CudaDriver& d) {
 #define GPUFUZZ_CU_WRAP(member, kinds, name, symbol) \
   seam::wrap<CuErrors, &realEntries, &CudaDriver::member, kinds, seam::Name(#symbol)>(d);
   GPUFUZZ_CU_FAILABLE(GPUFUZZ_CU_WRAP)
 #undef GPUFUZZ_CU_WRAP
+#define GPUFUZZ_CU_PLAIN(member, symbol, group)                                               \
+  if constexpr (!failable(#member)) {                                                         \
+    seam::wrap<seam::NoErrors, &realEntries, &CudaDriver::member, 0, seam::Name(#symbol)>(d); \
+  }
+  GPUFUZZ_CU_ENTRIES(GPUFUZZ_CU_PLAIN)
+#undef GPUFUZZ_CU_PLAIN
 }
 
 LoadResult load() {
@@ -95,37 +143,26 @@ LoadResult load() {
 
   CudaDriver d;
   std::string missing;
-  resolveSymbol(library, "cuInit", d.init, missing);
-  resolveSymbol(library, "cuGetErrorName", d.getErrorName, missing);
-  resolveSymbol(library, "cuDeviceGetCount", d.deviceGetCount, missing);
-  resolveSymbol(library, "cuDeviceGet", d.deviceGet, missing);
   std::string noV4;
-  resolveSymbol(library, "cuCtxCreate_v4", d.ctxCreateV4, noV4);
-  if (d.ctxCreateV4 == nullptr) resolveSymbol(library, "cuCtxCreate_v2", d.ctxCreateV2, missing);
-  resolveSymbol(library, "cuCtxDestroy_v2", d.ctxDestroy, missing);
-  resolveSymbol(library, "cuCtxSetCurrent", d.ctxSetCurrent, missing);
-  resolveSymbol(library, "cuCtxPopCurrent_v2", d.ctxPopCurrent, missing);
-  resolveSymbol(library, "cuStreamCreate", d.streamCreate, missing);
-  resolveSymbol(library, "cuStreamDestroy_v2", d.streamDestroy, missing);
-  resolveSymbol(library, "cuStreamSynchronize", d.streamSynchronize, missing);
-  resolveSymbol(library, "cuStreamQuery", d.streamQuery, missing);
-  resolveSymbol(library, "cuMemAlloc_v2", d.memAlloc, missing);
-  resolveSymbol(library, "cuMemFree_v2", d.memFree, missing);
-  resolveSymbol(library, "cuMemGetInfo_v2", d.memGetInfo, missing);
-  resolveSymbol(library, "cuMemcpyHtoDAsync_v2", d.memcpyHtoDAsync, missing);
-  resolveSymbol(library, "cuMemcpyDtoHAsync_v2", d.memcpyDtoHAsync, missing);
-  resolveSymbol(library, "cuModuleLoadData", d.moduleLoadData, missing);
-  resolveSymbol(library, "cuModuleGetFunction", d.moduleGetFunction, missing);
-  resolveSymbol(library, "cuModuleUnload", d.moduleUnload, missing);
-  resolveSymbol(library, "cuLaunchKernel", d.launchKernel, missing);
-  resolveSymbol(library, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain, d.asyncMissing);
-  resolveSymbol(library, "cuMemPoolCreate", d.memPoolCreate, d.asyncMissing);
-  resolveSymbol(library, "cuMemPoolDestroy", d.memPoolDestroy, d.asyncMissing);
-  resolveSymbol(library, "cuMemAllocFromPoolAsync", d.memAllocFromPoolAsync, d.asyncMissing);
-  resolveSymbol(library, "cuMemFreeAsync", d.memFreeAsync, d.asyncMissing);
-  resolveSymbol(library, "cuDeviceGetName", d.deviceGetName, d.asyncMissing);
-  resolveSymbol(library, "cuDriverGetVersion", d.driverGetVersion, d.asyncMissing);
-  resolveModelSymbols(library, d);
+  const auto bucket = [&](Group group) -> std::string& {
+    switch (group) {
+      case Group::V4:
+        return noV4;
+      case Group::Async:
+        return d.asyncMissing;
+      case Group::Model:
+        return d.modelMissing;
+      default:
+        return missing;
+    }
+  };
+  // cuCtxCreate_v2 only where the driver predates cuCtxCreate_v4.
+#define GPUFUZZ_CU_RESOLVE(member, symbol, group)                    \
+  if (Group::group != Group::V2 || d.ctxCreateV4 == nullptr) {       \
+    resolveSymbol(library, #symbol, d.member, bucket(Group::group)); \
+  }
+  GPUFUZZ_CU_ENTRIES(GPUFUZZ_CU_RESOLVE)
+#undef GPUFUZZ_CU_RESOLVE
   if (!missing.empty()) {
     result.failure = std::string("CUDA driver too old: ") + kLibrary + " lacks " + missing;
     return result;

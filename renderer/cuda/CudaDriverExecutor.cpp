@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "renderer/cuda/CudaCalls.h"
 #include "renderer/cuda/CudaDriver.h"
 #include "renderer/device/DeviceError.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
 
@@ -40,6 +43,17 @@ void CUDA_CB markRan(void* ticket) {
   static_cast<Ticket*>(ticket)->ran.store(true);
 }
 
+/// seam::KeepState where `on`: for steps that keep the state on some paths only.
+class KeepIf {
+ public:
+  explicit KeepIf(bool on) {
+    if (on) keep_.emplace();
+  }
+
+ private:
+  std::optional<seam::KeepState> keep_;
+};
+
 struct Ctx {
   std::string name;
   CUcontext handle = nullptr;
@@ -57,7 +71,11 @@ struct Stream {
   /// The executor's own event, recorded on this stream to order other streams and the host
   /// after the work enqueued so far (cuStreamWaitEvent, cuEventSynchronize).
   CUevent fence = nullptr;
-  /// cuStreamDestroy was called; `fence` holds its last work.
+  /// cuEventRecord calls of `fence` so far: a wait covers only the records made before it began.
+  uint64_t records = 0;
+  /// Operations naming it that are under way: their calls may still enqueue work on it.
+  int busy = 0;
+  /// cuStreamDestroy is called or was; `fence` holds its last work.
   bool destroyed = false;
   /// Host functions enqueued since the stream was last waited for.
   std::vector<std::shared_ptr<Ticket>> tickets;
@@ -67,6 +85,8 @@ struct Stream {
     std::weak_ptr<Event> event;
     std::string name;
     std::vector<std::shared_ptr<Ticket>> tickets;
+    /// Event::records when the stream waited: a later record is not what it waited for.
+    uint64_t records = 0;
   };
   std::vector<Waited> waited;
   /// Its context was destroyed: the documentation makes every later use of the handle undefined.
@@ -79,8 +99,28 @@ struct Event {
   CUevent handle = nullptr;
   /// The host functions enqueued on the stream before the event's last record.
   std::vector<std::shared_ptr<Ticket>> tickets;
+  /// cuEventRecord calls so far, each counted before it is made.
+  uint64_t records = 0;
   bool destroyed = false;
   bool orphan() const { return ctx->destroyed; }
+};
+
+/// Marks the streams an operation names busy (Stream::busy) until it returns.
+class Busy {
+ public:
+  explicit Busy(std::vector<std::shared_ptr<Stream>> streams) : streams_(std::move(streams)) {
+    for (const std::shared_ptr<Stream>& s : streams_)
+      ++s->busy;
+  }
+  ~Busy() {
+    for (const std::shared_ptr<Stream>& s : streams_)
+      --s->busy;
+  }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+
+ private:
+  std::vector<std::shared_ptr<Stream>> streams_;
 };
 
 /// The stream the work on some memory was last enqueued on, so the next user on another stream,
@@ -140,6 +180,8 @@ struct Graph {
   bool destroyed = false;
   /// Executable graphs of it not yet destroyed: the documentation allows one at a time.
   int liveExecs = 0;
+  /// Of those, the ones whose destroy is under way (destroyExec).
+  int ending = 0;
   bool orphan() const { return ctx->destroyed; }
 };
 
@@ -215,7 +257,7 @@ class CudaDriverExecutor final : public ModelExecutor {
   /// wrapping around the devices present (the model's bound is static; docs/models.md).
   CUdevice deviceArg(const ModelCall& c) const;
   /// Device `device`'s primary context and the executor's stream in it, retained for the life of
-  /// the executor on first use.
+  /// the executor on first use. The entry is never erased, so the reference stays valid.
   struct DeviceState {
     std::shared_ptr<Ctx> primary;
     std::shared_ptr<Stream> own;
@@ -223,6 +265,7 @@ class CudaDriverExecutor final : public ModelExecutor {
   DeviceState& stateOf(CUdevice device);
   /// Work of `s` on memory of `device` that `s`'s device may not touch runs on the executor's
   /// stream of `device` instead, ordered after `s`'s work so far; rejoin() orders `s` after it.
+  /// Every name shares that stream: callers keep the state from detour() to rejoin().
   std::shared_ptr<Stream> detour(const std::shared_ptr<Stream>& s, CUdevice device,
                                  CallPoint point);
   void rejoin(const std::shared_ptr<Stream>& s, const std::shared_ptr<Stream>& on, CallPoint point);
@@ -236,11 +279,13 @@ class CudaDriverExecutor final : public ModelExecutor {
   }
 
   // Names.
+  /// A copy, so that the record outlives the driver calls made while it is held.
   template <typename T>
-  static T& named(std::map<std::string, std::shared_ptr<T>>& records, const std::string& name) {
+  static std::shared_ptr<T> named(const std::map<std::string, std::shared_ptr<T>>& records,
+                                  const std::string& name) {
     auto it = records.find(name);
     if (it == records.end()) throw std::logic_error("cuda-driver: no record of " + name);
-    return *it->second;
+    return it->second;
   }
   template <typename T>
   static std::shared_ptr<T> take(std::map<std::string, std::shared_ptr<T>>& records,
@@ -255,19 +300,27 @@ class CudaDriverExecutor final : public ModelExecutor {
   /// destroyed, the executor's stream of the primary context. cuCtxDestroy makes any later use of
   /// its streams undefined, so the work goes where it is defined and is still done.
   std::shared_ptr<Stream> target(const std::string& name, CallPoint point);
+  /// Whether an operation on `names` keeps the state throughout: it names a stream, event or graph
+  /// of a context made by ctx_create, which another name's ctx_destroy may end meanwhile.
+  bool keepsState(std::span<const std::string> names) const;
+  /// The live streams among `names`.
+  std::vector<std::shared_ptr<Stream>> streamsNamed(std::span<const std::string> names) const;
 
   // Ordering and waits made by the executor to keep the model's orders defined.
-  /// Orders `stream` after the last work on `use` when that was on another stream: work on
-  /// memory enqueued on two streams without an order between them is a data race.
   /// The executor's own stream in `ctx`, made on first use and gone with the context.
   std::shared_ptr<Stream> helperOf(const std::shared_ptr<Ctx>& ctx);
+  /// Orders `stream` after the last work on `use` when that was on another stream: work on
+  /// memory enqueued on two streams without an order between them is a data race.
   void order(LastUse& use, const std::shared_ptr<Stream>& stream, CallPoint point);
   /// Waits on the host for the last work on `use`.
   void hostWait(LastUse& use, CallPoint point);
   void recordFence(Stream& stream, CallPoint point);
 
   // The wait-completion oracle.
-  void checkStreamDone(Stream& stream, const std::string& wait);
+  /// After `wait` returned, under seam::KeepState: the host functions and events `stream` waited
+  /// for are done, and with `query`, cuStreamQuery says so too. `query` is false where work of
+  /// another operation may have come after the wait began.
+  void checkStreamDone(Stream& stream, bool query, const std::string& wait);
   static void checkTickets(const std::vector<std::shared_ptr<Ticket>>& tickets,
                            const std::string& wait);
   void pruneTickets();
@@ -492,17 +545,25 @@ void CudaDriverExecutor::run(const ModelCall& call) {
     throw std::logic_error("cuda-driver: no operation " + std::string(call.op));
   }
   pruneTickets();
+  // Another name's ctx_destroy may end such objects, and cuCtxDestroy must meet no call on them.
+  const KeepIf keep(keepsState(call.names));
+  const Busy busy(streamsNamed(call.names));
   (this->*(it->second))(call);
 }
 
 void CudaDriverExecutor::release(std::string_view kind, const std::string& name) {
+  // As in run(): a failed operation's names are released while other threads still run.
+  const KeepIf keep(keepsState(std::span(&name, 1)));
   if (kind == "gexec") return destroyExec(name);
   if (kind == "graph") return destroyGraph(name);
   if (kind == "buf") {
+    // The stream is another name's, or the executor's own, which every name shares.
+    const seam::KeepState keepStream;
     // Freed on the stream of its last work, where that needs no order of the executor's.
-    const Buf& buf = named(bufs_, name);
-    const bool usable = buf.use.stream && !buf.use.stream->destroyed && !buf.use.stream->orphan();
-    return freeBuf(name, usable ? buf.use.stream : own_);
+    const std::shared_ptr<Buf> buf = named(bufs_, name);
+    const std::shared_ptr<Stream> last = buf->use.stream;
+    const bool usable = last && !last->destroyed && !last->orphan();
+    return freeBuf(name, usable ? last : own_);
   }
   if (kind == "hostbuf") return freeHost(name);
   if (kind == "mapping") {
@@ -545,6 +606,8 @@ CUdevice CudaDriverExecutor::deviceArg(const ModelCall& c) const {
 CudaDriverExecutor::DeviceState& CudaDriverExecutor::stateOf(CUdevice device) {
   auto it = devices_.find(device);
   if (it != devices_.end()) return it->second;
+  // Made once: cuda::retainedPrimaryContext holds its own mutex across its driver call.
+  const seam::KeepState keep;
   const std::string name = "the primary context of device " + std::to_string(device);
   auto primary = std::make_shared<Ctx>(
       Ctx{name, cuda::retainedPrimaryContext(driver_, device), true, false, device});
@@ -584,19 +647,47 @@ std::shared_ptr<Stream> CudaDriverExecutor::helperOf(const std::shared_ptr<Ctx>&
   if (ctx->primary) return stateOf(ctx->device).own;
   std::shared_ptr<Stream>& helper = helpers_[ctx.get()];
   if (!helper) {
+    // Made once: the entry is shared by every name that launches in the context.
+    const seam::KeepState keep;
     helper = makeStream("the executor's stream of " + ctx->name, ctx, CU_STREAM_NON_BLOCKING, 0);
   }
   return helper;
 }
 
 std::shared_ptr<Stream> CudaDriverExecutor::target(const std::string& name, CallPoint point) {
-  const std::shared_ptr<Stream>& s = streams_.at(name);
-  const std::shared_ptr<Stream>& on = s->orphan() ? own_ : s;
+  const std::shared_ptr<Stream> s = named(streams_, name);
+  const std::shared_ptr<Stream> on = s->orphan() ? own_ : s;
   current(*on->ctx, point);
   return on;
 }
 
+bool CudaDriverExecutor::keepsState(std::span<const std::string> names) const {
+  // A primary context outlives every name: the executor keeps a retain of its own.
+  const auto lent = [](const std::shared_ptr<Ctx>& ctx) { return !ctx->primary; };
+  for (const std::string& name : names) {
+    if (const auto s = streams_.find(name); s != streams_.end() && lent(s->second->ctx)) {
+      return true;
+    }
+    if (const auto e = events_.find(name); e != events_.end() && lent(e->second->ctx)) return true;
+    if (const auto g = graphs_.find(name); g != graphs_.end() && lent(g->second->ctx)) return true;
+    if (const auto x = execs_.find(name); x != execs_.end() && lent(x->second->graph->ctx)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::shared_ptr<Stream>> CudaDriverExecutor::streamsNamed(
+    std::span<const std::string> names) const {
+  std::vector<std::shared_ptr<Stream>> found;
+  for (const std::string& name : names) {
+    if (const auto s = streams_.find(name); s != streams_.end()) found.push_back(s->second);
+  }
+  return found;
+}
+
 void CudaDriverExecutor::recordFence(Stream& stream, CallPoint point) {
+  ++stream.records;
   ok(driver_.eventRecord(stream.fence, stream.handle), point,
      "cuEventRecord(the executor's event, " + streamLabel(stream) + ")");
 }
@@ -608,6 +699,8 @@ void CudaDriverExecutor::order(LastUse& use, const std::shared_ptr<Stream>& stre
   const std::shared_ptr<Stream> last = use.stream;
   // A destroyed context was synchronized before its cuCtxDestroy: its work is done.
   if (last && last != stream && !last->orphan()) {
+    // `last` is another name's stream: its destroy must not come between the check and the calls.
+    const seam::KeepState keep;
     if (!last->destroyed) recordFence(*last, point);
     ok(driver_.streamWaitEvent(stream->handle, last->fence, 0), point,
        "cuStreamWaitEvent(" + streamLabel(*stream) + ", the executor's event of " +
@@ -619,11 +712,16 @@ void CudaDriverExecutor::order(LastUse& use, const std::shared_ptr<Stream>& stre
 void CudaDriverExecutor::hostWait(LastUse& use, CallPoint point) {
   const std::shared_ptr<Stream> last = use.stream;
   if (last && !last->orphan()) {
+    // `last` is another name's stream: its destroy must not come between the check and the record.
+    std::optional<seam::KeepState> keep(std::in_place);
     if (!last->destroyed) recordFence(*last, point);
+    // Holding `last` keeps its fence (pruneRetired), and only a ctx_destroy could end it.
+    if (last->ctx->primary) keep.reset();
     ok(driver_.eventSynchronize(last->fence), point,
        "cuEventSynchronize(the executor's event of " + streamLabel(*last) + ")");
   }
-  use.stream = nullptr;
+  // Another mapping of a phys may have enqueued meanwhile: its work is still to wait for.
+  if (use.stream == last) use.stream = nullptr;
 }
 
 // ---- The wait-completion oracle --------------------------------------------------------------
@@ -638,17 +736,20 @@ void CudaDriverExecutor::checkTickets(const std::vector<std::shared_ptr<Ticket>>
   }
 }
 
-void CudaDriverExecutor::checkStreamDone(Stream& stream, const std::string& wait) {
-  const CUresult state = driver_.streamQuery(stream.handle);
-  if (state != CUDA_SUCCESS) {
-    throw DeviceError(CallPoint::Sync,
-                      wait + " returned while work it waited for was pending: " + "cuStreamQuery(" +
-                          streamLabel(stream) + "): " + driver_.errorName(state));
+void CudaDriverExecutor::checkStreamDone(Stream& stream, bool query, const std::string& wait) {
+  if (query) {
+    const CUresult state = driver_.streamQuery(stream.handle);
+    if (state != CUDA_SUCCESS) {
+      throw DeviceError(CallPoint::Sync, wait + " returned while work it waited for was pending: " +
+                                             "cuStreamQuery(" + streamLabel(stream) +
+                                             "): " + driver_.errorName(state));
+    }
   }
   checkTickets(stream.tickets, wait);
   for (const Stream::Waited& w : stream.waited) {
     const std::shared_ptr<Event> event = w.event.lock();
-    if (event && !event->destroyed && !event->orphan()) {
+    // Another thread may have recorded the event again since: that record was not waited for.
+    if (event && !event->destroyed && !event->orphan() && event->records == w.records) {
       const CUresult done = driver_.eventQuery(event->handle);
       if (done != CUDA_SUCCESS) {
         throw DeviceError(CallPoint::Sync, wait + " returned while event " + w.name + ", which " +
@@ -668,6 +769,8 @@ void CudaDriverExecutor::pruneTickets() {
 }
 
 void CudaDriverExecutor::pruneRetired() {
+  // Other threads' stream destroys extend retired_, and its fences are other names' streams'.
+  const seam::KeepState keep;
   std::erase_if(retired_, [this](const std::shared_ptr<Stream>& s) {
     if (s.use_count() > 1) return false;
     // An event may be destroyed while its record is pending (cuEventDestroy); a destroyed
@@ -718,20 +821,24 @@ void CudaDriverExecutor::ctxCreate(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::ctxSync(const ModelCall& c) {
-  const Ctx& ctx = named(ctxs_, c.names[0]);
-  current(ctx, CallPoint::Sync);
-  const std::string wait = "cuCtxSynchronize(" + ctx.name + ")";
+  // cuCtxSynchronize is invalid while a stream of the context captures, and the check walks other
+  // names' streams: no capture and no other name's record may come between.
+  const seam::KeepState keep;
+  const std::shared_ptr<Ctx> ctx = named(ctxs_, c.names[0]);
+  current(*ctx, CallPoint::Sync);
+  const std::string wait = "cuCtxSynchronize(" + ctx->name + ")";
   ok(driver_.ctxSynchronize(), CallPoint::Sync, wait);
   // Every stream of the context, the executor's own among them for the primary context.
   std::vector<std::shared_ptr<Stream>> mine;
   for (const auto& [name, s] : streams_) {
-    if (!s->orphan() && s->ctx->handle == ctx.handle) mine.push_back(s);
+    if (!s->orphan() && s->ctx->handle == ctx->handle) mine.push_back(s);
   }
-  if (ctx.primary) mine.push_back(stateOf(ctx.device).own);
+  if (ctx->primary) mine.push_back(stateOf(ctx->device).own);
+  // A busy stream's operation may enqueue after the wait began, from a thread the state lets go.
   for (const std::shared_ptr<Stream>& s : mine)
-    checkStreamDone(*s, wait);
+    checkStreamDone(*s, s->busy == 0, wait);
   for (const std::shared_ptr<Stream>& s : retired_) {
-    if (!s->orphan() && s->ctx->handle == ctx.handle) checkTickets(s->tickets, wait);
+    if (!s->orphan() && s->ctx->handle == ctx->handle) checkTickets(s->tickets, wait);
   }
 }
 
@@ -748,6 +855,9 @@ void CudaDriverExecutor::destroyCtx(const std::string& name) {
        "cuDevicePrimaryCtxRelease(" + name + ")");
     return;
   }
+  // cuCtxDestroy ends objects that other names hold, and no call on them may meet it; those
+  // operations keep the state as well (keepsState), so none is under way here.
+  const seam::KeepState keep;
   // Peer access from and to it ends with it.
   std::erase_if(peers_, [&ctx](const auto& pair) {
     return pair.first == ctx.get() || pair.second == ctx.get();
@@ -784,7 +894,7 @@ std::shared_ptr<Stream> CudaDriverExecutor::makeStream(const std::string& name,
 }
 
 void CudaDriverExecutor::streamCreate(const ModelCall& c) {
-  const std::shared_ptr<Ctx>& ctx = ctxs_.at(c.names[0]);
+  const std::shared_ptr<Ctx> ctx = named(ctxs_, c.names[0]);
   const std::string& name = c.names[1];
   current(*ctx, CallPoint::CtxCreate);
   int least = 0;
@@ -799,8 +909,11 @@ void CudaDriverExecutor::streamCreate(const ModelCall& c) {
 void CudaDriverExecutor::streamSync(const ModelCall& c) {
   const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Sync);
   const std::string wait = "cuStreamSynchronize(" + c.names[0] + ")";
+  const uint64_t records = s->records;
   ok(driver_.streamSynchronize(s->handle), CallPoint::Sync, wait);
-  checkStreamDone(*s, wait);
+  // The check reads events and tickets that other names' operations change.
+  const seam::KeepState keep;
+  checkStreamDone(*s, s->records == records, wait);
 }
 
 void CudaDriverExecutor::streamQuery(const ModelCall& c) {
@@ -821,8 +934,9 @@ void CudaDriverExecutor::destroyStream(const std::string& name) {
   // Its last work, for what memory it used next (order, hostWait). cuStreamDestroy with work
   // pending returns at once and the work still completes.
   recordFence(*s, CallPoint::CtxDestroy);
-  ok(driver_.streamDestroy(s->handle), CallPoint::CtxDestroy, "cuStreamDestroy(" + name + ")");
+  // Marked before the call: other names' order() and hostWait() then stop recording on it.
   s->destroyed = true;
+  ok(driver_.streamDestroy(s->handle), CallPoint::CtxDestroy, "cuStreamDestroy(" + name + ")");
   retired_.push_back(s);
   pruneRetired();
 }
@@ -841,7 +955,7 @@ void CudaDriverExecutor::hostFunc(const ModelCall& c) {
 // ---- Events ------------------------------------------------------------------------------------
 
 void CudaDriverExecutor::eventCreate(const ModelCall& c) {
-  const std::shared_ptr<Ctx>& ctx = ctxs_.at(c.names[0]);
+  const std::shared_ptr<Ctx> ctx = named(ctxs_, c.names[0]);
   const std::string& name = c.names[1];
   const std::string_view flags = c.word("flags");
   const unsigned bits = flags == "default"         ? CU_EVENT_DEFAULT
@@ -856,12 +970,14 @@ void CudaDriverExecutor::eventCreate(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::eventRecord(const ModelCall& c) {
-  Event& e = named(events_, c.names[0]);
-  if (e.orphan()) return;  // gone with its context; the handle may not be passed again
+  const std::shared_ptr<Event> e = named(events_, c.names[0]);
+  if (e->orphan()) return;  // gone with its context; the handle may not be passed again
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::Sync);
-  const std::string call = "cuEventRecord(" + e.name + ", " + c.names[1] + ")";
-  const CUresult result = driver_.eventRecord(e.handle, s->handle);
-  if (e.ctx->handle != s->ctx->handle) {
+  const std::string call = "cuEventRecord(" + e->name + ", " + c.names[1] + ")";
+  // Counted first: a stream's wait checked meanwhile must not query this newer record.
+  ++e->records;
+  const CUresult result = driver_.eventRecord(e->handle, s->handle);
+  if (e->ctx->handle != s->ctx->handle) {
     // "hEvent and hStream must be from the same context otherwise CUDA_ERROR_INVALID_HANDLE is
     // returned": that code is the operation's result.
     if (result == CUDA_ERROR_INVALID_HANDLE) return;
@@ -870,39 +986,40 @@ void CudaDriverExecutor::eventRecord(const ModelCall& c) {
                                            ", the documentation says CUDA_ERROR_INVALID_HANDLE");
   }
   ok(result, CallPoint::Sync, call);
-  e.tickets = s->tickets;
+  e->tickets = s->tickets;
 }
 
 void CudaDriverExecutor::streamWaitEvent(const ModelCall& c) {
-  const std::shared_ptr<Event>& e = events_.at(c.names[1]);
+  const std::shared_ptr<Event> e = named(events_, c.names[1]);
   if (e->orphan()) return;  // gone with its context; the handle may not be passed again
   const std::shared_ptr<Stream> s = target(c.names[0], CallPoint::Sync);
   // The event may be of another context (cuStreamWaitEvent allows it).
   ok(driver_.streamWaitEvent(s->handle, e->handle, 0), CallPoint::Sync,
      "cuStreamWaitEvent(" + c.names[0] + ", " + e->name + ")");
-  s->waited.push_back(Stream::Waited{e, e->name, e->tickets});
+  s->waited.push_back(Stream::Waited{e, e->name, e->tickets, e->records});
 }
 
 void CudaDriverExecutor::eventQuery(const ModelCall& c) {
-  const Event& e = named(events_, c.names[0]);
-  if (e.orphan()) return;
-  const CUresult state = driver_.eventQuery(e.handle);
-  if (state != CUDA_ERROR_NOT_READY) ok(state, CallPoint::Sync, "cuEventQuery(" + e.name + ")");
+  const std::shared_ptr<Event> e = named(events_, c.names[0]);
+  if (e->orphan()) return;
+  const CUresult state = driver_.eventQuery(e->handle);
+  if (state != CUDA_ERROR_NOT_READY) ok(state, CallPoint::Sync, "cuEventQuery(" + e->name + ")");
 }
 
 void CudaDriverExecutor::eventSync(const ModelCall& c) {
-  const Event& e = named(events_, c.names[0]);
-  if (e.orphan()) return;
-  const std::string wait = "cuEventSynchronize(" + e.name + ")";
-  ok(driver_.eventSynchronize(e.handle), CallPoint::Sync, wait);
-  const CUresult state = driver_.eventQuery(e.handle);
+  // Only operations naming the event record it or end it, so the check after needs no state kept.
+  const std::shared_ptr<Event> e = named(events_, c.names[0]);
+  if (e->orphan()) return;
+  const std::string wait = "cuEventSynchronize(" + e->name + ")";
+  ok(driver_.eventSynchronize(e->handle), CallPoint::Sync, wait);
+  const CUresult state = driver_.eventQuery(e->handle);
   if (state != CUDA_SUCCESS) {
     throw DeviceError(CallPoint::Sync, wait +
                                            " returned while the work it waited for was pending: "
                                            "cuEventQuery(" +
-                                           e.name + "): " + driver_.errorName(state));
+                                           e->name + "): " + driver_.errorName(state));
   }
-  checkTickets(e.tickets, wait);
+  checkTickets(e->tickets, wait);
 }
 
 void CudaDriverExecutor::eventDestroy(const ModelCall& c) {
@@ -911,6 +1028,7 @@ void CudaDriverExecutor::eventDestroy(const ModelCall& c) {
 
 void CudaDriverExecutor::destroyEvent(const std::string& name) {
   const std::shared_ptr<Event> e = take(events_, name);
+  // Marked before the call: other streams' checks then stop querying it.
   e->destroyed = true;
   if (e->orphan()) return;
   // Destroying an event whose record is pending is defined: the call does not wait for it.
@@ -937,7 +1055,8 @@ void CudaDriverExecutor::poolCreate(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::poolSetThreshold(const ModelCall& c) {
-  const Pool& p = named(pools_, c.names[0]);
+  const std::shared_ptr<Pool> pool = named(pools_, c.names[0]);
+  const Pool& p = *pool;
   currentPrimary(CallPoint::BufAlloc);
   cuuint64_t set = c.arg("bytes");
   ok(driver_.memPoolSetAttribute(p.handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &set),
@@ -954,7 +1073,8 @@ void CudaDriverExecutor::poolSetThreshold(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::poolTrim(const ModelCall& c) {
-  const Pool& p = named(pools_, c.names[0]);
+  const std::shared_ptr<Pool> pool = named(pools_, c.names[0]);
+  const Pool& p = *pool;
   currentPrimary(CallPoint::BufFree);
   ok(driver_.memPoolTrimTo(p.handle, c.arg("keep")), CallPoint::BufFree,
      "cuMemPoolTrimTo(" + p.name + ")");
@@ -973,7 +1093,7 @@ void CudaDriverExecutor::destroyPool(const std::string& name) {
 }
 
 void CudaDriverExecutor::alloc(const ModelCall& c) {
-  const std::shared_ptr<Pool>& pool = pools_.at(c.names[0]);
+  const std::shared_ptr<Pool> pool = named(pools_, c.names[0]);
   const Pool& p = *pool;
   // The pool may be of another device than the stream (documented): the allocation is the pool's.
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::BufAlloc);
@@ -1003,8 +1123,11 @@ void CudaDriverExecutor::freeBuf(const std::string& name, std::shared_ptr<Stream
 }
 
 void CudaDriverExecutor::memset(const ModelCall& c) {
-  Buf& b = named(bufs_, c.names[0]);
+  const std::shared_ptr<Buf> buf = named(bufs_, c.names[0]);
+  Buf& b = *buf;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
+  // A detour enqueues on the executor's stream of the pool's device, which every name shares.
+  const KeepIf keep(!b.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, b, CallPoint::CopyToDevice);
   const auto value = static_cast<uint8_t>(c.arg("value"));
   order(b.use, on, CallPoint::CopyToDevice);
@@ -1023,8 +1146,10 @@ void CudaDriverExecutor::memcpyPeer(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::copyDevice(const ModelCall& c, bool peer) {
-  Buf& dst = named(bufs_, c.names[0]);
-  Buf& src = named(bufs_, c.names[1]);
+  const std::shared_ptr<Buf> dstBuf = named(bufs_, c.names[0]);
+  const std::shared_ptr<Buf> srcBuf = named(bufs_, c.names[1]);
+  Buf& dst = *dstBuf;
+  Buf& src = *srcBuf;
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
   const size_t bytes = std::min(dst.bytes, src.bytes);
   order(dst.use, s, CallPoint::CopyToDevice);
@@ -1051,14 +1176,22 @@ void CudaDriverExecutor::readBack(const std::shared_ptr<Stream>& stream, CUdevic
   std::vector<std::byte> got(bytes);
   ok(driver_.memcpyDtoHAsync(got.data(), src, bytes, stream->handle), CallPoint::CopyToHost, call);
   const std::string wait = "cuStreamSynchronize(" + streamLabel(*stream) + ")";
+  const uint64_t records = stream->records;
   ok(driver_.streamSynchronize(stream->handle), CallPoint::CopyToHost, wait);
-  checkStreamDone(*stream, wait);
+  {
+    // The check reads events and tickets that other names' operations change.
+    const seam::KeepState keep;
+    checkStreamDone(*stream, stream->records == records, wait);
+  }
   compare(shadow, got.data(), bytes, what);
 }
 
 void CudaDriverExecutor::read(const ModelCall& c) {
-  Buf& b = named(bufs_, c.names[0]);
+  const std::shared_ptr<Buf> buf = named(bufs_, c.names[0]);
+  Buf& b = *buf;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
+  // A detour reads on the executor's stream of the pool's device, which every name shares.
+  const KeepIf keep(!b.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, b, CallPoint::CopyToHost);
   order(b.use, on, CallPoint::CopyToHost);
   const size_t bytes = std::min(b.bytes, kShadowBytes);
@@ -1069,8 +1202,13 @@ void CudaDriverExecutor::read(const ModelCall& c) {
 // ---- Across devices ----------------------------------------------------------------------------
 
 void CudaDriverExecutor::peerEnable(const ModelCall& c) {
-  const Ctx& from = named(ctxs_, c.names[0]);
-  const Ctx& to = named(ctxs_, c.names[1]);
+  // peers_ is kept by context, whatever the names: another pair of names for the same contexts
+  // must not enable or disable between this call and its record.
+  const seam::KeepState keep;
+  const std::shared_ptr<Ctx> fromCtx = named(ctxs_, c.names[0]);
+  const std::shared_ptr<Ctx> toCtx = named(ctxs_, c.names[1]);
+  const Ctx& from = *fromCtx;
+  const Ctx& to = *toCtx;
   int can = 0;
   ok(driver_.deviceCanAccessPeer(&can, from.device, to.device), CallPoint::CtxCreate,
      "cuDeviceCanAccessPeer(" + from.name + ", " + to.name + ")");
@@ -1105,8 +1243,12 @@ void CudaDriverExecutor::peerEnable(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::peerDisable(const ModelCall& c) {
-  const Ctx& from = named(ctxs_, c.names[0]);
-  const Ctx& to = named(ctxs_, c.names[1]);
+  // As peerEnable: the expected result depends on peers_, which other names change.
+  const seam::KeepState keep;
+  const std::shared_ptr<Ctx> fromCtx = named(ctxs_, c.names[0]);
+  const std::shared_ptr<Ctx> toCtx = named(ctxs_, c.names[1]);
+  const Ctx& from = *fromCtx;
+  const Ctx& to = *toCtx;
   current(from, CallPoint::CtxDestroy);
   const std::string call = "cuCtxDisablePeerAccess(" + from.name + " to " + to.name + ")";
   const CUresult result = driver_.ctxDisablePeerAccess(to.handle);
@@ -1128,8 +1270,10 @@ void CudaDriverExecutor::peerDisable(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::poolAccess(const ModelCall& c) {
-  Pool& p = named(pools_, c.names[0]);
-  const Ctx& ctx = named(ctxs_, c.names[1]);
+  const std::shared_ptr<Pool> pool = named(pools_, c.names[0]);
+  const std::shared_ptr<Ctx> held = named(ctxs_, c.names[1]);
+  Pool& p = *pool;
+  const Ctx& ctx = *held;
   // The pool's own device always has access; the documentation does not say what setting it
   // again does, so the executor makes no call for it.
   if (ctx.device == p.device) return;
@@ -1145,6 +1289,7 @@ void CudaDriverExecutor::poolAccess(const ModelCall& c) {
   const CUresult result = driver_.memPoolSetAccess(p.handle, &access, 1);
   if (can == 0 && result != CUDA_SUCCESS) return;  // no peer access: its error is the result
   ok(result, CallPoint::BufAlloc, call);
+  // Recorded once the call returned: other names' work may go to that device from then on.
   p.access.insert(ctx.device);
 }
 
@@ -1167,7 +1312,8 @@ void CudaDriverExecutor::hostAlloc(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::hostFill(const ModelCall& c) {
-  HostBuf& h = named(hostBufs_, c.names[0]);
+  const std::shared_ptr<HostBuf> host = named(hostBufs_, c.names[0]);
+  HostBuf& h = *host;
   // A host write while a copy of it is pending is a data race: the executor waits first.
   currentPrimary(CallPoint::Sync);
   hostWait(h.use, CallPoint::Sync);
@@ -1177,9 +1323,13 @@ void CudaDriverExecutor::hostFill(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
-  Buf& dst = named(bufs_, c.names[0]);
-  HostBuf& src = named(hostBufs_, c.names[1]);
+  const std::shared_ptr<Buf> dstBuf = named(bufs_, c.names[0]);
+  const std::shared_ptr<HostBuf> srcHost = named(hostBufs_, c.names[1]);
+  Buf& dst = *dstBuf;
+  HostBuf& src = *srcHost;
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
+  // A detour copies on the executor's stream of the pool's device, which every name shares.
+  const KeepIf keep(!dst.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, dst, CallPoint::CopyToDevice);
   const size_t bytes = std::min(dst.bytes, src.bytes);
   order(dst.use, on, CallPoint::CopyToDevice);
@@ -1191,9 +1341,13 @@ void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::memcpyDtoH(const ModelCall& c) {
-  HostBuf& dst = named(hostBufs_, c.names[0]);
-  Buf& src = named(bufs_, c.names[1]);
+  const std::shared_ptr<HostBuf> dstHost = named(hostBufs_, c.names[0]);
+  const std::shared_ptr<Buf> srcBuf = named(bufs_, c.names[1]);
+  HostBuf& dst = *dstHost;
+  Buf& src = *srcBuf;
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToHost);
+  // A detour copies on the executor's stream of the pool's device, which every name shares.
+  const KeepIf keep(!src.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, src, CallPoint::CopyToHost);
   const size_t bytes = std::min(dst.bytes, src.bytes);
   order(dst.use, on, CallPoint::CopyToHost);
@@ -1205,7 +1359,8 @@ void CudaDriverExecutor::memcpyDtoH(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::hostCheck(const ModelCall& c) {
-  HostBuf& h = named(hostBufs_, c.names[0]);
+  const std::shared_ptr<HostBuf> host = named(hostBufs_, c.names[0]);
+  HostBuf& h = *host;
   // Reading host memory a copy still writes is a data race: the executor waits first.
   currentPrimary(CallPoint::CopyToHost);
   hostWait(h.use, CallPoint::CopyToHost);
@@ -1241,6 +1396,9 @@ void CudaDriverExecutor::graphCapture(const ModelCall& c) {
   ok(driver_.memHostAlloc(&host, bytes, CU_MEMHOSTALLOC_PORTABLE), CallPoint::Launch,
      "cuMemHostAlloc(the slot of " + name + ")");
   g->slot = std::make_shared<GraphSlot>(GraphSlot{static_cast<std::byte*>(host), bytes, {}, false});
+  // While the stream captures, no other name may record on it (order, hostWait) nor synchronize
+  // its context (ctx_sync): those keep the state too, so none is under way here.
+  const seam::KeepState keep;
   current(*s->ctx, CallPoint::Launch);
   ok(driver_.streamBeginCapture(s->handle, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CallPoint::Launch,
      "cuStreamBeginCapture(" + streamLabel(*s) + ")");
@@ -1270,18 +1428,24 @@ void CudaDriverExecutor::graphCapture(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::graphInstantiate(const ModelCall& c) {
-  const std::shared_ptr<Graph>& g = graphs_.at(c.names[0]);
+  const std::shared_ptr<Graph> g = named(graphs_, c.names[0]);
   const std::string& name = c.names[1];
   auto x = std::make_shared<GraphExec>();
   x->name = name;
   x->graph = g;
   execs_[name] = x;
   if (g->orphan()) return;  // its context is gone; nothing of it may be used
+  // Another name's graph_exec_destroy may end a live executable graph meanwhile; with none live,
+  // only operations naming the graph change liveExecs.
+  const KeepIf keep(g->liveExecs > 0);
   current(*g->ctx, CallPoint::Launch);
   const std::string call = "cuGraphInstantiate(" + name + ", " + g->name + ")";
   CUgraphExec handle = nullptr;
   const CUresult result = driver_.graphInstantiate(&handle, g->handle, 0);
-  if (g->liveExecs > 0) {
+  if (g->liveExecs > 0 && g->liveExecs == g->ending) {
+    // Every live one is being destroyed beside this call: either answer is right.
+    if (result != CUDA_SUCCESS) return;
+  } else if (g->liveExecs > 0) {
     // "If hGraph contains any allocation or free nodes, there can be at most one executable graph
     // in existence for that graph at a time. An attempt to instantiate a second executable graph
     // before destroying the first ... will result in an error." No code is given: any error is
@@ -1299,15 +1463,21 @@ void CudaDriverExecutor::graphInstantiate(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::graphLaunch(const ModelCall& c) {
-  const GraphExec& x = named(execs_, c.names[0]);
+  const std::shared_ptr<GraphExec> exec = named(execs_, c.names[0]);
+  const GraphExec& x = *exec;
   if (x.handle == nullptr || x.graph->orphan()) return;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::Launch);
-  Graph& g = *x.graph;
+  const std::shared_ptr<Graph> graph = x.graph;
+  Graph& g = *graph;
+  // Live while `x` is: freeSlotIfUnused waits for the graph's last executable graph.
+  const std::shared_ptr<GraphSlot> slot = g.slot;
   const std::string call = "cuGraphLaunch(" + x.name + ", " + c.names[1] + ")";
   if (s->ctx->handle == g.ctx->handle) {
-    order(g.slot->use, s, CallPoint::Launch);
+    order(slot->use, s, CallPoint::Launch);
     ok(driver_.graphLaunch(x.handle, s->handle), CallPoint::Launch, call);
   } else {
+    // The executor's stream in the graph's context is shared by every name launching there.
+    const seam::KeepState keep;
     // The documentation does not say that a stream of another context than the graph's may
     // launch it, and drivers refuse that ("CUDA Stream does not belong to the expected context").
     // The executor launches on a stream of its own in the graph's context instead, ordered
@@ -1317,14 +1487,14 @@ void CudaDriverExecutor::graphLaunch(const ModelCall& c) {
     ok(driver_.streamWaitEvent(helper->handle, s->fence, 0), CallPoint::Launch,
        "cuStreamWaitEvent(" + streamLabel(*helper) + ", the executor's event of " + s->name + ")");
     current(*g.ctx, CallPoint::Launch);
-    order(g.slot->use, helper, CallPoint::Launch);
+    order(slot->use, helper, CallPoint::Launch);
     ok(driver_.graphLaunch(x.handle, helper->handle), CallPoint::Launch,
        call + " (on " + streamLabel(*helper) + ")");
     recordFence(*helper, CallPoint::Launch);
     ok(driver_.streamWaitEvent(s->handle, helper->fence, 0), CallPoint::Launch,
        "cuStreamWaitEvent(" + s->name + ", the executor's event of " + streamLabel(*helper) + ")");
   }
-  g.slot->launched = true;
+  slot->launched = true;
 }
 
 void CudaDriverExecutor::graphExecDestroy(const ModelCall& c) {
@@ -1334,19 +1504,33 @@ void CudaDriverExecutor::graphExecDestroy(const ModelCall& c) {
 void CudaDriverExecutor::destroyExec(const std::string& name) {
   const std::shared_ptr<GraphExec> x = take(execs_, name);
   if (x->handle == nullptr || x->graph->orphan()) return;
-  Graph& g = *x->graph;
+  const std::shared_ptr<Graph> graph = x->graph;
+  Graph& g = *graph;
   current(*g.ctx, CallPoint::CtxDestroy);
-  // An executable graph destroyed while a launch is in flight is freed once it completes.
-  ok(driver_.graphExecDestroy(x->handle), CallPoint::CtxDestroy,
-     "cuGraphExecDestroy(" + name + ")");
-  --g.liveExecs;
-  // Every launch wrote the graph's value through its copy node.
-  GraphSlot& slot = *g.slot;
-  currentPrimary(CallPoint::CopyToHost);
-  hostWait(slot.use, CallPoint::CopyToHost);
-  if (slot.launched) {
-    compare(Shadow(slot.bytes, g.value), slot.host, slot.bytes,
-            "the slot of graph " + g.name + " (launched by " + name + ")");
+  {
+    // Counted live until the slot is read: graph_destroy of another thread frees it only after.
+    // Meanwhile graphInstantiate sees the destroy under way (Graph::ending).
+    struct Ending {
+      Graph& of;
+      bool gone = false;
+      ~Ending() {
+        --of.ending;
+        if (gone) --of.liveExecs;
+      }
+    } ending{g};
+    ++g.ending;
+    // An executable graph destroyed while a launch is in flight is freed once it completes.
+    ok(driver_.graphExecDestroy(x->handle), CallPoint::CtxDestroy,
+       "cuGraphExecDestroy(" + name + ")");
+    ending.gone = true;
+    // Every launch wrote the graph's value through its copy node.
+    const std::shared_ptr<GraphSlot> slot = g.slot;
+    currentPrimary(CallPoint::CopyToHost);
+    hostWait(slot->use, CallPoint::CopyToHost);
+    if (slot->launched) {
+      compare(Shadow(slot->bytes, g.value), slot->host, slot->bytes,
+              "the slot of graph " + g.name + " (launched by " + name + ")");
+    }
   }
   freeSlotIfUnused(g);
 }
@@ -1357,6 +1541,7 @@ void CudaDriverExecutor::graphDestroy(const ModelCall& c) {
 
 void CudaDriverExecutor::destroyGraph(const std::string& name) {
   const std::shared_ptr<Graph> g = take(graphs_, name);
+  // Marked before the calls: its last executable graph's destroy may free the slot meanwhile.
   g->destroyed = true;
   if (g->orphan()) return;
   // Its executable graphs are independent of it and stay usable.
@@ -1367,11 +1552,12 @@ void CudaDriverExecutor::destroyGraph(const std::string& name) {
 
 void CudaDriverExecutor::freeSlotIfUnused(Graph& g) {
   if (!g.destroyed || g.liveExecs > 0 || !g.slot) return;
+  // Taken before the calls: the graph's destroy and its last executable graph's may both get here.
+  const std::shared_ptr<GraphSlot> slot = std::move(g.slot);
   currentPrimary(CallPoint::BufFree);
-  hostWait(g.slot->use, CallPoint::BufFree);
-  ok(driver_.memFreeHost(g.slot->host), CallPoint::BufFree,
+  hostWait(slot->use, CallPoint::BufFree);
+  ok(driver_.memFreeHost(slot->host), CallPoint::BufFree,
      "cuMemFreeHost(the slot of " + g.name + ")");
-  g.slot.reset();
 }
 
 // ---- Virtual memory ----------------------------------------------------------------------------
@@ -1404,18 +1590,21 @@ void CudaDriverExecutor::memCreate(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::memMap(const ModelCall& c) {
-  Va& v = named(vas_, c.names[0]);
-  const std::shared_ptr<Phys>& m = physs_.at(c.names[1]);
+  const std::shared_ptr<Va> va = named(vas_, c.names[0]);
+  Va& v = *va;
+  const std::shared_ptr<Phys> m = named(physs_, c.names[1]);
   const std::string& name = c.names[2];
   currentPrimary(CallPoint::BufAlloc);
   auto a = std::make_shared<Mapping>();
   a->name = name;
   a->phys = m;
   // cuMemMap maps only where nothing is mapped: the first free granule of the va, or, when it
-  // has none, a range reserved for this mapping alone.
-  auto slot = std::find(v.slots.begin(), v.slots.end(), nullptr);
-  if (slot != v.slots.end()) {
-    a->address = v.base + static_cast<size_t>(slot - v.slots.begin()) * granularity_;
+  // has none, a range reserved for this mapping alone. An index, not an iterator, is kept across
+  // the calls.
+  const auto slot =
+      static_cast<size_t>(std::find(v.slots.begin(), v.slots.end(), nullptr) - v.slots.begin());
+  if (slot < v.slots.size()) {
+    a->address = v.base + slot * granularity_;
   } else {
     a->ownRange = true;
     ok(driver_.memAddressReserve(&a->address, granularity_, granularity_, 0, 0),
@@ -1435,12 +1624,16 @@ void CudaDriverExecutor::memMap(const ModelCall& c) {
     if (a->ownRange) driver_.memAddressFree(a->address, granularity_);
     ok(set, CallPoint::BufAlloc, "cuMemSetAccess" + call);
   }
-  if (!a->ownRange) *slot = a;
+  if (!a->ownRange) v.slots[slot] = a;
   mappings_[name] = std::move(a);
 }
 
 void CudaDriverExecutor::mapMemset(const ModelCall& c) {
-  Mapping& a = named(mappings_, c.names[0]);
+  // The phys's last use and shadow are shared by all its mappings, and another name's va_free may
+  // unmap this one: the check, the order and the work go together.
+  const seam::KeepState keep;
+  const std::shared_ptr<Mapping> mapping = named(mappings_, c.names[0]);
+  Mapping& a = *mapping;
   // A mapping unmapped with its va's free has no memory behind it any more.
   if (a.unmapped) return;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
@@ -1458,7 +1651,10 @@ void CudaDriverExecutor::mapMemset(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::mapRead(const ModelCall& c) {
-  Mapping& a = named(mappings_, c.names[0]);
+  // As mapMemset: the phys is shared by its mappings, and va_free may unmap this one.
+  const seam::KeepState keep;
+  const std::shared_ptr<Mapping> mapping = named(mappings_, c.names[0]);
+  Mapping& a = *mapping;
   if (a.unmapped) return;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
   const std::shared_ptr<Stream> on =
@@ -1476,6 +1672,9 @@ void CudaDriverExecutor::memUnmap(const ModelCall& c) {
 }
 
 void CudaDriverExecutor::unmap(Mapping& a, Va* va) {
+  // mem_unmap and its va's va_free are different names: one unmaps, and the range is freed only
+  // after. The phys's last use is shared by its mappings.
+  const seam::KeepState keep;
   if (a.unmapped) return;
   currentPrimary(CallPoint::BufFree);
   // Unmapping memory that pending work still reaches is undefined: the executor waits first.

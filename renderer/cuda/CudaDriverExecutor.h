@@ -19,10 +19,19 @@
 // - The wait-completion oracle: after every wait of the model returns (cuStreamSynchronize,
 //   cuEventSynchronize, cuCtxSynchronize, and the events a stream waited for), cuStreamQuery and
 //   cuEventQuery must say CUDA_SUCCESS and every host function enqueued before must have run; else
-//   DeviceError naming the wait and what was still pending.
+//   DeviceError naming the wait and what was still pending. A query is skipped where another
+//   thread's operation enqueued on that stream, or recorded that event, after the wait began.
 // - Each device's primary context is retained for the life of the process besides the model's
 //   retains, so releasing a model's retain never resets it (nor ends its peer access).
-// Not thread-safe: calls come one at a time, from any thread.
+// - Threads: threadSafe() is false, so the runner runs each call under one seam::StateLock.
+//   Each driver call lets go of that lock, so calls of operations on different names overlap.
+//   The executor's records change only between driver calls, one thread at a time.
+//   Steps that hand the driver another name's object keep the lock across their calls
+//   (seam::KeepState). So do steps on the executor's own streams, and the checks after waits.
+//   An operation on a stream, event or graph of a ctx_create context keeps it throughout.
+//   Another name's ctx_destroy ends those objects, and cuCtxDestroy must meet no call on them.
+//   ctx_sync, peer_enable, peer_disable, graph captures and the virtual-memory operations on
+//   mappings keep it too.
 #pragma once
 
 #include <memory>

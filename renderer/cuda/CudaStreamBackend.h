@@ -8,7 +8,11 @@
 // A backend's `Context` is a StreamContext and its `Buffer` a StreamBuffer, with what else the
 // backend keeps of them.
 //
-// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them).
+// Not thread-safe: the Device seam runs one call's bookkeeping at a time, but lets go of its lock
+// while a driver call runs (RuntimeSeam.h), so other threads' driver calls overlap it.
+// Calls on one context never overlap (docs/sequences.md, Threads); a free of its buffer may meet
+// any of them. So a call copies a buffer's record before its first driver call, and a destroy
+// clears the stream from its record before the driver destroys it.
 #pragma once
 
 #include <cuda.h>
@@ -34,6 +38,9 @@ struct StreamContext {
   /// Copies of copyToDevice sources, so the caller may reuse its memory at once; released when
   /// the queue is next waited for, after which the driver no longer reads them.
   std::vector<std::vector<std::byte>> staged;
+  /// Its destroy has begun: another thread's call must enqueue nothing more on its stream, whose
+  /// wait and check are under way.
+  bool closing = false;
 };
 
 /// What every buffer of a CUDA backend has.
@@ -107,10 +114,11 @@ class CudaStreamBackend : public Backend {
   /// `call`: "<call>: buffer 3 was already freed" or "... is unknown".
   Buffer takeBuffer(BufferId buf, const char* call);
   /// Every teardown step even after one fails (a half-destroyed context must not stay behind),
-  /// and the first failure. `pending`, when given, receives what the stream held after its wait.
-  /// Does nothing for a context without a driver context.
-  std::optional<DeviceError> teardown(Context& context,
-                                      std::optional<PendingWork>* pending = nullptr) const;
+  /// and the first failure. `ctx` is the context's id, 0 for one never added. `pending`, when
+  /// given, receives what the stream held after its wait. Does nothing for a context without a
+  /// driver context.
+  std::optional<DeviceError> teardown(ContextId ctx, Context& context,
+                                      std::optional<PendingWork>* pending = nullptr);
 
   const CudaDriver& driver_;
   CUdevice device_ = 0;
@@ -122,11 +130,9 @@ class CudaStreamBackend : public Backend {
   virtual CUcontext driverContext(const Context& context) const = 0;
   /// The raster kernel `context` launches.
   virtual CUfunction kernel(const Context& context) const = 0;
-  /// Releases what `context` holds besides its stream, after the stream is destroyed, each
-  /// driver call through `step`.
-  virtual void releaseRest(const Context& context, const TeardownStep& step) const = 0;
-  /// What destroyContext does to the context's buffers, before its teardown.
-  virtual void beforeDestroy(ContextId /*ctx*/) {}
+  /// Releases what context `ctx` (0: never added) holds besides its stream, after the stream is
+  /// destroyed, each driver call through `step`.
+  virtual void releaseRest(ContextId ctx, const Context& context, const TeardownStep& step) = 0;
 
   void waitForQueue(Context& context, CallPoint point) const {
     check(driver_.streamSynchronize(context.stream), point, "cuStreamSynchronize");
@@ -181,7 +187,7 @@ Buffer CudaStreamBackend<Context, Buffer>::takeBuffer(BufferId buf, const char* 
 
 template <typename Context, typename Buffer>
 std::optional<DeviceError> CudaStreamBackend<Context, Buffer>::teardown(
-    Context& context, std::optional<PendingWork>* pending) const {
+    ContextId ctx, Context& context, std::optional<PendingWork>* pending) {
   std::optional<DeviceError> first;
   const TeardownStep step = [&](CUresult result, const char* call) {
     if (result != CUDA_SUCCESS && !first) {
@@ -190,13 +196,18 @@ std::optional<DeviceError> CudaStreamBackend<Context, Buffer>::teardown(
   };
   const CUcontext current = driverContext(context);
   if (current == nullptr) return first;
+  // Before the first driver call lets other threads in: a free then keeps off the stream.
+  context.closing = true;
   step(driver_.ctxSetCurrent(current), "cuCtxSetCurrent");
   if (context.stream != nullptr) {
-    step(driver_.streamSynchronize(context.stream), "cuStreamSynchronize");
-    if (pending != nullptr) *pending = pendingOnStream(driver_, context.stream);
-    step(driver_.streamDestroy(context.stream), "cuStreamDestroy");
+    const CUstream stream = context.stream;
+    step(driver_.streamSynchronize(stream), "cuStreamSynchronize");
+    if (pending != nullptr) *pending = pendingOnStream(driver_, stream);
+    // Cleared first, so that no other thread's call is handed the stream while it is destroyed.
+    context.stream = nullptr;
+    step(driver_.streamDestroy(stream), "cuStreamDestroy");
   }
-  releaseRest(context, step);
+  releaseRest(ctx, context, step);
   context = Context{};
   return first;
 }
@@ -204,9 +215,8 @@ std::optional<DeviceError> CudaStreamBackend<Context, Buffer>::teardown(
 template <typename Context, typename Buffer>
 void CudaStreamBackend<Context, Buffer>::destroyContext(ContextId ctx) {
   Context& context = liveContext(ctx, CallPoint::CtxDestroy, destroyCall_);
-  beforeDestroy(ctx);
   std::optional<PendingWork> pending;
-  const std::optional<DeviceError> failure = teardown(context, &pending);
+  const std::optional<DeviceError> failure = teardown(ctx, context, &pending);
   contexts_.erase(ctx);
   releasedWaits_.record(ctx, pending);
   if (failure) throw *failure;
@@ -216,21 +226,25 @@ template <typename Context, typename Buffer>
 void CudaStreamBackend<Context, Buffer>::copyToDevice(ContextId ctx, BufferId dst,
                                                       std::span<const std::byte> src) {
   Context& context = liveContext(ctx, CallPoint::CopyToDevice, "cuMemcpyHtoDAsync");
-  const Buffer& buffer = ownedBuffer(dst, ctx, src.size(), CallPoint::CopyToDevice,
-                                     "cuMemcpyHtoDAsync", "destination");
+  // A copy, not a reference into buffers_, which other threads' calls change during makeCurrent.
+  const CUdeviceptr address =
+      ownedBuffer(dst, ctx, src.size(), CallPoint::CopyToDevice, "cuMemcpyHtoDAsync", "destination")
+          .address;
   if (src.empty()) return;
   makeCurrent(context, CallPoint::CopyToDevice);
-  enqueueUpload(driver_, context.stream, context.staged, buffer.address, src);
+  enqueueUpload(driver_, context.stream, context.staged, address, src);
 }
 
 template <typename Context, typename Buffer>
 void CudaStreamBackend<Context, Buffer>::copyToHost(ContextId ctx, BufferId src,
                                                     std::span<std::byte> dst) {
   Context& context = liveContext(ctx, CallPoint::CopyToHost, "cuMemcpyDtoHAsync");
-  const Buffer& buffer =
-      ownedBuffer(src, ctx, dst.size(), CallPoint::CopyToHost, "cuMemcpyDtoHAsync", "source");
+  // A copy, not a reference into buffers_, which other threads' calls change during makeCurrent.
+  const CUdeviceptr address =
+      ownedBuffer(src, ctx, dst.size(), CallPoint::CopyToHost, "cuMemcpyDtoHAsync", "source")
+          .address;
   makeCurrent(context, CallPoint::CopyToHost);
-  downloadAndWait(driver_, context.stream, context.staged, buffer.address, dst);
+  downloadAndWait(driver_, context.stream, context.staged, address, dst);
 }
 
 template <typename Context, typename Buffer>

@@ -111,9 +111,8 @@ void Device::addInterceptor(std::shared_ptr<Interceptor> interceptor) {
   interceptors_.push_back(std::move(interceptor));
 }
 
-std::unique_lock<std::mutex> Device::backendLock() const {
-  if (backend_->threadSafe()) return {};
-  return std::unique_lock(backendMutex_);
+seam::StateLock Device::backendLock() const {
+  return seam::StateLock(backend_->threadSafe() ? nullptr : &backendMutex_);
 }
 
 void Device::checkWait(CallPoint point, ContextId ctx) {

@@ -27,6 +27,7 @@
 #include "renderer/device/Backend.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/LifecycleCounters.h"
+#include "renderer/device/RuntimeSeam.h"
 
 namespace gpufuzz {
 
@@ -106,8 +107,9 @@ class Device {
   void countIfExhausted(const CallSite& site, const DeviceError& error);
   /// Throws DeviceError at `point` when the wait just made on `ctx` returned early.
   void checkWait(CallPoint point, ContextId ctx);
-  /// Held around every backend call, unless the backend is thread-safe.
-  std::unique_lock<std::mutex> backendLock() const;
+  /// Held around every backend call, unless the backend is thread-safe; let go while the
+  /// backend is inside its runtime (seam::StateLock), so that threads' runtime calls overlap.
+  seam::StateLock backendLock() const;
   /// Runs `f` on the tracker under the seam's lock.
   template <typename F>
   auto tracked(F f) {

@@ -1,6 +1,10 @@
 // RuntimeSeam.cpp: this thread's armed failure at the runtime-call seam.
 #include "renderer/device/RuntimeSeam.h"
 
+#include <atomic>
+
+#include "renderer/device/Turns.h"
+
 namespace gpufuzz::seam {
 
 namespace detail {
@@ -29,6 +33,62 @@ std::optional<Fired> disarm() {
   std::optional<Fired> fired = std::move(a.fired);
   a = detail::Armed{};
   return fired;
+}
+
+namespace {
+std::atomic<uint64_t> gCalls{0};
+std::atomic<uint64_t> gOverlapped{0};
+std::atomic<uint32_t> gInside{0};
+/// How deep the calling thread is in runtime calls; the StateLock it holds, if any.
+thread_local uint32_t tDepth = 0;
+thread_local std::mutex* tState = nullptr;
+thread_local uint32_t tKeep = 0;
+}  // namespace
+
+CallCounts callCounts() {
+  return {gCalls.load(std::memory_order_relaxed), gOverlapped.load(std::memory_order_relaxed)};
+}
+
+Inside::Inside() {
+  if (tDepth++ != 0) return;
+  outermost_ = true;
+  if (tKeep == 0) {
+    // Let go first: a thread waiting for its turn must not hold up the threads that run.
+    released_ = tState;
+    if (released_ != nullptr) released_->unlock();
+    takeTurn(/*inside=*/true);
+  }
+  gCalls.fetch_add(1, std::memory_order_relaxed);
+  if (gInside.fetch_add(1, std::memory_order_acq_rel) != 0) {
+    gOverlapped.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+Inside::~Inside() {
+  --tDepth;
+  if (!outermost_) return;
+  gInside.fetch_sub(1, std::memory_order_acq_rel);
+  if (released_ != nullptr) released_->lock();
+}
+
+KeepState::KeepState() {
+  ++tKeep;
+}
+
+KeepState::~KeepState() {
+  --tKeep;
+}
+
+StateLock::StateLock(std::mutex* mutex) : mutex_(mutex), outer_(tState) {
+  if (mutex_ == nullptr) return;
+  mutex_->lock();
+  tState = mutex_;
+}
+
+StateLock::~StateLock() {
+  if (mutex_ == nullptr) return;
+  tState = outer_;
+  mutex_->unlock();
 }
 
 }  // namespace gpufuzz::seam

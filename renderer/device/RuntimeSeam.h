@@ -10,7 +10,14 @@
 //
 // The renderer's models arm the Device seam instead (Device::arm), which counts the renderer's
 // device calls on every backend and on sim; the runtime models' executors arm this one.
+//
+// Every entry point of the tables goes through here, failable or not, and is the threads'
+// scheduling point on real runtimes (docs/sequences.md, Threads on real runtimes): a call counts
+// (callCounts), takes its turn in the thread's schedule (Turns.h), and lets go of the caller's
+// StateLock while it is inside the runtime, so that other threads' calls overlap it.
 #pragma once
+
+#include <mutex>
 
 #include <algorithm>
 #include <cstddef>
@@ -56,6 +63,59 @@ Armed& armed();
 bool due(Kinds kinds, const char* name);
 }  // namespace detail
 
+/// Runtime calls made so far by this process, through the tables.
+struct CallCounts {
+  uint64_t calls = 0;
+  /// Calls that began while another thread was inside a runtime call.
+  uint64_t overlapped = 0;
+};
+CallCounts callCounts();
+
+/// One runtime call from its entry to its return, on the calling thread: counted, scheduled, and
+/// with the thread's StateLock let go meanwhile. A call made from inside another (a callback that
+/// calls the runtime) is part of it.
+class Inside {
+ public:
+  Inside();
+  ~Inside();
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+
+ private:
+  std::mutex* released_ = nullptr;  // the StateLock's mutex it let go of
+  bool outermost_ = false;
+};
+
+/// Holds `mutex`, which guards an executor's or a backend's own state, while the calling thread
+/// runs an operation, but not while that thread is inside a runtime call: the state is the
+/// harness's to keep consistent, the runtime's calls are the runtime's to race. Code under it may
+/// find other threads' changes after each runtime call, never in the middle of its own steps.
+class StateLock {
+ public:
+  explicit StateLock(std::mutex& mutex) : StateLock(&mutex) {}
+  /// Holds nothing when `mutex` is null.
+  explicit StateLock(std::mutex* mutex);
+  ~StateLock();
+  StateLock(const StateLock&) = delete;
+  StateLock& operator=(const StateLock&) = delete;
+
+ private:
+  std::mutex* mutex_;
+  std::mutex* outer_;
+};
+
+/// While it lives, the calling thread's runtime calls keep its StateLock held, and are no
+/// scheduling points: for the steps of an executor that hand the runtime what other threads'
+/// operations may end meanwhile (an event or a queue another operation completes or releases),
+/// or that walk state those operations change.
+class KeepState {
+ public:
+  KeepState();
+  ~KeepState();
+  KeepState(const KeepState&) = delete;
+  KeepState& operator=(const KeepState&) = delete;
+};
+
 /// A string as a template argument: an entry point's name in its wrapper's type.
 template <std::size_t N>
 struct Name {
@@ -73,10 +133,21 @@ template <typename R, typename... A>
 struct Entry<R (*)(A...)> {
   template <typename Errors, auto Real, auto Member, Kinds Fails, Name CallName>
   static R call(A... args) {
-    if (detail::armed().on && detail::due(Fails, CallName.text)) {
-      return Errors::template fail<R>(detail::armed().failure.kind, args...);
+    if constexpr (Fails != 0) {
+      if (detail::armed().on && detail::due(Fails, CallName.text)) {
+        return Errors::template fail<R>(detail::armed().failure.kind, args...);
+      }
     }
+    const Inside inside;
     return (Real().*Member)(args...);
+  }
+};
+
+/// Errors of an entry point that never fails on purpose.
+struct NoErrors {
+  template <typename R, typename... A>
+  static R fail(FailureKind /*kind*/, A... /*args*/) {
+    return R{};
   }
 };
 

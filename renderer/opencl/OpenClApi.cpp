@@ -2,6 +2,7 @@
 #include "renderer/opencl/OpenClApi.h"
 
 #include <chrono>
+#include <string_view>
 
 #include "renderer/device/RuntimeLibrary.h"
 #include "renderer/opencl/OpenClFailures.h"
@@ -20,12 +21,84 @@ const OpenClApi& realEntries() {
   return gReal;
 }
 
-/// Every entry point of OpenClFailures.h, wrapped.
+/// Every entry point of the table: X(OpenClApi member, its name, whether a loader may lack it:
+/// Optional for OpenCL 2.0's, which a device without them never calls).
+#define GPUFUZZ_CL_ENTRIES(X)                                                   \
+  X(getPlatformIDs, clGetPlatformIDs, Required)                                 \
+  X(getPlatformInfo, clGetPlatformInfo, Required)                               \
+  X(getDeviceIDs, clGetDeviceIDs, Required)                                     \
+  X(getDeviceInfo, clGetDeviceInfo, Required)                                   \
+  X(createContext, clCreateContext, Required)                                   \
+  X(retainContext, clRetainContext, Required)                                   \
+  X(releaseContext, clReleaseContext, Required)                                 \
+  X(getContextInfo, clGetContextInfo, Required)                                 \
+  X(createCommandQueue, clCreateCommandQueue, Required)                         \
+  X(retainCommandQueue, clRetainCommandQueue, Required)                         \
+  X(releaseCommandQueue, clReleaseCommandQueue, Required)                       \
+  X(createBuffer, clCreateBuffer, Required)                                     \
+  X(releaseMemObject, clReleaseMemObject, Required)                             \
+  X(getMemObjectInfo, clGetMemObjectInfo, Required)                             \
+  X(enqueueWriteBuffer, clEnqueueWriteBuffer, Required)                         \
+  X(enqueueReadBuffer, clEnqueueReadBuffer, Required)                           \
+  X(createSubBuffer, clCreateSubBuffer, Required)                               \
+  X(createImage, clCreateImage, Required)                                       \
+  X(enqueueFillBuffer, clEnqueueFillBuffer, Required)                           \
+  X(enqueueCopyBuffer, clEnqueueCopyBuffer, Required)                           \
+  X(enqueueWriteImage, clEnqueueWriteImage, Required)                           \
+  X(enqueueReadImage, clEnqueueReadImage, Required)                             \
+  X(setMemObjectDestructorCallback, clSetMemObjectDestructorCallback, Required) \
+  X(createProgramWithSource, clCreateProgramWithSource, Required)               \
+  X(createProgramWithBinary, clCreateProgramWithBinary, Required)               \
+  X(buildProgram, clBuildProgram, Required)                                     \
+  X(getProgramBuildInfo, clGetProgramBuildInfo, Required)                       \
+  X(getProgramInfo, clGetProgramInfo, Required)                                 \
+  X(releaseProgram, clReleaseProgram, Required)                                 \
+  X(createKernel, clCreateKernel, Required)                                     \
+  X(releaseKernel, clReleaseKernel, Required)                                   \
+  X(setKernelArg, clSetKernelArg, Required)                                     \
+  X(enqueueNDRangeKernel, clEnqueueNDRangeKernel, Required)                     \
+  X(flush, clFlush, Required)                                                   \
+  X(finish, clFinish, Required)                                                 \
+  X(getEventInfo, clGetEventInfo, Required)                                     \
+  X(retainEvent, clRetainEvent, Required)                                       \
+  X(releaseEvent, clReleaseEvent, Required)                                     \
+  X(waitForEvents, clWaitForEvents, Required)                                   \
+  X(createUserEvent, clCreateUserEvent, Required)                               \
+  X(setUserEventStatus, clSetUserEventStatus, Required)                         \
+  X(setEventCallback, clSetEventCallback, Required)                             \
+  X(enqueueMarkerWithWaitList, clEnqueueMarkerWithWaitList, Required)           \
+  X(enqueueBarrierWithWaitList, clEnqueueBarrierWithWaitList, Required)         \
+  X(svmAlloc, clSVMAlloc, Optional)                                             \
+  X(svmFree, clSVMFree, Optional)                                               \
+  X(enqueueSVMFree, clEnqueueSVMFree, Optional)                                 \
+  X(enqueueSVMMemFill, clEnqueueSVMMemFill, Optional)                           \
+  X(enqueueSVMMemcpy, clEnqueueSVMMemcpy, Optional)                             \
+  X(createCommandQueueWithProperties, clCreateCommandQueueWithProperties, Optional)
+
+enum class Group : uint8_t { Required, Optional };
+
+/// Whether OpenClFailures.h lists `member`.
+constexpr bool failable(std::string_view member) {
+#define GPUFUZZ_CL_LISTED(errors, listed, name, kinds) \
+  if (member == #listed) return true;
+  GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_LISTED)
+#undef GPUFUZZ_CL_LISTED
+  return false;
+}
+
+/// Every entry point: those of OpenClFailures.h with the failures they can return, the others
+/// counted and scheduled only.
 void wrapEntries(OpenClApi& api) {
 #define GPUFUZZ_CL_WRAP(errors, member, name, kinds) \
   seam::wrap<errors, &realEntries, &OpenClApi::member, kinds, seam::Name(#name)>(api);
   GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_WRAP)
 #undef GPUFUZZ_CL_WRAP
+#define GPUFUZZ_CL_PLAIN(member, name, group)                                                \
+  if constexpr (!failable(#member)) {                                                        \
+    seam::wrap<seam::NoErrors, &realEntries, &OpenClApi::member, 0, seam::Name(#name)>(api); \
+  }
+  GPUFUZZ_CL_ENTRIES(GPUFUZZ_CL_PLAIN)
+#undef GPUFUZZ_CL_PLAIN
 }
 
 LoadResult load() {
@@ -44,59 +117,11 @@ LoadResult load() {
   api.loadMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string missing;
-  resolveSymbol(library, "clGetPlatformIDs", api.getPlatformIDs, missing);
-  resolveSymbol(library, "clGetPlatformInfo", api.getPlatformInfo, missing);
-  resolveSymbol(library, "clGetDeviceIDs", api.getDeviceIDs, missing);
-  resolveSymbol(library, "clGetDeviceInfo", api.getDeviceInfo, missing);
-  resolveSymbol(library, "clCreateContext", api.createContext, missing);
-  resolveSymbol(library, "clRetainContext", api.retainContext, missing);
-  resolveSymbol(library, "clReleaseContext", api.releaseContext, missing);
-  resolveSymbol(library, "clGetContextInfo", api.getContextInfo, missing);
-  resolveSymbol(library, "clCreateCommandQueue", api.createCommandQueue, missing);
-  resolveSymbol(library, "clRetainCommandQueue", api.retainCommandQueue, missing);
-  resolveSymbol(library, "clReleaseCommandQueue", api.releaseCommandQueue, missing);
-  resolveSymbol(library, "clCreateBuffer", api.createBuffer, missing);
-  resolveSymbol(library, "clReleaseMemObject", api.releaseMemObject, missing);
-  resolveSymbol(library, "clGetMemObjectInfo", api.getMemObjectInfo, missing);
-  resolveSymbol(library, "clEnqueueWriteBuffer", api.enqueueWriteBuffer, missing);
-  resolveSymbol(library, "clEnqueueReadBuffer", api.enqueueReadBuffer, missing);
-  resolveSymbol(library, "clCreateSubBuffer", api.createSubBuffer, missing);
-  resolveSymbol(library, "clCreateImage", api.createImage, missing);
-  resolveSymbol(library, "clEnqueueFillBuffer", api.enqueueFillBuffer, missing);
-  resolveSymbol(library, "clEnqueueCopyBuffer", api.enqueueCopyBuffer, missing);
-  resolveSymbol(library, "clEnqueueWriteImage", api.enqueueWriteImage, missing);
-  resolveSymbol(library, "clEnqueueReadImage", api.enqueueReadImage, missing);
-  resolveSymbol(library, "clSetMemObjectDestructorCallback", api.setMemObjectDestructorCallback,
-                missing);
-  resolveSymbol(library, "clCreateProgramWithSource", api.createProgramWithSource, missing);
-  resolveSymbol(library, "clCreateProgramWithBinary", api.createProgramWithBinary, missing);
-  resolveSymbol(library, "clBuildProgram", api.buildProgram, missing);
-  resolveSymbol(library, "clGetProgramBuildInfo", api.getProgramBuildInfo, missing);
-  resolveSymbol(library, "clGetProgramInfo", api.getProgramInfo, missing);
-  resolveSymbol(library, "clReleaseProgram", api.releaseProgram, missing);
-  resolveSymbol(library, "clCreateKernel", api.createKernel, missing);
-  resolveSymbol(library, "clReleaseKernel", api.releaseKernel, missing);
-  resolveSymbol(library, "clSetKernelArg", api.setKernelArg, missing);
-  resolveSymbol(library, "clEnqueueNDRangeKernel", api.enqueueNDRangeKernel, missing);
-  resolveSymbol(library, "clFlush", api.flush, missing);
-  resolveSymbol(library, "clFinish", api.finish, missing);
-  resolveSymbol(library, "clGetEventInfo", api.getEventInfo, missing);
-  resolveSymbol(library, "clRetainEvent", api.retainEvent, missing);
-  resolveSymbol(library, "clReleaseEvent", api.releaseEvent, missing);
-  resolveSymbol(library, "clWaitForEvents", api.waitForEvents, missing);
-  resolveSymbol(library, "clCreateUserEvent", api.createUserEvent, missing);
-  resolveSymbol(library, "clSetUserEventStatus", api.setUserEventStatus, missing);
-  resolveSymbol(library, "clSetEventCallback", api.setEventCallback, missing);
-  resolveSymbol(library, "clEnqueueMarkerWithWaitList", api.enqueueMarkerWithWaitList, missing);
-  resolveSymbol(library, "clEnqueueBarrierWithWaitList", api.enqueueBarrierWithWaitList, missing);
-  std::string optional;  // OpenCL 2.0's SVM: a device without it never calls these
-  resolveSymbol(library, "clSVMAlloc", api.svmAlloc, optional);
-  resolveSymbol(library, "clSVMFree", api.svmFree, optional);
-  resolveSymbol(library, "clEnqueueSVMFree", api.enqueueSVMFree, optional);
-  resolveSymbol(library, "clEnqueueSVMMemFill", api.enqueueSVMMemFill, optional);
-  resolveSymbol(library, "clEnqueueSVMMemcpy", api.enqueueSVMMemcpy, optional);
-  resolveSymbol(library, "clCreateCommandQueueWithProperties", api.createCommandQueueWithProperties,
-                optional);
+  std::string optional;
+#define GPUFUZZ_CL_RESOLVE(member, name, group) \
+  resolveSymbol(library, #name, api.member, Group::group == Group::Required ? missing : optional);
+  GPUFUZZ_CL_ENTRIES(GPUFUZZ_CL_RESOLVE)
+#undef GPUFUZZ_CL_RESOLVE
   if (!missing.empty()) {
     result.failure = std::string("OpenCL loader too old: ") + kLibrary + " lacks " + missing;
     return result;

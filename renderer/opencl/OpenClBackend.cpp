@@ -1,7 +1,9 @@
 // OpenClBackend.cpp: the opencl backend on OpenCL 1.2.
 #include "renderer/opencl/OpenClBackend.h"
 
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "renderer/device/HandleChecks.h"
 #include "renderer/opencl/RasterProgram.h"
@@ -69,7 +71,9 @@ void OpenClBackend::enqueued(Context& context, cl_event event, const char* call,
 std::optional<PendingWork> OpenClBackend::collect(Context& context) {
   std::vector<PendingCommand> pending;
   std::vector<Command> still;
-  for (Command& command : context.inFlight) {
+  // Taken out first: the loop's runtime calls let other threads' calls change the member.
+  std::vector<Command> asked = std::exchange(context.inFlight, {});
+  for (Command& command : asked) {
     const EventAfterWait after = eventAfterWait(api_, command.event);
     if (!after.stale.empty()) pending.push_back(PendingCommand{command.call, after.stale});
     if (after.done) {
@@ -78,7 +82,8 @@ std::optional<PendingWork> OpenClBackend::collect(Context& context) {
       still.push_back(std::move(command));
     }
   }
-  context.inFlight = std::move(still);
+  context.inFlight.insert(context.inFlight.begin(), std::make_move_iterator(still.begin()),
+                          std::make_move_iterator(still.end()));
   if (pending.empty()) return std::nullopt;
   return PendingWork{context.lastWait, describePendingCommands(pending)};
 }
@@ -90,18 +95,16 @@ std::optional<DeviceError> OpenClBackend::release(Context& context, CallPoint po
       first.emplace(point, std::string(call) + ": " + clErrorName(status));
     }
   };
-  for (Command& command : context.inFlight) {
-    step(api_.releaseEvent(command.event), "clReleaseEvent");
+  // Emptied before the first release: no other thread's call finds a handle while it is released.
+  Context gone = std::exchange(context, Context{});
+  for (Command& command : gone.inFlight) {
     if (!command.staged.empty()) abandonedStaging_.push_back(std::move(command.staged));
+    step(api_.releaseEvent(command.event), "clReleaseEvent");
   }
-  context.inFlight.clear();
-  if (context.kernel != nullptr) step(api_.releaseKernel(context.kernel), "clReleaseKernel");
-  if (context.program != nullptr) step(api_.releaseProgram(context.program), "clReleaseProgram");
-  if (context.queue != nullptr) {
-    step(api_.releaseCommandQueue(context.queue), "clReleaseCommandQueue");
-  }
-  if (context.handle != nullptr) step(api_.releaseContext(context.handle), "clReleaseContext");
-  context = Context{};
+  if (gone.kernel != nullptr) step(api_.releaseKernel(gone.kernel), "clReleaseKernel");
+  if (gone.program != nullptr) step(api_.releaseProgram(gone.program), "clReleaseProgram");
+  if (gone.queue != nullptr) step(api_.releaseCommandQueue(gone.queue), "clReleaseCommandQueue");
+  if (gone.handle != nullptr) step(api_.releaseContext(gone.handle), "clReleaseContext");
   return first;
 }
 

@@ -23,7 +23,11 @@
 //
 // memoryInUse() counts the buffers not yet passed to freeBuffer (their requested sizes) and the
 // contexts not yet destroyed. Not thread-safe: calls come one at a time, from any thread (the
-// Device seam locks them).
+// Device seam locks them), but their OpenCL calls overlap other threads' (RuntimeSeam.h), with
+// no call kept apart. OpenCL objects are reference counted and every entry point is thread-safe
+// except clSetKernelArg on one kernel; a context's kernel serves only that context's calls, which
+// never overlap (docs/sequences.md, Threads). A call copies a buffer's handle before its first
+// OpenCL call; loops over a context's commands walk a copy taken out before their first call.
 #pragma once
 
 #include <map>

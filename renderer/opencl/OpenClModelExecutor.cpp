@@ -11,13 +11,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/PendingWork.h"
+#include "renderer/device/RuntimeSeam.h"
 #include "renderer/opencl/OpenClApi.h"
 #include "renderer/opencl/OpenClDeviceMemory.h"
 #include "renderer/opencl/OpenClDevices.h"
@@ -122,6 +125,9 @@ struct Command {
   std::vector<EventCallbackRecord*> callbacks;
   /// A non-blocking write's source, alive until the write is seen done.
   std::vector<std::byte> staged;
+  /// Runtime calls of other operations that use `event` now, with the state lock let go: a
+  /// command seen done keeps its event until the last of them returns (Pins).
+  int pins = 0;
 
   Command() = default;
   Command(const Command&) = delete;
@@ -131,15 +137,45 @@ struct Command {
     // A command never seen done may still read its source: that is left to the process's exit.
     if (!done && !staged.empty()) new std::vector<std::byte>(std::move(staged));
   }
+  /// Releases the executor's reference. The field is cleared first, since the release lets go of
+  /// the state lock and another thread may then read it.
+  void releaseEvent() {
+    const cl_event own = std::exchange(event, nullptr);
+    if (own != nullptr) api->releaseEvent(own);
+  }
 };
 using CommandPtr = std::shared_ptr<Command>;
+
+/// Commands whose events one runtime call is handed while the state lock is let go: a wait on
+/// another thread may see them done meanwhile, and their events are released only once the call
+/// returned.
+class Pins {
+ public:
+  Pins() = default;
+  Pins(const Pins&) = delete;
+  Pins& operator=(const Pins&) = delete;
+  ~Pins() {
+    for (const CommandPtr& command : commands_) {
+      if (--command->pins == 0 && command->done) command->releaseEvent();
+    }
+  }
+  void add(const CommandPtr& command) {
+    ++command->pins;
+    commands_.push_back(command);
+  }
+
+ private:
+  std::vector<CommandPtr> commands_;
+};
 
 /// The storage of a buffer (shared by its sub-buffers), an image or an SVM allocation.
 struct Memory {
   std::vector<std::byte> shadow;
   std::vector<bool> known;  // bytes the operations wrote; the rest is undefined
   CommandPtr last;          // the last command that used it
-  cl_command_queue lastQueue = nullptr;
+  /// Live memory objects on it: a buffer and its sub-buffers share it, and operations on their
+  /// different names may then run at once.
+  int names = 1;
 
   explicit Memory(size_t bytes) : shadow(bytes), known(bytes, false) {}
   void write(size_t offset, const std::vector<std::byte>& bytes) {
@@ -323,6 +359,9 @@ class OpenClModelExecutor final : public ModelExecutor {
   void blockingReadReturned(const CommandPtr& node, const Queue& queue,
                             std::unique_ptr<std::vector<std::byte>>& held);
   void freeSvmNow(Svm& svm, const std::string& name);
+  /// `release`, a runtime call that releases an object other than an event, counted in
+  /// releasing_ while it runs.
+  cl_int releasing(const std::function<cl_int()>& release);
   void markDone(Command& command);
   /// Flushes the live queues of `commands` other than `except`.
   void flushQueuesOf(const std::vector<CommandPtr>& commands, cl_command_queue except);
@@ -355,6 +394,8 @@ class OpenClModelExecutor final : public ModelExecutor {
   std::vector<std::pair<EventCallbackRecord*, std::string>> callbacksDue_;
   /// Contexts the executor retained for SVM allocations, released at leaked().
   std::vector<cl_context> heldContexts_;
+  /// Releases of objects other than events now inside the runtime, on any thread (see enqueue).
+  int releasing_ = 0;
 };
 
 const std::map<std::string_view, OpenClModelExecutor::Op>& OpenClModelExecutor::operations() {
@@ -445,6 +486,8 @@ std::vector<std::string> OpenClModelExecutor::listOf(const ModelCall& call, size
 /// every release of a non-event object: clSetUserEventStatus's description makes such a release
 /// undefined while commands wait on an unset user event.
 void OpenClModelExecutor::completeUserEvents(const std::vector<CommandPtr>& also) {
+  // Other names' user events: another thread's set_user_event_status reads `unset` around its call.
+  const seam::KeepState keep;
   std::vector<CommandPtr> set = gating_;
   set.insert(set.end(), also.begin(), also.end());
   gating_.clear();
@@ -505,17 +548,31 @@ CommandPtr OpenClModelExecutor::enqueue(
     node->after.push_back(event->node);
     if (event->node->unset) gating_.push_back(event->node);
   }
+  bool shared = false;
+  Pins pins;
   for (Memory* memory : memories) {
+    shared = shared || memory->names > 1;
     if (!memory->last) continue;
     node->after.push_back(memory->last);
-    const bool queueOrders = queue.inOrder && memory->lastQueue == queue.handle;
-    if (!queueOrders && !memory->last->done) list.push_back(memory->last->event);
+    // A released queue's handle may come back for a new queue: its commands' `queue` is null.
+    const bool queueOrders = queue.inOrder && memory->last->queue == queue.handle;
+    if (!queueOrders && !memory->last->done) {
+      list.push_back(memory->last->event);
+      pins.add(memory->last);
+    }
   }
   // A command may wait on another queue's command only once that queue is flushed (the spec's
   // rule for events across queues); without it a runtime that submits lazily blocks forever.
   flushQueuesOf(node->after, queue.handle);
+  // A release on another thread is inside the runtime: the spec makes it undefined once a command
+  // waits on an unset user event, so the gating ones, this command's included, are set first.
+  if (releasing_ > 0 && !gating_.empty()) completeUserEvents();
   std::sort(list.begin(), list.end());
   list.erase(std::unique(list.begin(), list.end()), list.end());
+  // A buffer and its sub-buffers share `last` and the shadow, which the other names' operations
+  // read before their calls and write after them: the call and its bookkeeping are one step.
+  std::optional<seam::KeepState> keep;
+  if (shared) keep.emplace();
   cl_event made = nullptr;
   check(submit(static_cast<cl_uint>(list.size()), list.empty() ? nullptr : list.data(), &made),
         point, clCall);
@@ -523,15 +580,16 @@ CommandPtr OpenClModelExecutor::enqueue(
   node->queue = queue.handle;
   queue.inFlight.push_back(node);
   if (queue.inOrder) queue.last = node;
-  for (Memory* memory : memories) {
+  for (Memory* memory : memories)
     memory->last = node;
-    memory->lastQueue = queue.handle;
-  }
   return node;
 }
 
 void OpenClModelExecutor::flushQueuesOf(const std::vector<CommandPtr>& commands,
                                         cl_command_queue except) {
+  // Other names' queues: releaseQueue clears `queue` before its call, so with no other thread
+  // between the read and the flush, no queue flushed here is being released.
+  const seam::KeepState keep;
   std::set<cl_command_queue> queues;
   for (const CommandPtr& command : commands) {
     if (command->queue != nullptr && command->queue != except && !command->done) {
@@ -542,19 +600,29 @@ void OpenClModelExecutor::flushQueuesOf(const std::vector<CommandPtr>& commands,
     check(api_.flush(queue), CallPoint::Sync, "clFlush (a queue whose command is waited on)");
 }
 
+cl_int OpenClModelExecutor::releasing(const std::function<cl_int()>& release) {
+  ++releasing_;
+  const cl_int status = release();
+  --releasing_;
+  return status;
+}
+
+/// A pinned command keeps its event until its Pins end.
 void OpenClModelExecutor::markDone(Command& command) {
   command.done = true;
-  if (command.event != nullptr) api_.releaseEvent(command.event);
-  command.event = nullptr;
   command.after.clear();
   for (EventCallbackRecord* record : command.callbacks)
     callbacksDue_.emplace_back(record, command.what);
   command.callbacks.clear();
+  if (command.pins == 0) command.releaseEvent();
 }
 
 /// The wait-completion oracle: every command under `roots` (and what each waited for) must be
 /// CL_COMPLETE now that wait `wait` returned.
 void OpenClModelExecutor::checkWait(const std::string& wait, const std::vector<CommandPtr>& roots) {
+  // The graph reaches other names' commands: another thread's wait could mark them done, and
+  // release their events, between these clGetEventInfo calls.
+  const seam::KeepState keep;
   std::vector<PendingCommand> stale;
   std::set<Command*> seen;
   std::vector<Command*> stack;
@@ -667,7 +735,8 @@ void OpenClModelExecutor::createContext(const ModelCall& call) {
 void OpenClModelExecutor::releaseContext(const ModelCall& call) {
   completeUserEvents();
   const cl_context ctx = take(contexts_, call.names[0]);
-  check(api_.releaseContext(ctx), CallPoint::CtxDestroy, "clReleaseContext");
+  check(releasing([&] { return api_.releaseContext(ctx); }), CallPoint::CtxDestroy,
+        "clReleaseContext");
 }
 
 void OpenClModelExecutor::createQueue(const ModelCall& call) {
@@ -687,10 +756,15 @@ void OpenClModelExecutor::createQueue(const ModelCall& call) {
 void OpenClModelExecutor::releaseQueue(const ModelCall& call) {
   completeUserEvents();
   Queue queue = take(queues_, call.names[0]);
+  // Cleared before the call, so that no other thread's flushQueuesOf hands the runtime this queue
+  // while it is released: the release flushes it.
   for (const CommandPtr& command : queue.inFlight)
-    command->queue = nullptr;  // the release flushes the queue
+    command->queue = nullptr;
   orphans_.insert(orphans_.end(), queue.inFlight.begin(), queue.inFlight.end());
-  check(api_.releaseCommandQueue(queue.handle), CallPoint::CtxDestroy, "clReleaseCommandQueue");
+  const cl_int status = releasing([&] { return api_.releaseCommandQueue(queue.handle); });
+  // A release that failed did not flush: other threads' commands may wait on these.
+  if (status != CL_SUCCESS) api_.flush(queue.handle);
+  check(status, CallPoint::CtxDestroy, "clReleaseCommandQueue");
 }
 
 // ---- memory objects ----------------------------------------------------------------------------
@@ -744,6 +818,7 @@ void OpenClModelExecutor::createSubBuffer(const ModelCall& call) {
   registerOwnDestructor(*object);
   object->parent = parent;
   ++parent->liveSubBuffers;
+  ++object->memory->names;
   subBuffers_.emplace(object->name, object);
 }
 
@@ -754,10 +829,17 @@ void OpenClModelExecutor::releaseMemObject(std::map<std::string, MemObjectPtr>& 
   completeUserEvents();
   const MemObjectPtr object = take(objects, name);
   object->released = true;
+  --object->memory->names;
+  if (object->mem == nullptr) {
+    if (object->parent) --object->parent->liveSubBuffers;
+    return;
+  }
+  check(releasing([&] { return api_.releaseMemObject(object->mem); }), CallPoint::BufFree,
+        "clReleaseMemObject " + name);
+  // Only once the release returned: another thread's checkCallbacks then expects the destructor
+  // callbacks of the object, or of its parent.
   if (object->parent) --object->parent->liveSubBuffers;
-  if (object->mem == nullptr) return;
   dying_.push_back(object);
-  check(api_.releaseMemObject(object->mem), CallPoint::BufFree, "clReleaseMemObject " + name);
 }
 
 void OpenClModelExecutor::releaseBuffer(const ModelCall& call) {
@@ -827,9 +909,12 @@ void OpenClModelExecutor::freeSvmNow(Svm& svm, const std::string& name) {
   if (svm.ptr == nullptr) return;
   completeUserEvents();
   if (svm.memory->last && !svm.memory->last->done) {
-    cl_event last = svm.memory->last->event;
-    check(api_.waitForEvents(1, &last), CallPoint::BufFree, "clWaitForEvents (before clSVMFree)");
-    afterWait("clWaitForEvents (before clSVMFree " + name + ")", {svm.memory->last});
+    const CommandPtr last = svm.memory->last;
+    Pins pins;  // another thread's wait may see the command done while this one waits
+    pins.add(last);
+    cl_event event = last->event;
+    check(api_.waitForEvents(1, &event), CallPoint::BufFree, "clWaitForEvents (before clSVMFree)");
+    afterWait("clWaitForEvents (before clSVMFree " + name + ")", {last});
   }
   api_.svmFree(svm.ctx, svm.ptr);
   svm.ptr = nullptr;
@@ -926,7 +1011,8 @@ void OpenClModelExecutor::buildProgram(const ModelCall& call) {
 void OpenClModelExecutor::releaseProgram(const ModelCall& call) {
   completeUserEvents();
   const Program program = take(programs_, call.names[0]);
-  check(api_.releaseProgram(program.handle), CallPoint::Launch, "clReleaseProgram");
+  check(releasing([&] { return api_.releaseProgram(program.handle); }), CallPoint::Launch,
+        "clReleaseProgram");
 }
 
 void OpenClModelExecutor::createKernel(const ModelCall& call) {
@@ -942,8 +1028,11 @@ void OpenClModelExecutor::createKernel(const ModelCall& call) {
 void OpenClModelExecutor::releaseKernel(const ModelCall& call) {
   completeUserEvents();
   Kernel kernel = take(kernels_, call.names[0]);
+  check(releasing([&] { return api_.releaseKernel(kernel.handle); }), CallPoint::Launch,
+        "clReleaseKernel");
+  // Only once the release returned: another thread's checkCallbacks then expects the argument's
+  // destructor callbacks.
   if (kernel.arg) --kernel.arg->kernelHolds;
-  check(api_.releaseKernel(kernel.handle), CallPoint::Launch, "clReleaseKernel");
 }
 
 void OpenClModelExecutor::ndrange(const ModelCall& call) {
@@ -953,6 +1042,8 @@ void OpenClModelExecutor::ndrange(const ModelCall& call) {
   // A buffer of another context than the kernel's: clSetKernelArg names no error for it.
   if (buffer->ctx != kernel.ctx) return;
   const auto seed = static_cast<cl_uint>(call.arg("seed"));
+  // OpenCL leaves clSetKernelArg on one kernel to the caller to serialise: the runner never runs
+  // two operations on one kernel's name at once, so these calls overlap other names' calls.
   check(api_.setKernelArg(kernel.handle, 0, sizeof(cl_mem), &buffer->mem), CallPoint::Launch,
         "clSetKernelArg");
   check(api_.setKernelArg(kernel.handle, 1, sizeof seed, &seed), CallPoint::Launch,
@@ -1133,6 +1224,8 @@ void OpenClModelExecutor::marker(const ModelCall& call) {
   Event event;
   event.ctx = queue.ctx;
   if (node) {
+    // Overlaps: only operations on this queue or this event reach the new command, and the
+    // runner holds those back until this one ends.
     check(api_.retainEvent(node->event), CallPoint::Launch, "clRetainEvent");
     event.handle = node->event;
     event.node = node;
@@ -1158,6 +1251,7 @@ void OpenClModelExecutor::flush(const ModelCall& call) {
 void OpenClModelExecutor::finish(const ModelCall& call) {
   Queue& queue = named(queues_, call.names[0]);
   completeUserEvents();
+  // Overlaps: the queue is this operation's; the check after it keeps the state.
   check(api_.finish(queue.handle), CallPoint::Sync, "clFinish");
   afterWait("clFinish " + call.names[0] + " (operation " + std::to_string(call.ordinal) + ")",
             queue.inFlight);
@@ -1179,6 +1273,8 @@ void OpenClModelExecutor::waitForEvents(const ModelCall& call) {
   if (list.empty()) return;  // clWaitForEvents of nothing is CL_INVALID_VALUE: nothing to wait
   completeUserEvents(nodes);
   flushQueuesOf(nodes, nullptr);
+  // Overlaps: the events are this operation's names (the sequence's references); the check after
+  // it keeps the state.
   const cl_int status = api_.waitForEvents(static_cast<cl_uint>(list.size()), list.data());
   if (foreign) {
     if (status == CL_INVALID_CONTEXT) return;
@@ -1214,6 +1310,8 @@ void OpenClModelExecutor::createUserEvent(const ModelCall& call) {
 void OpenClModelExecutor::setUserEventStatus(const ModelCall& call) {
   const Event& event = named(events_, call.names[0]);
   if (event.handle == nullptr) return;
+  // Another thread's completeUserEvents may set this event too: `unset` says which set comes first.
+  const seam::KeepState keep;
   const cl_int status = api_.setUserEventStatus(event.handle, CL_COMPLETE);
   // The spec's answers: a marker's event is no user event; a user event is set only once (the
   // executor may have set it before a wait or a release).

@@ -24,8 +24,9 @@
 // - Where OpenCL says "undefined", the executor keeps the call defined (see the .cpp):
 //   - Unset user events that enqueued commands wait on are set to CL_COMPLETE before any blocking
 //     wait and before any release of a non-event object (the spec makes such a release undefined,
-//     and the wait would block forever by design). The executor holds its own reference on every
-//     user event until it is set, so one released unset is still set later.
+//     and the wait would block forever by design). They are also set before an enqueue while such
+//     a release runs on another thread. The executor holds its own reference on every user event
+//     until it is set, so one released unset is still set later.
 //   - clSVMFree waits for the commands that use the allocation first; the executor holds a
 //     reference on an SVM allocation's context until the allocation is freed.
 //   - Objects of different contexts in one call: where the spec names the error
@@ -38,7 +39,15 @@
 // - leaked(): everything is released by then; the executor lets the commands left run out, then
 //   reports memory objects whose destructor callbacks never ran and event callbacks that never
 //   did (within kCallbackGraceMs).
-// Not thread-safe: the runner serialises its calls.
+// - Threads: the runner holds the executor's own state under seam::StateLock, one operation at a
+//   time. Each OpenCL call lets that lock go, so operations on different names overlap inside
+//   OpenCL. An operation overlaps where its calls touch only objects its own names hold: creates,
+//   builds, releases, clSetKernelArg, and the blocking waits themselves. It keeps the lock
+//   (seam::KeepState) where it hands OpenCL other names' objects or walks state they change.
+//   Those steps are the checks after waits, flushes of other queues and early user-event sets.
+//   An enqueue on a buffer that has sub-buffers also keeps it, since their order and shadow are
+//   shared. Another command's event in a wait list stays retained by the executor until the call
+//   returns.
 #pragma once
 
 #include <memory>

@@ -15,6 +15,7 @@
 #include "renderer/device/DeviceIndex.h"
 #include "renderer/device/HandleChecks.h"
 #include "renderer/device/PendingWork.h"
+#include "renderer/device/RuntimeSeam.h"
 #include "renderer/vulkan/RasterShader.h"
 #include "renderer/vulkan/VulkanApi.h"
 #include "renderer/vulkan/VulkanDeviceMemory.h"
@@ -169,11 +170,13 @@ class VulkanBackend final : public Backend {
   /// What a wait on `context` left: the submissions whose fences had not signalled when it
   /// returned (each wait retires the signalled ones, asking vkGetFenceStatus).
   static std::optional<PendingWork> leftByWait(const Context& context);
-  /// Destroys what the backend made on the device (not the caller's buffers), then the device.
-  void teardown(Context& context);
+  /// Destroys what the backend made on the device (not the caller's buffers), then the device,
+  /// marking the buffers of context `owner` (0: none) orphaned just before.
+  void teardown(Context& context, ContextId owner);
 
   const vk::Loader& loader_;
-  vk::ValidationMessages messages_;
+  /// Per thread: calls of other threads overlap, and each call's report is its own thread's.
+  vk::ValidationMessages messages_{/*perThread=*/true};
   vk::Instance made_;
   bool validation_ = false;
   VkInstance instance_ = VK_NULL_HANDLE;
@@ -312,7 +315,7 @@ VulkanBackend::~VulkanBackend() {
       vk_.vkDestroyBuffer(context.device, buffer.buffer, nullptr);
       vk_.vkFreeMemory(context.device, buffer.memory, nullptr);
     }
-    teardown(context);
+    teardown(context, id);
   }
   held_.release(vk_);
   made_.destroy();
@@ -393,7 +396,7 @@ void VulkanBackend::makeBuffer(Context& context, uint64_t bytes, VkBufferUsageFl
   }
 }
 
-void VulkanBackend::teardown(Context& context) {
+void VulkanBackend::teardown(Context& context, ContextId owner) {
   if (context.device == VK_NULL_HANDLE) return;
   for (Submission& submission : context.pending)
     release(context, submission);
@@ -417,6 +420,14 @@ void VulkanBackend::teardown(Context& context) {
   }
   if (context.commandPool != VK_NULL_HANDLE) {
     vk_.vkDestroyCommandPool(d, context.commandPool, nullptr);
+  }
+  // Held from the marks through vkDestroyDevice: a buffer not marked orphaned has a live device.
+  // No free of a buffer is inside the device while it is destroyed, as external sync requires.
+  const seam::KeepState keep;
+  // vkDestroyDevice is never skipped by the layer: from here on the device's handles are dead,
+  // whatever the layer says of the call.
+  for (auto& [id, buffer] : buffers_) {
+    if (buffer.owner == owner) buffer.orphaned = true;
   }
   vk_.vkDestroyDevice(d, nullptr);
   context = Context{};
@@ -499,7 +510,7 @@ ContextId VulkanBackend::createContext() {
     check(vk_.vkCreateShaderModule(context.device, &shader, nullptr, &context.shader), kPoint,
           "vkCreateShaderModule");
   } catch (const DeviceError&) {
-    teardown(context);
+    teardown(context, 0);
     throw;
   }
   const ContextId id = nextContext_++;
@@ -524,12 +535,7 @@ void VulkanBackend::destroyContext(ContextId ctx) {
   Context& context = liveContext(ctx, CallPoint::CtxDestroy, "vkDestroyDevice");
   waitForQueue(context, CallPoint::CtxDestroy, "vkWaitForFences");
   released_.record(ctx, leftByWait(context));
-  // vkDestroyDevice is never skipped by the layer: from here on the device's handles are dead,
-  // whatever the layer says of the call.
-  for (auto& [id, buffer] : buffers_) {
-    if (buffer.owner == ctx) buffer.orphaned = true;
-  }
-  teardown(context);
+  teardown(context, ctx);
   contexts_.erase(ctx);
   checkValidation(CallPoint::CtxDestroy, "vkDestroyDevice");
 }
@@ -558,6 +564,9 @@ void VulkanBackend::freeBuffer(BufferId buf) {
     fail(kPoint, "vkDestroyBuffer: buffer " + std::to_string(buf) +
                      (freed ? " was already freed" : " is unknown"));
   }
+  // Held through both calls: the owner's destroy on another thread must not destroy the device
+  // they run in.
+  const seam::KeepState keep;
   Buffer& buffer = it->second;
   if (buffer.orphaned) {
     const ContextId owner = buffer.owner;

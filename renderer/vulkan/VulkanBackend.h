@@ -22,8 +22,13 @@
 //
 // A buffer whose device was destroyed is never handed to Vulkan again: freeing it throws
 // DeviceError naming it. Every failed call throws DeviceError naming the call and the VkResult.
-// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them). The
-// loader is opened at run time (VulkanApi.h).
+// Not thread-safe: calls come one at a time, from any thread (the Device seam locks them), but
+// their Vulkan calls overlap other threads' (RuntimeSeam.h). Each context has its own device,
+// queue and pools, used only by its own calls, which never overlap (docs/sequences.md, Threads):
+// so the externally synchronized objects need no lock of their own. A free of a buffer may meet
+// its context's destroy: the free and vkDestroyDevice each keep the seam's lock, so a free never
+// runs in a destroyed device. The layer's reports are taken per thread. The loader is opened at
+// run time (VulkanApi.h).
 #pragma once
 
 #include <memory>

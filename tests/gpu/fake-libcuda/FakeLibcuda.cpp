@@ -54,11 +54,18 @@
 //                 number of pools spins in another function of its own instead: for ever, or
 //                 or for 600 ms where that number is not a multiple of four. One broken call that
 //                 crashes, spins or is slow by what the process did before
+//   pool-race     a race inside the driver: cuMemAllocFromPoolAsync works for kRaceWindowUs
+//                 outside the driver's lock, and cuMemPoolDestroy made meanwhile from another
+//                 thread dies of SIGSEGV in a function of its own. It fires only when the two
+//                 calls overlap inside the driver, never from one thread
+// FAKE_LIBCUDA_SYNC_MS=N: cuStreamSynchronize waits N ms for the device outside the driver's
+// lock, as a real wait does, so that threads' waits overlap.
 // Not a model of timing, concurrency between streams or device faults.
 #include <cuda.h>
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +77,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "renderer/Raster.h"
@@ -488,6 +496,16 @@ bool earlyReturn() {
   return plant() == "early-return";
 }
 
+/// pool-race: threads inside cuMemAllocFromPoolAsync's work outside the lock, and how long it
+/// takes: long enough for a destroy released together with it to land inside.
+std::atomic<int> gAllocating{0};
+constexpr int kRaceWindowUs = 2000;
+
+/// pool-race: the pool's free list, which an allocation in flight is walking, is torn down.
+[[gnu::noipa]] void destroyPoolUnderAllocation(volatile uint64_t* freeList) {
+  *freeList = 0;
+}
+
 /// pool-teardown-crash: a real invalid access, two calls deep in the stand-in, so that the
 /// frames a crash report gives are its own functions under cuMemPoolDestroy.
 [[gnu::noipa]] void releasePoolBlocks(volatile uint64_t* blocks, pthread_spinlock_t* lock) {
@@ -844,6 +862,11 @@ CUresult cuStreamDestroy_v2(CUstream handle) {
 }
 
 CUresult cuStreamSynchronize(CUstream handle) {
+  static const long syncMs = [] {
+    const char* v = std::getenv("FAKE_LIBCUDA_SYNC_MS");
+    return v != nullptr ? std::strtol(v, nullptr, 10) : 0L;
+  }();
+  if (syncMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(syncMs));
   FAKE_ENTER("cuStreamSynchronize", true);
   Stream& stream = liveStream(d, handle, "cuStreamSynchronize");
   if (stream.capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -927,6 +950,11 @@ CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
 }
 
 CUresult cuMemPoolDestroy(CUmemoryPool handle) {
+  if (plant() == "pool-race") {
+    // The teardown's own walk before it takes the lock: an allocation begun meanwhile is inside.
+    std::this_thread::sleep_for(std::chrono::microseconds(kRaceWindowUs / 10));
+    if (gAllocating.load() > 0) destroyPoolUnderAllocation(nullptr);
+  }
   FAKE_ENTER("cuMemPoolDestroy", true);
   auto it = d.pools.find(idOf(handle));
   if (it == d.pools.end()) undefined("cuMemPoolDestroy", "unknown pool " + hex(idOf(handle)));
@@ -956,6 +984,11 @@ CUresult cuMemPoolDestroy(CUmemoryPool handle) {
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* address, size_t bytes, CUmemoryPool handle,
                                  CUstream stream) {
+  if (plant() == "pool-race") {
+    ++gAllocating;
+    std::this_thread::sleep_for(std::chrono::microseconds(kRaceWindowUs));
+    --gAllocating;
+  }
   FAKE_ENTER("cuMemAllocFromPoolAsync", true);
   if (liveStream(d, stream, "cuMemAllocFromPoolAsync").capturing) {
     undefined("cuMemAllocFromPoolAsync", "captured (the fake captures cuMemAllocAsync only)");

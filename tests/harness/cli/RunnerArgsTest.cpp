@@ -15,7 +15,7 @@ std::vector<RunnerArgs> samples() {
   std::vector<RunnerArgs> all;
   RunnerArgs child;
   child.overrides = {"opencl", "context-first", "plans/a b.plan",
-                     BackendOptions{"pocl", false, 1U << 26}};
+                     BackendOptions{"pocl", false, 1U << 26}, ScheduleMode::Collide};
   child.quiet = true;
   child.eventsFd = 3;
   child.attempt = 7;
@@ -83,7 +83,7 @@ TEST(RunnerArgs, TheRunnerReadsWhatIsWrittenAndPrintsItsOptions) {
   const std::string seq = (dir.path() / "pass.seq").string();
   testing::runCommand("printf 'create a\\ndestroy a\\n' > " + seq);
   RunnerArgs args;
-  args.overrides = {"sim", "shipped", "none", {}};
+  args.overrides = {"sim", "shipped", "none", {}, {}};
   args.file = seq;
   std::string command = (testing::binDir() / kRunnerProgram).string();
   for (const std::string& w : runnerArgs(args))

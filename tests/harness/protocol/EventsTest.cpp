@@ -45,5 +45,31 @@ TEST(Events, CountsAreDecimalDigits) {
   EXPECT_FALSE(parseEvent("start 99999999999"));
 }
 
+TEST(Events, CallsCountTwoNumbersTheOverlappedNoMoreThanTheMade) {
+  const auto e = parseEvent("calls 120 31");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, Event::Kind::Calls);
+  EXPECT_EQ(e->calls, 120U);
+  EXPECT_EQ(e->overlapped, 31U);
+  EXPECT_EQ(formatEvent(*e), "calls 120 31");
+  EXPECT_FALSE(parseEvent("calls 3 4"));
+  EXPECT_FALSE(parseEvent("calls 3"));
+  EXPECT_FALSE(parseEvent("calls 3 1 2"));
+  EXPECT_FALSE(parseEvent("calls -3 1"));
+  EXPECT_FALSE(parseEvent("calls 3 x"));
+}
+
+TEST(Events, CallsMayComeAnywhereBetweenStartAndTheOutcome) {
+  EventOrder order;
+  EXPECT_NE(order.accept(*parseEvent("calls 1 0")), "");  // before start
+  EXPECT_EQ(order.accept(*parseEvent("start 1")), "");
+  EXPECT_EQ(order.accept(*parseEvent("begin 1 create")), "");
+  EXPECT_EQ(order.accept(*parseEvent("calls 2 0")), "");
+  EXPECT_EQ(order.accept(*parseEvent("done 1")), "");
+  EXPECT_EQ(order.accept(*parseEvent("calls 2 1")), "");
+  EXPECT_EQ(order.accept(*parseEvent("outcome pass - - ")), "");
+  EXPECT_NE(order.accept(*parseEvent("calls 1 0")), "");  // after the outcome
+}
+
 }  // namespace
 }  // namespace gpufuzz
