@@ -18,6 +18,11 @@ std::string joinedPolicyNames() {
 }
 }  // namespace
 
+ScheduleMode scheduleFor(std::optional<ScheduleMode> commandLine, const Directives& directives) {
+  return commandLine.value_or(
+      scheduleModeOf(directives.schedule.value_or("mix")).value_or(ScheduleMode::Mix));
+}
+
 RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& directives,
                            const std::string& sequenceFile) {
   RunConfig config;
@@ -26,8 +31,7 @@ RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& dire
   config.backendOptions = overrides.backendOptions;
   if (!config.backendOptions.deviceMemory)
     config.backendOptions.deviceMemory = directives.deviceMemory;
-  config.schedule = overrides.schedule.value_or(
-      scheduleModeOf(directives.schedule.value_or("mix")).value_or(ScheduleMode::Mix));
+  config.schedule = scheduleFor(overrides.schedule, directives);
   config.firstTry = directives.attempt.value_or(0);
   const std::string policy = overrides.policy.value_or(directives.policy.value_or("shipped"));
   const auto parsed = parsePolicy(policy);

@@ -42,6 +42,9 @@ struct RunConfig {
   uint64_t firstTry = 0;
 };
 
+/// The schedule a run's threads take turns by: the command line's, else the file's, else mix.
+ScheduleMode scheduleFor(std::optional<ScheduleMode> commandLine, const Directives& directives);
+
 /// Throws InputError for an unknown policy or backend name.
 RunConfig resolveRunConfig(const RunOverrides& overrides, const Directives& directives,
                            const std::string& sequenceFile);

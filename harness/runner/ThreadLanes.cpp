@@ -98,18 +98,15 @@ class Schedule final : public Turns {
         atGate_[static_cast<std::size_t>(holder_)] = true;
         gate_.store(2);
         wake_[static_cast<std::size_t>(holder_)].notify_one();
-      } else if (std::find(collisions_.begin(), collisions_.end(), insides_) != collisions_.end() ||
-                 pendingCollisions_ > 0) {
+      } else {
         // A collision waits for a point where another thread can go on: one drawn while the
         // others wait for this thread's operations would meet nobody.
         if (std::find(collisions_.begin(), collisions_.end(), insides_) != collisions_.end())
           ++pendingCollisions_;
-        if (parked_ < 0 && anotherCanGo(me)) {
+        if (pendingCollisions_ > 0 && parked_ < 0 && anotherCanGo(me)) {
           --pendingCollisions_;
           parked_ = me;
         }
-        pick();
-      } else {
         pick();
       }
     } else if (holder_ == me || holder_ < 0) {
@@ -209,7 +206,7 @@ class Schedule final : public Turns {
     while (!ended_) {
       watched_.wait_for(lock, slice_ / 4);
       if (ended_ || holder_ < 0 || Clock::now() - since_ < slice_) continue;
-      if (partner_ >= 0) partner_ = -1;
+      partner_ = -1;
       if (parked_ == holder_) parked_ = -1;
       pick();
     }

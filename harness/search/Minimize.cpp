@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "harness/base/RunConfig.h"
 #include "harness/search/Cause.h"
 #include "model/Schedule.h"
 #include "renderer/Backends.h"
@@ -72,9 +73,7 @@ Finding annotated(const TrialRunner& trials, const MinimizeRequest& request, Seq
   // replay, shrink and explain start from (docs/sequences.md, Threads on real runtimes).
   const BackendProfile* profile = findBackendProfile(trials.setup().backend);
   if (f.minimal.threadCount() > 1 && profile != nullptr && !profile->deterministic) {
-    const ScheduleMode mode = trials.setup().schedule.value_or(
-        scheduleModeOf(request.failing.directives.schedule.value_or("mix"))
-            .value_or(ScheduleMode::Mix));
+    const ScheduleMode mode = scheduleFor(trials.setup().schedule, request.failing.directives);
     d.schedule = std::string(scheduleName(scheduleOfTry(mode, d.seed, request.first.attempt)));
     d.attempt = request.first.attempt;
   }

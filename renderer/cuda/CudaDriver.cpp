@@ -2,7 +2,6 @@
 #include "renderer/cuda/CudaDriver.h"
 
 #include <algorithm>
-#include <string_view>
 
 #include "renderer/cuda/CudaFailures.h"
 #include "renderer/device/RuntimeLibrary.h"
@@ -104,28 +103,17 @@ struct CuErrors {
   }
 };
 
-/// Whether CudaFailures.h lists `member`.
-constexpr bool failable(std::string_view member) {
-#define GPUFUZZ_CU_LISTED(listed, kinds, name, symbol) \
-  if (member == #listed) return true;
-  GPUFUZZ_CU_FAILABLE(GPUFUZZ_CU_LISTED)
-#undef GPUFUZZ_CU_LISTED
-  return false;
-}
-
-/// Every entry point: those of CudaFailures.h with the failures they can return, the others
-/// counted and scheduled only.
+/// Every entry point counted and scheduled; then those of CudaFailures.h, each wrapper replaced
+/// by one that can also fail with what the entry point returns.
 void wrapEntries(CudaDriver& d) {
+#define GPUFUZZ_CU_PLAIN(member, symbol, group) \
+  seam::wrap<seam::NoErrors, &realEntries, &CudaDriver::member, 0, seam::Name(#symbol)>(d);
+  GPUFUZZ_CU_ENTRIES(GPUFUZZ_CU_PLAIN)
+#undef GPUFUZZ_CU_PLAIN
 #define GPUFUZZ_CU_WRAP(member, kinds, name, symbol) \
   seam::wrap<CuErrors, &realEntries, &CudaDriver::member, kinds, seam::Name(#symbol)>(d);
   GPUFUZZ_CU_FAILABLE(GPUFUZZ_CU_WRAP)
 #undef GPUFUZZ_CU_WRAP
-#define GPUFUZZ_CU_PLAIN(member, symbol, group)                                               \
-  if constexpr (!failable(#member)) {                                                         \
-    seam::wrap<seam::NoErrors, &realEntries, &CudaDriver::member, 0, seam::Name(#symbol)>(d); \
-  }
-  GPUFUZZ_CU_ENTRIES(GPUFUZZ_CU_PLAIN)
-#undef GPUFUZZ_CU_PLAIN
 }
 
 LoadResult load() {

@@ -43,17 +43,6 @@ void CUDA_CB markRan(void* ticket) {
   static_cast<Ticket*>(ticket)->ran.store(true);
 }
 
-/// seam::KeepState where `on`: for steps that keep the state on some paths only.
-class KeepIf {
- public:
-  explicit KeepIf(bool on) {
-    if (on) keep_.emplace();
-  }
-
- private:
-  std::optional<seam::KeepState> keep_;
-};
-
 struct Ctx {
   std::string name;
   CUcontext handle = nullptr;
@@ -546,14 +535,14 @@ void CudaDriverExecutor::run(const ModelCall& call) {
   }
   pruneTickets();
   // Another name's ctx_destroy may end such objects, and cuCtxDestroy must meet no call on them.
-  const KeepIf keep(keepsState(call.names));
+  const seam::KeepState keep(keepsState(call.names));
   const Busy busy(streamsNamed(call.names));
   (this->*(it->second))(call);
 }
 
 void CudaDriverExecutor::release(std::string_view kind, const std::string& name) {
   // As in run(): a failed operation's names are released while other threads still run.
-  const KeepIf keep(keepsState(std::span(&name, 1)));
+  const seam::KeepState keep(keepsState(std::span(&name, 1)));
   if (kind == "gexec") return destroyExec(name);
   if (kind == "graph") return destroyGraph(name);
   if (kind == "buf") {
@@ -1127,7 +1116,7 @@ void CudaDriverExecutor::memset(const ModelCall& c) {
   Buf& b = *buf;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToDevice);
   // A detour enqueues on the executor's stream of the pool's device, which every name shares.
-  const KeepIf keep(!b.reachableFrom(s->ctx->device));
+  const seam::KeepState keep(!b.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, b, CallPoint::CopyToDevice);
   const auto value = static_cast<uint8_t>(c.arg("value"));
   order(b.use, on, CallPoint::CopyToDevice);
@@ -1191,7 +1180,7 @@ void CudaDriverExecutor::read(const ModelCall& c) {
   Buf& b = *buf;
   const std::shared_ptr<Stream> s = target(c.names[1], CallPoint::CopyToHost);
   // A detour reads on the executor's stream of the pool's device, which every name shares.
-  const KeepIf keep(!b.reachableFrom(s->ctx->device));
+  const seam::KeepState keep(!b.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, b, CallPoint::CopyToHost);
   order(b.use, on, CallPoint::CopyToHost);
   const size_t bytes = std::min(b.bytes, kShadowBytes);
@@ -1329,7 +1318,7 @@ void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
   HostBuf& src = *srcHost;
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
   // A detour copies on the executor's stream of the pool's device, which every name shares.
-  const KeepIf keep(!dst.reachableFrom(s->ctx->device));
+  const seam::KeepState keep(!dst.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, dst, CallPoint::CopyToDevice);
   const size_t bytes = std::min(dst.bytes, src.bytes);
   order(dst.use, on, CallPoint::CopyToDevice);
@@ -1347,7 +1336,7 @@ void CudaDriverExecutor::memcpyDtoH(const ModelCall& c) {
   Buf& src = *srcBuf;
   const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToHost);
   // A detour copies on the executor's stream of the pool's device, which every name shares.
-  const KeepIf keep(!src.reachableFrom(s->ctx->device));
+  const seam::KeepState keep(!src.reachableFrom(s->ctx->device));
   const std::shared_ptr<Stream> on = reaching(s, src, CallPoint::CopyToHost);
   const size_t bytes = std::min(dst.bytes, src.bytes);
   order(dst.use, on, CallPoint::CopyToHost);
@@ -1437,7 +1426,7 @@ void CudaDriverExecutor::graphInstantiate(const ModelCall& c) {
   if (g->orphan()) return;  // its context is gone; nothing of it may be used
   // Another name's graph_exec_destroy may end a live executable graph meanwhile; with none live,
   // only operations naming the graph change liveExecs.
-  const KeepIf keep(g->liveExecs > 0);
+  const seam::KeepState keep(g->liveExecs > 0);
   current(*g->ctx, CallPoint::Launch);
   const std::string call = "cuGraphInstantiate(" + name + ", " + g->name + ")";
   CUgraphExec handle = nullptr;

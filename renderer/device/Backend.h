@@ -52,8 +52,8 @@ class Backend {
   /// What runs underneath, for reports, status lines and findings: platform, device and driver
   /// version where the runtime tells them ("pocl 3.1 / cpu-haswell / driver 3.1").
   virtual std::string description() const { return std::string(name()); }
-  /// Whether its calls may come from several threads at once; otherwise the seam makes them one
-  /// at a time.
+  /// Whether its calls may come from several threads at once; otherwise the seam holds a
+  /// seam::StateLock around each, which the backend's runtime calls let go (RuntimeSeam.h).
   virtual bool threadSafe() const { return false; }
 
   virtual ContextId createContext() = 0;

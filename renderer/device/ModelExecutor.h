@@ -14,7 +14,8 @@
 // - release() releases one leftover after the last operation, kind by kind in the model's release
 //   order, each kind in creation order (the runner computes the order).
 // - leaked() is asked once everything is released: what the runtime still holds, or empty.
-// - Calls come one at a time unless threadSafe(); never two at once on one name.
+// - Never two calls at once on one name. Unless threadSafe(), the runner holds a seam::StateLock
+//   around each call, which the executor's runtime calls let go (RuntimeSeam.h).
 // - After a failure nothing more is called but the destructor, which must not block on the
 //   runtime: leaving objects to the process's exit is fine.
 #pragma once

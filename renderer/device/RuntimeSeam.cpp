@@ -71,12 +71,12 @@ Inside::~Inside() {
   if (released_ != nullptr) released_->lock();
 }
 
-KeepState::KeepState() {
-  ++tKeep;
+KeepState::KeepState(bool on) : on_(on) {
+  if (on_) ++tKeep;
 }
 
 KeepState::~KeepState() {
-  --tKeep;
+  if (on_) --tKeep;
 }
 
 StateLock::StateLock(std::mutex* mutex) : mutex_(mutex), outer_(tState) {

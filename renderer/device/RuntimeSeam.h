@@ -110,10 +110,14 @@ class StateLock {
 /// or that walk state those operations change.
 class KeepState {
  public:
-  KeepState();
+  /// Keeps nothing when `on` is false: for steps that keep the state on some paths only.
+  explicit KeepState(bool on = true);
   ~KeepState();
   KeepState(const KeepState&) = delete;
   KeepState& operator=(const KeepState&) = delete;
+
+ private:
+  bool on_;
 };
 
 /// A string as a template argument: an entry point's name in its wrapper's type.

@@ -2,7 +2,6 @@
 #include "renderer/opencl/OpenClApi.h"
 
 #include <chrono>
-#include <string_view>
 
 #include "renderer/device/RuntimeLibrary.h"
 #include "renderer/opencl/OpenClFailures.h"
@@ -77,28 +76,17 @@ const OpenClApi& realEntries() {
 
 enum class Group : uint8_t { Required, Optional };
 
-/// Whether OpenClFailures.h lists `member`.
-constexpr bool failable(std::string_view member) {
-#define GPUFUZZ_CL_LISTED(errors, listed, name, kinds) \
-  if (member == #listed) return true;
-  GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_LISTED)
-#undef GPUFUZZ_CL_LISTED
-  return false;
-}
-
-/// Every entry point: those of OpenClFailures.h with the failures they can return, the others
-/// counted and scheduled only.
+/// Every entry point counted and scheduled; then those of OpenClFailures.h, each wrapper
+/// replaced by one that can also fail with what its specification lets it return.
 void wrapEntries(OpenClApi& api) {
+#define GPUFUZZ_CL_PLAIN(member, name, group) \
+  seam::wrap<seam::NoErrors, &realEntries, &OpenClApi::member, 0, seam::Name(#name)>(api);
+  GPUFUZZ_CL_ENTRIES(GPUFUZZ_CL_PLAIN)
+#undef GPUFUZZ_CL_PLAIN
 #define GPUFUZZ_CL_WRAP(errors, member, name, kinds) \
   seam::wrap<errors, &realEntries, &OpenClApi::member, kinds, seam::Name(#name)>(api);
   GPUFUZZ_CL_FAILABLE(GPUFUZZ_CL_WRAP)
 #undef GPUFUZZ_CL_WRAP
-#define GPUFUZZ_CL_PLAIN(member, name, group)                                                \
-  if constexpr (!failable(#member)) {                                                        \
-    seam::wrap<seam::NoErrors, &realEntries, &OpenClApi::member, 0, seam::Name(#name)>(api); \
-  }
-  GPUFUZZ_CL_ENTRIES(GPUFUZZ_CL_PLAIN)
-#undef GPUFUZZ_CL_PLAIN
 }
 
 LoadResult load() {

@@ -571,8 +571,7 @@ CommandPtr OpenClModelExecutor::enqueue(
   list.erase(std::unique(list.begin(), list.end()), list.end());
   // A buffer and its sub-buffers share `last` and the shadow, which the other names' operations
   // read before their calls and write after them: the call and its bookkeeping are one step.
-  std::optional<seam::KeepState> keep;
-  if (shared) keep.emplace();
+  const seam::KeepState keep(shared);
   cl_event made = nullptr;
   check(submit(static_cast<cl_uint>(list.size()), list.empty() ? nullptr : list.data(), &made),
         point, clCall);

@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <mutex>
-#include <string_view>
 
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/RuntimeSeam.h"
@@ -54,28 +53,17 @@ const InstanceApi& realEntries() {
   return gReal;
 }
 
-/// Whether VulkanFailures.h lists `entry`.
-constexpr bool failable(std::string_view entry) {
-#define GPUFUZZ_VK_LISTED(name, kinds, hostOom) \
-  if (entry == #name) return true;
-  GPUFUZZ_VK_FAILABLE(GPUFUZZ_VK_LISTED)
-#undef GPUFUZZ_VK_LISTED
-  return false;
-}
-
-/// Every entry point: those of VulkanFailures.h with the errors they can return, the others
-/// counted and scheduled only.
+/// Every entry point counted and scheduled; then those of VulkanFailures.h, each wrapper
+/// replaced by one that can also fail with the errors it can return.
 void wrapEntries(InstanceApi& api) {
+#define GPUFUZZ_VK_PLAIN(name) \
+  seam::wrap<seam::NoErrors, &realEntries, &InstanceApi::name, 0, seam::Name(#name)>(api);
+  GPUFUZZ_VK_INSTANCE(GPUFUZZ_VK_PLAIN)
+#undef GPUFUZZ_VK_PLAIN
 #define GPUFUZZ_VK_WRAP(name, kinds, hostOom) \
   seam::wrap<VkErrors, &realEntries, &InstanceApi::name, kinds, seam::Name(#name)>(api);
   GPUFUZZ_VK_FAILABLE(GPUFUZZ_VK_WRAP)
 #undef GPUFUZZ_VK_WRAP
-#define GPUFUZZ_VK_PLAIN(name)                                                               \
-  if constexpr (!failable(#name)) {                                                          \
-    seam::wrap<seam::NoErrors, &realEntries, &InstanceApi::name, 0, seam::Name(#name)>(api); \
-  }
-  GPUFUZZ_VK_INSTANCE(GPUFUZZ_VK_PLAIN)
-#undef GPUFUZZ_VK_PLAIN
 }
 
 /// Whether `api` holds the same entry points as the wrapped ones.
