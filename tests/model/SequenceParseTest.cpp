@@ -284,6 +284,11 @@ const std::vector<ErrorCase> kErrors = {
     {"# policy: fast", 1, 11,
      "unknown policy 'fast': expected shipped, context-first, no-destroy-sync, no-texture-wait"},
     {"# faults: my plan", 1, 11, "faults takes one plan name or path, without spaces"},
+    {"# schedule: sometimes", 1, 13,
+     "unknown schedule 'sometimes': expected os, pct, collide, mix"},
+    {"# schedule: os\n# schedule: pct", 2, 3, "duplicate directive 'schedule'"},
+    {"# try: -1", 1, 8, "try '-1' is negative"},
+    {"# try: x", 1, 8, "try 'x' is not a decimal integer"},
     {"# expect: boom", 1, 11, "unknown outcome class 'boom': expected pass, hang, spin"},
     {"# expect: Hang", 1, 11, "unknown outcome class 'Hang'"},
     {"# expect: hang 3", 1, 16, "expected 'at N' or 'at end' after the class, got '3'"},
@@ -500,6 +505,16 @@ TEST(ValidateSequence, AcceptsValidSequencesAndPlacesTheFirstViolation) {
   Sequence outOfBounds;
   outOfBounds.ops = {testOp("create", {"r0"}, {{"width", 0}})};
   EXPECT_THROW(validateSequence(outOfBounds, "v.seq"), InputError);
+}
+
+TEST(SequenceParse, AThreadedFindingsScheduleAndTryComeBackAsWritten) {
+  const Sequence seq = parseTestSequence("# schedule: collide\n# try: 4\ncreate r0\n");
+  EXPECT_EQ(seq.directives.schedule, "collide");
+  EXPECT_EQ(seq.directives.attempt, 4U);
+  const std::string text = printSequence(seq);
+  EXPECT_NE(text.find("# schedule: collide\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# try: 4\n"), std::string::npos) << text;
+  EXPECT_EQ(parseTestSequence(text).directives, seq.directives);
 }
 
 }  // namespace
