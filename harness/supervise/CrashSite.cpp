@@ -255,11 +255,16 @@ constexpr std::array kHandlingFrames{"raise",
                                      "__cxa_rethrow",
                                      "__cxa_call_terminate"};
 
+/// The runtime-call seam's wrapper (renderer/device/RuntimeSeam.h): it passes a call through, so
+/// the frame under it is the program's caller. Its name begins with its return type.
+bool isSeamFrame(const CrashFrame& f) {
+  return f.function.find("gpufuzz::seam::") != std::string::npos;
+}
+
 bool isHandlingFrame(const CrashFrame& f) {
   if (f.function.starts_with("<")) return true;  // gdb's "<signal handler called>"
   if (f.function.find("onFatalSignal") != std::string::npos) return true;  // the runner's handler
-  // The runtime-call seam's wrappers pass a call through: the caller is the program's frame.
-  if (f.function.find("gpufuzz::seam::") != std::string::npos) return true;
+  if (isSeamFrame(f)) return true;
   // An unnamed frame of the system's libraries under an abort: raise's internals.
   if (f.function.empty() && f.owner == FrameOwner::System) return true;
   return std::find(kHandlingFrames.begin(), kHandlingFrames.end(), f.function) !=
@@ -845,6 +850,8 @@ std::vector<std::string> frameState(const std::vector<CrashFrame>& frames, std::
   if (caller < frames.size()) first = caller;
   std::vector<std::string> state;
   for (std::size_t i = first; i < frames.size() && state.size() < count; ++i) {
+    // Every call into a runtime goes through the seam: its frame tells no two crashes apart.
+    if (isSeamFrame(frames[i])) continue;
     std::string name = stateName(frames[i]);
     if (!state.empty() && state.back() == name) continue;
     state.push_back(std::move(name));

@@ -396,6 +396,16 @@ TEST(OneCause, TheSystemsFramesAboveACallerAreNotTheCrashState) {
                                  "#0  0x1 in __libc_free () from /lib/libc.so.6 [system]\n"
                                  "#1  0x2 in __libc_start_main () from /lib/libc.so.6 [system]\n";
   EXPECT_EQ(crashState(systemOnly), (std::vector<std::string>{"__libc_free", "__libc_start_main"}));
+  // The runtime-call seam's wrapper between the runtime and its caller is no frame of the state.
+  const std::string throughSeam =
+      std::string(kRunnerCrashFramesBy) +
+      ", SIGSEGV, process 10\nThread 1 (crashed):\n"
+      "#0  0x1 in cuMemPoolDestroy () from /lib/libcuda.so.1 [runtime]\n"
+      "#1  0x2 in cudaError_enum gpufuzz::seam::Entry<cudaError_enum "
+      "(*)(CUmemPoolHandle_st*)>::call<> () from /bin/runner [program]\n"
+      "#2  0x3 in gpufuzz::Pool::teardown () from /bin/runner [program]\n";
+  EXPECT_EQ(crashState(throughSeam),
+            (std::vector<std::string>{"cuMemPoolDestroy", "gpufuzz::Pool::teardown"}));
 }
 
 // A spin and a crash meet in the call the program made into the runtime, whatever inner frames
