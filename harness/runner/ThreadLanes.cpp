@@ -172,6 +172,9 @@ class Schedule final : public Turns {
     } else if (holder_ == thread) {
       pick();
     }
+    // A thread that ran out of turn (a collision's partner, one that lost a slice) may have
+    // made another ready as it went: with no holder, nobody else would see it.
+    if (holder_ < 0) pick();
   }
 
   /// Hands the turn to one of the threads that can go on, or to none (then the next thread to
@@ -205,7 +208,13 @@ class Schedule final : public Turns {
     std::unique_lock lock(mutex_);
     while (!ended_) {
       watched_.wait_for(lock, slice_ / 4);
-      if (ended_ || holder_ < 0 || Clock::now() - since_ < slice_) continue;
+      if (ended_) break;
+      // No holder: a thread that ran out of turn may have made another ready meanwhile.
+      if (holder_ < 0) {
+        pick();
+        continue;
+      }
+      if (Clock::now() - since_ < slice_) continue;
       partner_ = -1;
       if (parked_ == holder_) parked_ = -1;
       pick();
