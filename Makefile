@@ -84,6 +84,7 @@ bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target gpufuzz gpufuzz-runner
 	bench/campaign-flat $(BUILD)/bin/gpufuzz bench/results/campaign-flat-$(BENCH_TAG).json
 	bench/report-scale $(BUILD)/bin/gpufuzz bench/results/report-scale-$(BENCH_TAG).json
+	bench/threads-throughput $(BUILD)/bin/gpufuzz bench/results/threads-throughput-$(BENCH_TAG).json
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')
