@@ -96,15 +96,21 @@ void DeadlineCalibrator::Ring::add(std::chrono::microseconds elapsed, std::size_
     samples[next] = elapsed;
     next = (next + 1) % capacity;
   }
+  ++addedSinceCached;
 }
 
 std::chrono::microseconds DeadlineCalibrator::Ring::percentile99() const {
   if (samples.empty()) return std::chrono::microseconds{0};
+  if (cachedP99 && addedSinceCached < std::max<std::size_t>(1, samples.size() / 32)) {
+    return *cachedP99;
+  }
   std::vector<std::chrono::microseconds> sorted = samples;
   const std::size_t rank = (sorted.size() * 99) / 100;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank),
                    sorted.end());
-  return sorted[rank];
+  cachedP99 = sorted[rank];
+  addedSinceCached = 0;
+  return *cachedP99;
 }
 
 void DeadlineCalibrator::observe(std::string_view op, std::chrono::microseconds elapsed) {
