@@ -30,7 +30,7 @@ BENCH_TAG  ?= $(or $(shell n=$$(nvidia-smi --query-gpu=name --format=csv,noheade
                 echo "$$n" | head -n 1 | tr 'A-Z ' 'a-z-'),sim)
 BENCH_ARGS ?=
 
-.PHONY: all deps configure build fuzz test test-gpu runtime-root bench format clean
+.PHONY: all deps configure build fuzz test test-gpu test-tsan runtime-root bench format clean
 
 all: build
 
@@ -67,6 +67,16 @@ runtime-root: build
 
 test-gpu: build
 	tools/test-gpu $(BUILD) $(GPU_BUDGET)
+
+# gpufuzz and its runner under ThreadSanitizer, in a build of their own, race the runtimes on
+# threaded campaigns (docs/threads.md). Not part of `make test`: a second build.
+TSAN_BUILD ?= $(BUILD)-tsan
+TSAN_RUNS  ?= 120
+test-tsan: deps
+	[ -f $(TSAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(TSAN_BUILD) -G "$$(command -v ninja >/dev/null && echo Ninja || echo 'Unix Makefiles')" \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFUZZ_SANITIZE=thread -DGPUFUZZ_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan-programs
+	tests/tsan/tsan-campaigns $(TSAN_BUILD)/bin $(TSAN_RUNS)
 
 # Each JSON is written beside its final name and moved there once complete, so a failed run leaves
 # the previous results in place.

@@ -623,22 +623,24 @@ void OpenClModelExecutor::checkWait(const std::string& wait, const std::vector<C
   // release their events, between these clGetEventInfo calls.
   const seam::KeepState keep;
   std::vector<PendingCommand> stale;
-  std::set<Command*> seen;
-  std::vector<Command*> stack;
-  for (const CommandPtr& root : roots)
-    stack.push_back(root.get());
+  std::set<const Command*> seen;
+  // Owned while walked: marking one command done drops what it waited for, which may be the
+  // last owner of another command of the walk.
+  std::vector<CommandPtr> walked;
+  std::vector<CommandPtr> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
-    Command* command = stack.back();
+    CommandPtr command = std::move(stack.back());
     stack.pop_back();
-    if (!seen.insert(command).second || command->done) continue;
+    if (!seen.insert(command.get()).second || command->done) continue;
     for (const CommandPtr& before : command->after)
-      stack.push_back(before.get());
+      stack.push_back(before);
     const EventAfterWait after = eventAfterWait(api_, command->event);
     if (!after.stale.empty()) stale.push_back(PendingCommand{command->what, after.stale});
+    walked.push_back(std::move(command));
   }
   // Done only once everything was asked: a command complete before what it waited for is stale.
   if (stale.empty()) {
-    for (Command* command : seen)
+    for (const CommandPtr& command : walked)
       if (!command->done) markDone(*command);
   }
   for (auto& [name, queue] : queues_) {

@@ -2,6 +2,7 @@
 #include "renderer/vulkan/VulkanExecutor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -221,9 +222,9 @@ class VulkanExecutor final : public ModelExecutor {
   std::mutex state_;
   vulkan::Shadow shadow_;
   /// A call failed: the destructor leaves everything to the process's exit.
-  bool failed_ = false;
+  std::atomic<bool> failed_ = false;
   /// Whether the device was waited idle since the last operation (the first release waits).
-  bool idleForRelease_ = false;
+  std::atomic<bool> idleForRelease_ = false;
 
   /// GPUFUZZ_VULKAN_UNPREDICTED=VUID: the shadow forgets that rule, as a shadow with a gap would
   /// (a test of the oracle: the layer's report of it is then `invalid`).
