@@ -8,6 +8,8 @@
 // schedule every function here but callerThread() does nothing.
 #pragma once
 
+#include <mutex>
+
 namespace gpufuzz {
 
 /// A schedule of threads that take turns: one runs at a time, and which one is its choice.
@@ -40,5 +42,18 @@ void takeTurn(bool inside = false);
 /// The calling thread is about to block, or is back from blocking.
 void leaveTurns();
 void rejoinTurns();
+/// Locks `m`, a lock another thread of the sequence may hold across its scheduling points (an
+/// object the runtime asks its caller to synchronize, an executor's state). Waiting for it leaves
+/// the turns: the holder must run to let it go, or the schedule would wait a whole slice for it.
+/// `Lock`: std::unique_lock or std::shared_lock of the mutex's type.
+template <typename Lock = std::unique_lock<std::mutex>>
+Lock lockOutsideTurns(typename Lock::mutex_type& m) {
+  Lock lock(m, std::try_to_lock);
+  if (lock.owns_lock()) return lock;
+  leaveTurns();
+  lock.lock();
+  rejoinTurns();
+  return lock;
+}
 
 }  // namespace gpufuzz

@@ -10,11 +10,13 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <vector>
 
 #include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/DeviceIndex.h"
+#include "renderer/device/Turns.h"
 #include "renderer/vulkan/LifecycleShader.h"
 #include "renderer/vulkan/VulkanAllocator.h"
 #include "renderer/vulkan/VulkanApi.h"
@@ -74,7 +76,15 @@ class VulkanExecutor final : public ModelExecutor {
 
  private:
   using Handler = void (VulkanExecutor::*)(const ModelCall&);
-  static const std::map<std::string_view, Handler>& handlers();
+  /// An operation's handler; `retires`: its calls let the layer retire finished work (a wait, a
+  /// status or counter read), so it runs alone (retire_).
+  struct Op {
+    Handler handler;
+    bool retires = false;
+  };
+  static const std::map<std::string_view, Op>& handlers();
+  /// Runs `handler` under retire_: alone if `retires`, else beside the other operations.
+  void runOp(Handler handler, bool retires, const ModelCall& call);
 
   void pickDevice(const std::string& wanted);
   void makeDevice();
@@ -220,6 +230,10 @@ class VulkanExecutor final : public ModelExecutor {
 
   /// The executor's lock: the shadow, and every call that submits, ends, waits or reads.
   std::mutex state_;
+  /// Held shared by an operation from the shadow's prediction to its call, alone by one whose
+  /// call lets the layer retire work: a wait on another thread between the two would make the
+  /// layer see done what the shadow predicted pending.
+  std::shared_mutex retire_;
   vulkan::Shadow shadow_;
   /// A call failed: the destructor leaves everything to the process's exit.
   std::atomic<bool> failed_ = false;
@@ -402,54 +416,54 @@ void VulkanExecutor::makeDevice() {
        vk_.vkCreateDescriptorSetLayout(device_, &layout, nullptr, &setLayout_));
 }
 
-const std::map<std::string_view, VulkanExecutor::Handler>& VulkanExecutor::handlers() {
-  static const std::map<std::string_view, Handler> table = {
-      {"pool_create", &VulkanExecutor::poolCreate},
-      {"pool_reset", &VulkanExecutor::poolReset},
-      {"pool_destroy", &VulkanExecutor::poolDestroy},
-      {"cmd_allocate", &VulkanExecutor::cmdAllocate},
-      {"cmd_begin", &VulkanExecutor::cmdBegin},
-      {"cmd_end", &VulkanExecutor::cmdEnd},
-      {"cmd_reset", &VulkanExecutor::cmdReset},
-      {"cmd_free", &VulkanExecutor::cmdFree},
-      {"cmd_fill", &VulkanExecutor::cmdFill},
-      {"cmd_copy", &VulkanExecutor::cmdCopy},
-      {"cmd_dispatch", &VulkanExecutor::cmdDispatch},
-      {"queue_submit", &VulkanExecutor::queueSubmit},
-      {"queue_submit_fence", &VulkanExecutor::queueSubmitFence},
-      {"queue_submit_signal", &VulkanExecutor::queueSubmitSignal},
-      {"queue_submit_wait", &VulkanExecutor::queueSubmitWait},
-      {"queue_submit_timeline", &VulkanExecutor::queueSubmitTimeline},
-      {"queue_wait_idle", &VulkanExecutor::queueWaitIdle},
-      {"device_wait_idle", &VulkanExecutor::deviceWaitIdle},
-      {"fence_create", &VulkanExecutor::fenceCreate},
-      {"fence_wait", &VulkanExecutor::fenceWait},
-      {"fence_status", &VulkanExecutor::fenceStatus},
-      {"fence_reset", &VulkanExecutor::fenceReset},
-      {"fence_destroy", &VulkanExecutor::fenceDestroy},
-      {"semaphore_create", &VulkanExecutor::semaphoreCreate},
-      {"semaphore_destroy", &VulkanExecutor::semaphoreDestroy},
-      {"timeline_create", &VulkanExecutor::timelineCreate},
-      {"timeline_signal", &VulkanExecutor::timelineSignal},
-      {"timeline_wait", &VulkanExecutor::timelineWait},
-      {"timeline_value", &VulkanExecutor::timelineValue},
-      {"timeline_destroy", &VulkanExecutor::timelineDestroy},
-      {"buffer_create", &VulkanExecutor::bufferCreate},
-      {"buffer_destroy", &VulkanExecutor::bufferDestroy},
-      {"memory_allocate", &VulkanExecutor::memoryAllocate},
-      {"memory_bind", &VulkanExecutor::memoryBind},
-      {"memory_free", &VulkanExecutor::memoryFree},
-      {"memory_read", &VulkanExecutor::memoryRead},
-      {"dpool_create", &VulkanExecutor::dpoolCreate},
-      {"dpool_reset", &VulkanExecutor::dpoolReset},
-      {"dpool_destroy", &VulkanExecutor::dpoolDestroy},
-      {"set_allocate", &VulkanExecutor::setAllocate},
-      {"set_update", &VulkanExecutor::setUpdate},
-      {"set_free", &VulkanExecutor::setFree},
-      {"layout_create", &VulkanExecutor::layoutCreate},
-      {"layout_destroy", &VulkanExecutor::layoutDestroy},
-      {"pipeline_create", &VulkanExecutor::pipelineCreate},
-      {"pipeline_destroy", &VulkanExecutor::pipelineDestroy},
+const std::map<std::string_view, VulkanExecutor::Op>& VulkanExecutor::handlers() {
+  static const std::map<std::string_view, Op> table = {
+      {"pool_create", {&VulkanExecutor::poolCreate}},
+      {"pool_reset", {&VulkanExecutor::poolReset}},
+      {"pool_destroy", {&VulkanExecutor::poolDestroy}},
+      {"cmd_allocate", {&VulkanExecutor::cmdAllocate}},
+      {"cmd_begin", {&VulkanExecutor::cmdBegin}},
+      {"cmd_end", {&VulkanExecutor::cmdEnd}},
+      {"cmd_reset", {&VulkanExecutor::cmdReset}},
+      {"cmd_free", {&VulkanExecutor::cmdFree}},
+      {"cmd_fill", {&VulkanExecutor::cmdFill}},
+      {"cmd_copy", {&VulkanExecutor::cmdCopy}},
+      {"cmd_dispatch", {&VulkanExecutor::cmdDispatch}},
+      {"queue_submit", {&VulkanExecutor::queueSubmit}},
+      {"queue_submit_fence", {&VulkanExecutor::queueSubmitFence}},
+      {"queue_submit_signal", {&VulkanExecutor::queueSubmitSignal}},
+      {"queue_submit_wait", {&VulkanExecutor::queueSubmitWait}},
+      {"queue_submit_timeline", {&VulkanExecutor::queueSubmitTimeline}},
+      {"queue_wait_idle", {&VulkanExecutor::queueWaitIdle, true}},
+      {"device_wait_idle", {&VulkanExecutor::deviceWaitIdle, true}},
+      {"fence_create", {&VulkanExecutor::fenceCreate}},
+      {"fence_wait", {&VulkanExecutor::fenceWait, true}},
+      {"fence_status", {&VulkanExecutor::fenceStatus, true}},
+      {"fence_reset", {&VulkanExecutor::fenceReset}},
+      {"fence_destroy", {&VulkanExecutor::fenceDestroy}},
+      {"semaphore_create", {&VulkanExecutor::semaphoreCreate}},
+      {"semaphore_destroy", {&VulkanExecutor::semaphoreDestroy}},
+      {"timeline_create", {&VulkanExecutor::timelineCreate}},
+      {"timeline_signal", {&VulkanExecutor::timelineSignal}},
+      {"timeline_wait", {&VulkanExecutor::timelineWait, true}},
+      {"timeline_value", {&VulkanExecutor::timelineValue, true}},
+      {"timeline_destroy", {&VulkanExecutor::timelineDestroy}},
+      {"buffer_create", {&VulkanExecutor::bufferCreate}},
+      {"buffer_destroy", {&VulkanExecutor::bufferDestroy}},
+      {"memory_allocate", {&VulkanExecutor::memoryAllocate}},
+      {"memory_bind", {&VulkanExecutor::memoryBind}},
+      {"memory_free", {&VulkanExecutor::memoryFree}},
+      {"memory_read", {&VulkanExecutor::memoryRead}},
+      {"dpool_create", {&VulkanExecutor::dpoolCreate}},
+      {"dpool_reset", {&VulkanExecutor::dpoolReset}},
+      {"dpool_destroy", {&VulkanExecutor::dpoolDestroy}},
+      {"set_allocate", {&VulkanExecutor::setAllocate}},
+      {"set_update", {&VulkanExecutor::setUpdate}},
+      {"set_free", {&VulkanExecutor::setFree}},
+      {"layout_create", {&VulkanExecutor::layoutCreate}},
+      {"layout_destroy", {&VulkanExecutor::layoutDestroy}},
+      {"pipeline_create", {&VulkanExecutor::pipelineCreate}},
+      {"pipeline_destroy", {&VulkanExecutor::pipelineDestroy}},
   };
   return table;
 }
@@ -459,10 +473,11 @@ void VulkanExecutor::run(const ModelCall& call) {
   if (it == handlers().end()) {
     throw std::logic_error("model vulkan has no operation " + std::string(call.op));
   }
+  const Op& op = it->second;
   idleForRelease_ = false;
   try {
     try {
-      (this->*(it->second))(call);
+      runOp(op.handler, op.retires, call);
     } catch (const Uncertain&) {
       // The layer retires work that waits for semaphores when their operations are
       // notified, which can be before a wait of the model shows it complete: whether it would
@@ -471,9 +486,9 @@ void VulkanExecutor::run(const ModelCall& call) {
       // may queue work between the wait and the call: then it waits again. Once, an Uncertain
       // escaped the second call of a threaded run on layer 1.4.309 and ended the process.
       for (int tries = 1;; ++tries) {
-        waitIdle(false);
+        runOp(&VulkanExecutor::queueWaitIdle, true, call);
         try {
-          (this->*(it->second))(call);
+          runOp(op.handler, op.retires, call);
           break;
         } catch (const Uncertain&) {
           if (tries == kUncertainTries) {
@@ -486,6 +501,16 @@ void VulkanExecutor::run(const ModelCall& call) {
   } catch (...) {
     failed_ = true;
     throw;
+  }
+}
+
+void VulkanExecutor::runOp(Handler handler, bool retires, const ModelCall& call) {
+  if (retires) {
+    const auto alone = lockOutsideTurns<std::unique_lock<std::shared_mutex>>(retire_);
+    (this->*handler)(call);
+  } else {
+    const auto beside = lockOutsideTurns<std::shared_lock<std::shared_mutex>>(retire_);
+    (this->*handler)(call);
   }
 }
 
@@ -563,26 +588,26 @@ std::mutex& VulkanExecutor::objectLock(const std::string& key) {
 }
 
 std::unique_lock<std::mutex> VulkanExecutor::lockPool(const std::string& pool) {
-  return std::unique_lock(objectLock("pool " + pool));
+  return lockOutsideTurns(objectLock("pool " + pool));
 }
 
 std::unique_lock<std::mutex> VulkanExecutor::lockPoolOf(const std::string& name) {
   std::string pool;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     pool = cmd(name).pool;
   }
   return lockPool(pool);
 }
 
 std::unique_lock<std::mutex> VulkanExecutor::lockDpool(const std::string& dpool) {
-  return std::unique_lock(objectLock("dpool " + dpool));
+  return lockOutsideTurns(objectLock("dpool " + dpool));
 }
 
 std::unique_lock<std::mutex> VulkanExecutor::lockDpoolOf(const std::string& set) {
   std::string dpool;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     dpool = shadow_.sets.at(set).dpool;
   }
   return lockDpool(dpool);
@@ -616,14 +641,14 @@ void VulkanExecutor::poolCreate(const ModelCall& c) {
   // No callbacks for pools: lavapipe 22.3.6 then frees, inside vkCmdPipelineBarrier, a block the
   // callbacks never gave (corpus/runtimes/README.md, not reduced).
   check("vkCreateCommandPool", vk_.vkCreateCommandPool(device_, &info, nullptr, &pool), {}, kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   shadow_.pools[c.names[0]].handle = pool;
 }
 
 void VulkanExecutor::poolReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPool(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::PoolState& pool = shadow_.pools.at(name);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
@@ -648,7 +673,7 @@ void VulkanExecutor::poolReset(const ModelCall& c) {
 void VulkanExecutor::poolDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPool(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach = inUse(shadow_, "VUID-vkDestroyCommandPool-commandPool-00041",
@@ -664,7 +689,7 @@ void VulkanExecutor::cmdAllocate(const ModelCall& c) {
   VkCommandBufferAllocateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     info.commandPool = shadow_.pools.at(poolName).handle;
   }
   info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -672,7 +697,7 @@ void VulkanExecutor::cmdAllocate(const ModelCall& c) {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   check("vkAllocateCommandBuffers", vk_.vkAllocateCommandBuffers(device_, &info, &commands), {},
         kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   CmdState& cb = shadow_.cmds[c.names[1]];
   cb.handle = commands;
   cb.pool = poolName;
@@ -700,7 +725,7 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     const CmdState& cb = cmd(name);
     handle = cb.handle;
     breach = freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
@@ -724,7 +749,7 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
                                : 0;
   if (check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord))
     return;
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   CmdState& cb = cmd(name);
   cb.phase = Phase::Recording;
   cb.commands.clear();
@@ -740,7 +765,7 @@ bool VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     const CmdState& cb = cmd(name);
     handle = cb.handle;
     breach = freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
@@ -760,7 +785,7 @@ bool VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
   begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   if (check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord))
     return false;
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   CmdState& cb = cmd(name);
   cb.phase = Phase::Recording;
   cb.commands.clear();
@@ -779,7 +804,7 @@ bool VulkanExecutor::layerSeesRecording(const CmdState& cb) const {
 }
 
 void VulkanExecutor::resetUnseenInvalid(const std::string& name) {
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   const CmdState& cb = cmd(name);
   if (cb.phase != Phase::Invalid) return;
   // A begin resets an invalid buffer implicitly, but the layer does not always see it so:
@@ -798,7 +823,7 @@ void VulkanExecutor::cmdEnd(const ModelCall& c) {
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     const CmdState& cb = cmd(name);
     handle = cb.handle;
     breach = freedCmd(cb, name, "VUID-vkEndCommandBuffer-commandBuffer-parameter");
@@ -816,14 +841,14 @@ void VulkanExecutor::cmdEnd(const ModelCall& c) {
   if (guard("vkEndCommandBuffer", breach) ||
       check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(handle), breach, kRecord))
     return;
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   cmd(name).phase = Phase::Executable;
 }
 
 void VulkanExecutor::cmdReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPoolOf(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   CmdState& cb = cmd(name);
   std::optional<Breach> breach =
       freedCmd(cb, name, "VUID-vkResetCommandBuffer-commandBuffer-parameter");
@@ -844,7 +869,7 @@ void VulkanExecutor::cmdReset(const ModelCall& c) {
 void VulkanExecutor::cmdFree(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPoolOf(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   CmdState& cb = cmd(name);
   std::optional<Breach> breach =
       freedCmd(cb, name, "VUID-vkFreeCommandBuffers-pCommandBuffers-parameter");
@@ -880,7 +905,7 @@ void VulkanExecutor::cmdFill(const ModelCall& c) {
   if (!beginIfNeeded(name, "vkCmdFillBuffer")) return;
   // Recording runs under the executor's lock too: a free on another thread between the
   // shadow's look and the call would change what the layer sees the command use.
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkBuffer target = VK_NULL_HANDLE;
@@ -905,7 +930,7 @@ void VulkanExecutor::cmdCopy(const ModelCall& c) {
   if (!beginIfNeeded(name, "vkCmdCopyBuffer")) return;
   // Recording runs under the executor's lock too: a free on another thread between the
   // shadow's look and the call would change what the layer sees the command use.
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkBuffer from = VK_NULL_HANDLE, to = VK_NULL_HANDLE;
@@ -943,7 +968,7 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   auto poolLock = lockPoolOf(name);
   std::optional<Breach> breach;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     const vulkan::SetState& set = shadow_.sets.at(setName);
     const vulkan::PipelineState& pipeline = shadow_.pipelines.at(pipelineName);
     if (set.freed) {
@@ -959,7 +984,7 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   if (guard("vkCmdBindDescriptorSets", breach) || !beginIfNeeded(name, "vkCmdDispatch")) return;
   // Recording runs under the executor's lock too: a free on another thread between the
   // shadow's look and the call would change what the layer sees the command use.
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -1025,7 +1050,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
                             std::span<const std::string> timelineWaits) {
   const std::string& name = call.names[0];
   auto poolLock = lockPoolOf(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   CmdState& cb = cmd(name);
   std::optional<Breach> breach = freedCmd(cb, name, "VUID-VkSubmitInfo-pCommandBuffers-parameter");
   if (!breach) {
@@ -1197,7 +1222,7 @@ uint64_t VulkanExecutor::counter(VkSemaphore handle, const char* call) {
 }
 
 void VulkanExecutor::waitIdle(bool device) {
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   const char* call = device ? "vkDeviceWaitIdle" : "vkQueueWaitIdle";
   check(call, device ? vk_.vkDeviceWaitIdle(device_) : vk_.vkQueueWaitIdle(queue_), {}, kWait);
   shadow_.completeAll();
@@ -1213,13 +1238,13 @@ void VulkanExecutor::fenceCreate(const ModelCall& c) {
   info.flags = signalled ? VK_FENCE_CREATE_SIGNALED_BIT : 0;
   VkFence fence = VK_NULL_HANDLE;
   check("vkCreateFence", vk_.vkCreateFence(device_, &info, alloc_, &fence), {}, kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   shadow_.fences[c.names[0]] = vulkan::FenceState{fence, signalled, 0};
 }
 
 void VulkanExecutor::fenceWait(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::FenceState& f = shadow_.fences.at(name);
   if (!f.signalled && f.submission == 0) {
     // Nothing will signal it: a wait without a timeout would never return, so the executor asks
@@ -1247,7 +1272,7 @@ void VulkanExecutor::fenceWait(const ModelCall& c) {
 
 void VulkanExecutor::fenceStatus(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::FenceState& f = shadow_.fences.at(name);
   const VkResult status = vk_.vkGetFenceStatus(device_, f.handle);
   check("vkGetFenceStatus", status == VK_NOT_READY ? VK_SUCCESS : status, {}, kWait);
@@ -1265,7 +1290,7 @@ void VulkanExecutor::fenceStatus(const ModelCall& c) {
 
 void VulkanExecutor::fenceReset(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::FenceState& f = shadow_.fences.at(name);
   std::optional<Breach> breach;
   if (shadow_.pending(f.submission)) {
@@ -1282,7 +1307,7 @@ void VulkanExecutor::fenceReset(const ModelCall& c) {
 
 void VulkanExecutor::fenceDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   const vulkan::FenceState& f = shadow_.fences.at(name);
   std::optional<Breach> breach;
   if (shadow_.pending(f.submission)) {
@@ -1298,7 +1323,7 @@ void VulkanExecutor::semaphoreCreate(const ModelCall& c) {
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, alloc_, &semaphore), {}, kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   shadow_.semaphores[c.names[0]].handle = semaphore;
 }
 
@@ -1316,7 +1341,7 @@ std::optional<Breach> semaphoreInUse(const vulkan::Shadow& shadow, const std::st
 
 void VulkanExecutor::semaphoreDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   end("semaphore", name, "vkDestroySemaphore", semaphoreInUse(shadow_, name));
 }
 
@@ -1330,7 +1355,7 @@ void VulkanExecutor::timelineCreate(const ModelCall& c) {
   info.pNext = &type;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, alloc_, &semaphore), {}, kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   shadow_.timelines[c.names[0]].handle = semaphore;
 }
 
@@ -1345,7 +1370,7 @@ uint64_t VulkanExecutor::signalledThrough(const vulkan::TimelineState& timeline,
 
 void VulkanExecutor::timelineSignal(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::TimelineState& t = shadow_.timelines.at(name);
   std::optional<Breach> breach;
   for (const auto& [value, submission] : t.signals) {
@@ -1368,7 +1393,7 @@ void VulkanExecutor::timelineSignal(const ModelCall& c) {
 
 void VulkanExecutor::timelineWait(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::TimelineState& t = shadow_.timelines.at(name);
   VkSemaphoreWaitInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
@@ -1393,7 +1418,7 @@ void VulkanExecutor::timelineWait(const ModelCall& c) {
 
 void VulkanExecutor::timelineValue(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::TimelineState& t = shadow_.timelines.at(name);
   const uint64_t value = counter(t.handle, "vkGetSemaphoreCounterValue");
   if (value < t.reached || value > t.promised) {
@@ -1408,7 +1433,7 @@ void VulkanExecutor::timelineValue(const ModelCall& c) {
 
 void VulkanExecutor::timelineDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   end("timeline", name, "vkDestroySemaphore", semaphoreInUse(shadow_, name));
 }
 
@@ -1425,7 +1450,7 @@ void VulkanExecutor::bufferCreate(const ModelCall& c) {
   check("vkCreateBuffer", vk_.vkCreateBuffer(device_, &info, alloc_, &buffer), {}, kMake);
   VkMemoryRequirements needs{};
   vk_.vkGetBufferMemoryRequirements(device_, buffer, &needs);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::BufferState& b = shadow_.buffers[c.names[0]];
   b.handle = buffer;
   b.size = info.size;
@@ -1435,7 +1460,7 @@ void VulkanExecutor::bufferCreate(const ModelCall& c) {
 
 void VulkanExecutor::bufferDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach = inUse(shadow_, "VUID-vkDestroyBuffer-buffer-00922",
@@ -1475,12 +1500,12 @@ void VulkanExecutor::memoryAllocate(const ModelCall& c) {
   info.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   info.memoryTypeIndex = memoryType_;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     info.allocationSize = shadow_.buffers.at(buffer).required;
   }
   VkDeviceMemory memory = VK_NULL_HANDLE;
   check("vkAllocateMemory", vk_.vkAllocateMemory(device_, &info, alloc_, &memory), {}, kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::MemoryState& m = shadow_.memories[name];
   m.handle = memory;
   m.size = info.allocationSize;
@@ -1500,13 +1525,13 @@ void VulkanExecutor::memoryAllocate(const ModelCall& c) {
 }
 
 void VulkanExecutor::memoryBind(const ModelCall& c) {
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   bind(c.names[0], c.names[1], "vkBindBufferMemory");
 }
 
 void VulkanExecutor::memoryFree(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach = inUse(shadow_, "VUID-vkFreeMemory-memory-00677",
@@ -1518,7 +1543,7 @@ void VulkanExecutor::memoryFree(const ModelCall& c) {
 
 void VulkanExecutor::memoryRead(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   const vulkan::MemoryState& m = shadow_.memories.at(name);
   void* mapped = nullptr;
   check("vkMapMemory", vk_.vkMapMemory(device_, m.handle, 0, VK_WHOLE_SIZE, 0, &mapped), {}, kRead);
@@ -1555,7 +1580,7 @@ void VulkanExecutor::dpoolCreate(const ModelCall& c) {
   VkDescriptorPool pool = VK_NULL_HANDLE;
   check("vkCreateDescriptorPool", vk_.vkCreateDescriptorPool(device_, &info, alloc_, &pool), {},
         kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::DpoolState& d = shadow_.dpools[c.names[0]];
   d.handle = pool;
   d.freeSets = freeSets;
@@ -1584,7 +1609,7 @@ std::optional<Breach> dpoolInUse(const vulkan::Shadow& shadow, const std::string
 void VulkanExecutor::dpoolReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpool(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::DpoolState& d = shadow_.dpools.at(name);
   const std::optional<Breach> breach =
       dpoolInUse(shadow_, name, "VUID-vkResetDescriptorPool-descriptorPool-00313");
@@ -1597,7 +1622,7 @@ void VulkanExecutor::dpoolReset(const ModelCall& c) {
 void VulkanExecutor::dpoolDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpool(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   end("dpool", name, "vkDestroyDescriptorPool",
       dpoolInUse(shadow_, name, "VUID-vkDestroyDescriptorPool-descriptorPool-00303"));
 }
@@ -1608,14 +1633,14 @@ void VulkanExecutor::setAllocate(const ModelCall& c) {
   VkDescriptorSetAllocateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     info.descriptorPool = shadow_.dpools.at(dpool).handle;
   }
   info.descriptorSetCount = 1;
   info.pSetLayouts = &setLayout_;
   VkDescriptorSet set = VK_NULL_HANDLE;
   check("vkAllocateDescriptorSets", vk_.vkAllocateDescriptorSets(device_, &info, &set), {}, kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::SetState& s = shadow_.sets[c.names[1]];
   s.handle = set;
   s.dpool = dpool;
@@ -1625,7 +1650,7 @@ void VulkanExecutor::setAllocate(const ModelCall& c) {
 void VulkanExecutor::setUpdate(const ModelCall& c) {
   const std::string& name = c.names[0];
   const std::string& buffer = c.names[1];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   vulkan::SetState& s = shadow_.sets.at(name);
   std::optional<Breach> breach;
   if (s.freed) {
@@ -1658,7 +1683,7 @@ void VulkanExecutor::setUpdate(const ModelCall& c) {
 void VulkanExecutor::setFree(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpoolOf(name);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   const vulkan::SetState& s = shadow_.sets.at(name);
   std::optional<Breach> breach;
   if (s.freed) {
@@ -1689,13 +1714,13 @@ void VulkanExecutor::layoutCreate(const ModelCall& c) {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   check("vkCreatePipelineLayout", vk_.vkCreatePipelineLayout(device_, &info, alloc_, &layout), {},
         kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   shadow_.layouts[c.names[0]].handle = layout;
 }
 
 void VulkanExecutor::layoutDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   for (const auto& [cmdName, cb] : shadow_.cmds) {
     if (cb.freed || cb.phase != Phase::Recording || cb.uses.count(name) == 0) continue;
@@ -1729,20 +1754,20 @@ void VulkanExecutor::pipelineCreate(const ModelCall& c) {
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &special;
   {
-    const std::lock_guard lock(state_);
+    const auto lock = lockOutsideTurns(state_);
     info.layout = shadow_.layouts.at(layoutName).handle;
   }
   VkPipeline pipeline = VK_NULL_HANDLE;
   check("vkCreateComputePipelines",
         vk_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, alloc_, &pipeline), {},
         kMake);
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   shadow_.pipelines[c.names[1]] = vulkan::PipelineState{pipeline, layoutName, xorOp};
 }
 
 void VulkanExecutor::pipelineDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach =
@@ -1892,7 +1917,7 @@ void VulkanExecutor::check(std::optional<VkResult> result, const std::string& zo
 }
 
 void VulkanExecutor::release(std::string_view kind, const std::string& name) {
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   try {
     idleForEnd();
     const std::string k(kind);
@@ -1908,7 +1933,7 @@ void VulkanExecutor::release(std::string_view kind, const std::string& name) {
 }
 
 std::string VulkanExecutor::leaked() {
-  const std::lock_guard lock(state_);
+  const auto lock = lockOutsideTurns(state_);
   try {
     if (!shadow_.zombies.empty()) {
       idleForEnd();
