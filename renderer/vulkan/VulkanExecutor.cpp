@@ -76,22 +76,15 @@ class VulkanExecutor final : public ModelExecutor {
 
  private:
   using Handler = void (VulkanExecutor::*)(const ModelCall&);
-  /// How an operation holds retire_.
-  enum class Window : uint8_t {
-    /// Shared: its prediction reads what is pending, and its call must see the same.
-    Prediction,
-    /// Alone: its calls let the layer retire finished work (a wait, a status or counter read).
-    Retire,
-    /// Not at all: a create, whose prediction reads nothing pending.
-    None,
-  };
+  /// An operation's handler; `retires`: its calls let the layer retire finished work (a wait, a
+  /// status or counter read), so it runs alone (retire_).
   struct Op {
     Handler handler;
-    Window window = Window::Prediction;
+    bool retires = false;
   };
   static const std::map<std::string_view, Op>& handlers();
-  /// Runs `handler` under retire_ as `window` says.
-  void runOp(Handler handler, Window window, const ModelCall& call);
+  /// Runs `handler` under retire_: alone if `retires`, else beside the other operations.
+  void runOp(Handler handler, bool retires, const ModelCall& call);
 
   void pickDevice(const std::string& wanted);
   void makeDevice();
@@ -425,10 +418,10 @@ void VulkanExecutor::makeDevice() {
 
 const std::map<std::string_view, VulkanExecutor::Op>& VulkanExecutor::handlers() {
   static const std::map<std::string_view, Op> table = {
-      {"pool_create", {&VulkanExecutor::poolCreate, Window::None}},
+      {"pool_create", {&VulkanExecutor::poolCreate}},
       {"pool_reset", {&VulkanExecutor::poolReset}},
       {"pool_destroy", {&VulkanExecutor::poolDestroy}},
-      {"cmd_allocate", {&VulkanExecutor::cmdAllocate, Window::None}},
+      {"cmd_allocate", {&VulkanExecutor::cmdAllocate}},
       {"cmd_begin", {&VulkanExecutor::cmdBegin}},
       {"cmd_end", {&VulkanExecutor::cmdEnd}},
       {"cmd_reset", {&VulkanExecutor::cmdReset}},
@@ -441,35 +434,35 @@ const std::map<std::string_view, VulkanExecutor::Op>& VulkanExecutor::handlers()
       {"queue_submit_signal", {&VulkanExecutor::queueSubmitSignal}},
       {"queue_submit_wait", {&VulkanExecutor::queueSubmitWait}},
       {"queue_submit_timeline", {&VulkanExecutor::queueSubmitTimeline}},
-      {"queue_wait_idle", {&VulkanExecutor::queueWaitIdle, Window::Retire}},
-      {"device_wait_idle", {&VulkanExecutor::deviceWaitIdle, Window::Retire}},
-      {"fence_create", {&VulkanExecutor::fenceCreate, Window::None}},
-      {"fence_wait", {&VulkanExecutor::fenceWait, Window::Retire}},
-      {"fence_status", {&VulkanExecutor::fenceStatus, Window::Retire}},
+      {"queue_wait_idle", {&VulkanExecutor::queueWaitIdle, true}},
+      {"device_wait_idle", {&VulkanExecutor::deviceWaitIdle, true}},
+      {"fence_create", {&VulkanExecutor::fenceCreate}},
+      {"fence_wait", {&VulkanExecutor::fenceWait, true}},
+      {"fence_status", {&VulkanExecutor::fenceStatus, true}},
       {"fence_reset", {&VulkanExecutor::fenceReset}},
       {"fence_destroy", {&VulkanExecutor::fenceDestroy}},
-      {"semaphore_create", {&VulkanExecutor::semaphoreCreate, Window::None}},
+      {"semaphore_create", {&VulkanExecutor::semaphoreCreate}},
       {"semaphore_destroy", {&VulkanExecutor::semaphoreDestroy}},
-      {"timeline_create", {&VulkanExecutor::timelineCreate, Window::None}},
+      {"timeline_create", {&VulkanExecutor::timelineCreate}},
       {"timeline_signal", {&VulkanExecutor::timelineSignal}},
-      {"timeline_wait", {&VulkanExecutor::timelineWait, Window::Retire}},
-      {"timeline_value", {&VulkanExecutor::timelineValue, Window::Retire}},
+      {"timeline_wait", {&VulkanExecutor::timelineWait, true}},
+      {"timeline_value", {&VulkanExecutor::timelineValue, true}},
       {"timeline_destroy", {&VulkanExecutor::timelineDestroy}},
-      {"buffer_create", {&VulkanExecutor::bufferCreate, Window::None}},
+      {"buffer_create", {&VulkanExecutor::bufferCreate}},
       {"buffer_destroy", {&VulkanExecutor::bufferDestroy}},
-      {"memory_allocate", {&VulkanExecutor::memoryAllocate, Window::None}},
+      {"memory_allocate", {&VulkanExecutor::memoryAllocate}},
       {"memory_bind", {&VulkanExecutor::memoryBind}},
       {"memory_free", {&VulkanExecutor::memoryFree}},
       {"memory_read", {&VulkanExecutor::memoryRead}},
-      {"dpool_create", {&VulkanExecutor::dpoolCreate, Window::None}},
+      {"dpool_create", {&VulkanExecutor::dpoolCreate}},
       {"dpool_reset", {&VulkanExecutor::dpoolReset}},
       {"dpool_destroy", {&VulkanExecutor::dpoolDestroy}},
-      {"set_allocate", {&VulkanExecutor::setAllocate, Window::None}},
+      {"set_allocate", {&VulkanExecutor::setAllocate}},
       {"set_update", {&VulkanExecutor::setUpdate}},
       {"set_free", {&VulkanExecutor::setFree}},
-      {"layout_create", {&VulkanExecutor::layoutCreate, Window::None}},
+      {"layout_create", {&VulkanExecutor::layoutCreate}},
       {"layout_destroy", {&VulkanExecutor::layoutDestroy}},
-      {"pipeline_create", {&VulkanExecutor::pipelineCreate, Window::None}},
+      {"pipeline_create", {&VulkanExecutor::pipelineCreate}},
       {"pipeline_destroy", {&VulkanExecutor::pipelineDestroy}},
   };
   return table;
@@ -484,7 +477,7 @@ void VulkanExecutor::run(const ModelCall& call) {
   idleForRelease_ = false;
   try {
     try {
-      runOp(op.handler, op.window, call);
+      runOp(op.handler, op.retires, call);
     } catch (const Uncertain&) {
       // The layer retires work that waits for semaphores when their operations are
       // notified, which can be before a wait of the model shows it complete: whether it would
@@ -493,9 +486,9 @@ void VulkanExecutor::run(const ModelCall& call) {
       // may queue work between the wait and the call: then it waits again. Once, an Uncertain
       // escaped the second call of a threaded run on layer 1.4.309 and ended the process.
       for (int tries = 1;; ++tries) {
-        runOp(&VulkanExecutor::queueWaitIdle, Window::Retire, call);
+        runOp(&VulkanExecutor::queueWaitIdle, true, call);
         try {
-          runOp(op.handler, op.window, call);
+          runOp(op.handler, op.retires, call);
           break;
         } catch (const Uncertain&) {
           if (tries == kUncertainTries) {
@@ -511,18 +504,13 @@ void VulkanExecutor::run(const ModelCall& call) {
   }
 }
 
-void VulkanExecutor::runOp(Handler handler, Window window, const ModelCall& call) {
-  switch (window) {
-    case Window::Retire: {
-      const auto alone = lockOutsideTurns<std::unique_lock<std::shared_mutex>>(retire_);
-      return (this->*handler)(call);
-    }
-    case Window::Prediction: {
-      const auto beside = lockOutsideTurns<std::shared_lock<std::shared_mutex>>(retire_);
-      return (this->*handler)(call);
-    }
-    case Window::None:
-      return (this->*handler)(call);
+void VulkanExecutor::runOp(Handler handler, bool retires, const ModelCall& call) {
+  if (retires) {
+    const auto alone = lockOutsideTurns<std::unique_lock<std::shared_mutex>>(retire_);
+    (this->*handler)(call);
+  } else {
+    const auto beside = lockOutsideTurns<std::shared_lock<std::shared_mutex>>(retire_);
+    (this->*handler)(call);
   }
 }
 
