@@ -89,8 +89,8 @@ class Campaign {
     runs_ = runs;
     deadline_ = time ? std::optional(started_ + *time) : std::nullopt;
     // Generation ends with the time; a shrink under way may finish within the grace, but for
-    // its last fifth, which is its confirmations': on the H200 a night's shrink ran to the end
-    // of its grace and its cause stayed unconfirmed (bench/RESULTS.md).
+    // its last fifth, which is its confirmations': a shrink that runs to the end of the grace
+    // leaves its cause unconfirmed (bench/RESULTS.md).
     if (deadline_) {
       trials_.stopAt(*deadline_ + plan_.grace);
       trials_.shrinkUntil(shrinkWindowEnd());
@@ -531,7 +531,7 @@ class Campaign {
       return stands ? Handled::Stands : Handled::Dropped;
     }
     // With --persistent one worker at a time examines, and the others queue their failures for
-    // it and go on fuzzing: on the H200 every worker stood waiting for the shrink otherwise.
+    // it and go on fuzzing: otherwise every worker stands waiting for the shrink.
     {
       std::unique_lock lock(mutex_);
       while (examinerActive_) {
@@ -581,9 +581,8 @@ class Campaign {
   }
 
   /// Takes the queued failure to examine next (mutex_ held), by ExamineOrder.h: new sites, then
-  /// kinds no shrink examined, then retries, then variants. On the H200 a spin met at 42 s
-  /// waited to the stop while a crash and an error whose shrinks did not confirm them went
-  /// first twice each.
+  /// kinds no shrink examined, then retries, then variants: a new kind does not wait behind
+  /// the retries of failures whose shrinks did not confirm them.
   Queued nextQueuedLocked() {
     std::vector<WaitingFailure> waiting;
     waiting.reserve(queued_.size());
@@ -685,8 +684,8 @@ class Campaign {
     // After a stop request nothing new starts; once the time and grace are spent, a failure
     // found in time is still saved, its shrink cut short.
     // Once the shrink window closes, what is left of the grace confirms the shrinks under way,
-    // and a failure whose run settled its cause, unshrunk: on an H100 an error met 10 s before
-    // the window closed waited for its history's re-runs, and was left unexamined.
+    // and a failure whose run settled its cause, unshrunk: otherwise one met just before the
+    // window closes waits for its history's re-runs and is left unexamined.
     const bool unshrunk = trials_.shrinkClosed();
     if (stopRequested() || (unshrunk && triage.cause.empty())) {
       if (knownCauseHit(triage)) return true;
@@ -770,8 +769,8 @@ class Campaign {
     findings_.push_back({f, (dir / "minimal.seq").string()});
     printFinding(f, dir);
     if (report_) writeReport(*report_, reportUnlocked());
-    // Explained once its worker no longer examines (explainPending): on the H200 one
-    // explanation held the examiner for 165 s, and 306 failures ended unexamined.
+    // Explained once its worker no longer examines (explainPending): an explanation can hold
+    // the examiner for minutes, and the failures queued behind it would end unexamined.
     if (explain_) toExplain_.emplace_back(f, dir);
     return true;
   }
@@ -815,9 +814,9 @@ class Campaign {
   /// When the shrink of `cause` (a settled cause, or a failure kind) gives way to the causes
   /// queued behind it. With --persistent and --time, its turn is its share of the shrink window
   /// left as it began, split evenly with each distinct cause waiting in the queue; the share
-  /// shrinks as more arrive. On the H200 one crash's shrink took a night's whole window, and
-  /// the 208 crashes queued behind it ended unexamined (bench/RESULTS.md). Nothing waiting,
-  /// no limit: a shrink alone keeps the whole window.
+  /// shrinks as more arrive, so that one slow shrink cannot take a night's whole window from
+  /// the causes queued behind it (bench/RESULTS.md). Nothing waiting, no limit: a shrink alone
+  /// keeps the whole window.
   std::function<bool()> turnOver(const std::string& cause) {
     if (plan_.persistent <= 1 || !deadline_) return {};
     const Clock::time_point began = Clock::now();
@@ -904,8 +903,8 @@ class Campaign {
   /// The known crash cause an unplanted hang, spin or slow is stuck under: its thread waits in
   /// the runtime entry point (runtimeEntry) that cause died under. A runtime that crashes in a
   /// call may spin in the same call when its state is broken otherwise, for ever or for a while:
-  /// one fault, three faces. On the H100 a 2.2 s ctx_destroy spun on the lock a spin at the
-  /// end spun on, under cuMemPoolDestroy. Empty when it is not, or has no stacks.
+  /// one fault, three faces: a slow ctx_destroy may wait on the lock that a spin under
+  /// cuMemPoolDestroy holds. Empty when it is not, or has no stacks.
   std::string stuckUnderCrash(const RunOutcome& o, const std::string& stacks) const {
     if (!unplantedStuckOrLate(o) || stacks.empty() || isCrashText(stacks)) {
       return {};
@@ -1069,8 +1068,8 @@ class Campaign {
       if (as.empty()) {
         if (!wait) return false;
         // Another worker examining this cause (re-runs, shrinks) takes the failure too: not
-        // examined twice. This worker goes on fuzzing. Waiting held every worker for two
-        // minutes of a 200 s campaign on the H200.
+        // examined twice. This worker goes on fuzzing: waiting would hold every worker while
+        // one examines.
         if (!claims_.claimOrDefer(cause, self, t.outcome.cls)) return true;
         if (t.outcome.cls == OutcomeClass::Crash && t.outcome.fault.empty())
           crashSites_.insert(cause);
@@ -1099,8 +1098,8 @@ class Campaign {
   /// A persistent failure whose own run settled `claims` (persistentHit) failed in its fresh
   /// re-runs as `fresh` instead, of known `cause` now: a hit of it, or a finding just recorded.
   /// Its process was poisoned by that. Persistent failures of those causes, deferred now or met
-  /// later, count as hits of `cause`. On the H200 fifteen crashes deferred that way ended
-  /// unexamined. Only a crash site, by its frames, counts so, and only as an unplanted crash:
+  /// later, count as hits of `cause`; otherwise crashes deferred that way end unexamined.
+  /// Only a crash site, by its frames, counts so, and only as an unplanted crash:
   /// a planted rule names its own bug, and a crash's frames may be a poisoned process's symptom.
   void settlePoisoned(const std::vector<std::string>& claims, const RunOutcome& fresh,
                       const std::string& cause) {
@@ -1217,8 +1216,8 @@ class Campaign {
   /// A failure whose examination no longer starts (a stop, the shrink window closed) is still a
   /// hit when its cause is known by now: a variant's, one recorded since it was queued, or the
   /// cause that poisoned its process. Its frames, rule or verdict settled that cause, so it is
-  /// counted so, not unexamined. On the H200 three errors of a cause recorded while they waited
-  /// ended unexamined. Whether it was one.
+  /// counted so, not unexamined, though its cause was recorded while it waited. Whether it was
+  /// one.
   bool knownCauseHit(const Triage& triage) {
     if (triage.cause.empty()) return false;
     std::string as;
@@ -1251,7 +1250,7 @@ class Campaign {
                  std::to_string(unexamined_[c]);
     }
     // Failures queued for the examiner or deferred to another's verdict have none yet: the
-    // status says so. On the H200 "unexamined 0" alone hid a spin queued for 140 s.
+    // status says so: "unexamined 0" alone would hide a failure queued for minutes.
     const uint64_t waiting = queued_.size() + claims_.waiting();
     return text + "; unexamined " + std::to_string(total(unexamined_)) + classes +
            (waiting > 0 ? ", waiting " + std::to_string(waiting) : std::string());

@@ -234,8 +234,8 @@ Shrinker::Reproductions Shrinker::reproductions(const Sequence& seq, const Failu
   // The first run keeps the evidence (stacks of a stuck child); the others only count. Each
   // try has its own schedule, so a threaded sequence's rate is over schedules.
   // A hang's or spin's frames come only from a debugger on a stuck run, so every try takes them
-  // until a reproducing one has. A spin met 1 of 5 times on the H100 had none: only try 0 took
-  // them. Then one try at a time did, and tries 1-3, begun beside try 0, took none either.
+  // until a reproducing one has: a failure met 1 time in 5 would otherwise have no frames when
+  // only try 0 took them.
   const bool stuckKey = key.cls == OutcomeClass::Hang || key.cls == OutcomeClass::Spin;
   std::atomic<bool> framed{false};
   const auto outcomes = runConcurrently<TrialResult>(times, jobs_, [&](std::size_t i) {

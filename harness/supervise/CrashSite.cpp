@@ -842,8 +842,8 @@ std::vector<std::string> frameState(const std::vector<CrashFrame>& frames, std::
   while (first < frames.size() && isHandlingFrame(frames[first]))
     ++first;
   // So do the system's frames on top of a caller of another owner: a crash in pthread_spin_lock
-  // or free under cuMemPoolDestroy is cuMemPoolDestroy's. On the H200 both split one driver
-  // fault into two causes.
+  // or free under cuMemPoolDestroy is cuMemPoolDestroy's; otherwise one driver fault splits
+  // into two causes.
   std::size_t caller = first;
   while (caller < frames.size() && frames[caller].owner == FrameOwner::System)
     ++caller;

@@ -483,8 +483,8 @@ void VulkanExecutor::run(const ModelCall& call) {
       // notified, which can be before a wait of the model shows it complete: whether it would
       // report this rule depends on timing. The executor waits for the queue first, which makes
       // the order defined (and the call valid), and runs the operation again. Another thread
-      // may queue work between the wait and the call: then it waits again. Once, an Uncertain
-      // escaped the second call of a threaded run on layer 1.4.309 and ended the process.
+      // may queue work between the wait and the call: then it waits again, so that no Uncertain
+      // escapes the second call of a threaded run.
       for (int tries = 1;; ++tries) {
         runOp(&VulkanExecutor::queueWaitIdle, true, call);
         try {
