@@ -41,10 +41,13 @@ deps:
 # CMake's generator: Ninja once deps installed it, else make. A fresh build took 213 s with Ninja
 # against 226 s with make (bench/RESULTS.md, "The first build").
 GENERATOR  ?=
+# $(call configure-in,DIR,OPTIONS): configures the build folder DIR. The generator is chosen when the
+# recipe runs, since deps may have just installed Ninja.
+configure-in = gen='$(GENERATOR)'; [ -n "$$gen" ] || { command -v ninja >/dev/null && gen=Ninja || gen='Unix Makefiles'; }; \
+	cmake -S . -B $(1) -G "$$gen" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2) $(CMAKE_ARGS)
 
 $(BUILD)/CMakeCache.txt: | deps
-	gen='$(GENERATOR)'; [ -n "$$gen" ] || { command -v ninja >/dev/null && gen=Ninja || gen='Unix Makefiles'; }; \
-	cmake -S . -B $(BUILD) -G "$$gen" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	$(call configure-in,$(BUILD),)
 
 configure: $(BUILD)/CMakeCache.txt
 
@@ -73,9 +76,10 @@ test-gpu: build
 # threaded campaigns (docs/threads.md). Not part of `make test`: a second build.
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_RUNS  ?= 120
-test-tsan: deps
-	[ -f $(TSAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(TSAN_BUILD) -G "$$(command -v ninja >/dev/null && echo Ninja || echo 'Unix Makefiles')" \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFUZZ_SANITIZE=thread -DGPUFUZZ_BENCH=OFF $(CMAKE_ARGS)
+$(TSAN_BUILD)/CMakeCache.txt: | deps
+	$(call configure-in,$(TSAN_BUILD),-DGPUFUZZ_SANITIZE=thread -DGPUFUZZ_BENCH=OFF)
+
+test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan-programs
 	tests/tsan/tsan-campaigns $(TSAN_BUILD)/bin $(TSAN_RUNS)
 

@@ -129,6 +129,8 @@ class VulkanExecutor final : public ModelExecutor {
   std::unique_lock<std::mutex> lockDpoolOf(const std::string& set);
   std::unique_lock<std::mutex> lockDpool(const std::string& dpool);
   std::mutex& objectLock(const std::string& key);
+  /// state_, taken outside the turns: a thread may hold it across a runtime call.
+  std::unique_lock<std::mutex> lockState() { return lockOutsideTurns(state_); }
 
   vulkan::CmdState& cmd(const std::string& name);
   /// Begins `name` when it is not recording (a record on it does so first), under the pool's lock.
@@ -594,7 +596,7 @@ std::unique_lock<std::mutex> VulkanExecutor::lockPool(const std::string& pool) {
 std::unique_lock<std::mutex> VulkanExecutor::lockPoolOf(const std::string& name) {
   std::string pool;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     pool = cmd(name).pool;
   }
   return lockPool(pool);
@@ -607,7 +609,7 @@ std::unique_lock<std::mutex> VulkanExecutor::lockDpool(const std::string& dpool)
 std::unique_lock<std::mutex> VulkanExecutor::lockDpoolOf(const std::string& set) {
   std::string dpool;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     dpool = shadow_.sets.at(set).dpool;
   }
   return lockDpool(dpool);
@@ -641,14 +643,14 @@ void VulkanExecutor::poolCreate(const ModelCall& c) {
   // No callbacks for pools: lavapipe 22.3.6 then frees, inside vkCmdPipelineBarrier, a block the
   // callbacks never gave (corpus/runtimes/README.md, not reduced).
   check("vkCreateCommandPool", vk_.vkCreateCommandPool(device_, &info, nullptr, &pool), {}, kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   shadow_.pools[c.names[0]].handle = pool;
 }
 
 void VulkanExecutor::poolReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPool(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::PoolState& pool = shadow_.pools.at(name);
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
@@ -673,7 +675,7 @@ void VulkanExecutor::poolReset(const ModelCall& c) {
 void VulkanExecutor::poolDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPool(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach = inUse(shadow_, "VUID-vkDestroyCommandPool-commandPool-00041",
@@ -689,7 +691,7 @@ void VulkanExecutor::cmdAllocate(const ModelCall& c) {
   VkCommandBufferAllocateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     info.commandPool = shadow_.pools.at(poolName).handle;
   }
   info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -697,7 +699,7 @@ void VulkanExecutor::cmdAllocate(const ModelCall& c) {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   check("vkAllocateCommandBuffers", vk_.vkAllocateCommandBuffers(device_, &info, &commands), {},
         kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   CmdState& cb = shadow_.cmds[c.names[1]];
   cb.handle = commands;
   cb.pool = poolName;
@@ -725,7 +727,7 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     const CmdState& cb = cmd(name);
     handle = cb.handle;
     breach = freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
@@ -749,7 +751,7 @@ void VulkanExecutor::cmdBegin(const ModelCall& c) {
                                : 0;
   if (check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord))
     return;
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   CmdState& cb = cmd(name);
   cb.phase = Phase::Recording;
   cb.commands.clear();
@@ -765,7 +767,7 @@ bool VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     const CmdState& cb = cmd(name);
     handle = cb.handle;
     breach = freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
@@ -785,7 +787,7 @@ bool VulkanExecutor::beginIfNeeded(const std::string& name, const char* call) {
   begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   if (check("vkBeginCommandBuffer", vk_.vkBeginCommandBuffer(handle, &begin), breach, kRecord))
     return false;
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   CmdState& cb = cmd(name);
   cb.phase = Phase::Recording;
   cb.commands.clear();
@@ -804,7 +806,7 @@ bool VulkanExecutor::layerSeesRecording(const CmdState& cb) const {
 }
 
 void VulkanExecutor::resetUnseenInvalid(const std::string& name) {
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   const CmdState& cb = cmd(name);
   if (cb.phase != Phase::Invalid) return;
   // A begin resets an invalid buffer implicitly, but the layer does not always see it so:
@@ -823,7 +825,7 @@ void VulkanExecutor::cmdEnd(const ModelCall& c) {
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     const CmdState& cb = cmd(name);
     handle = cb.handle;
     breach = freedCmd(cb, name, "VUID-vkEndCommandBuffer-commandBuffer-parameter");
@@ -841,14 +843,14 @@ void VulkanExecutor::cmdEnd(const ModelCall& c) {
   if (guard("vkEndCommandBuffer", breach) ||
       check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(handle), breach, kRecord))
     return;
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   cmd(name).phase = Phase::Executable;
 }
 
 void VulkanExecutor::cmdReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPoolOf(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   CmdState& cb = cmd(name);
   std::optional<Breach> breach =
       freedCmd(cb, name, "VUID-vkResetCommandBuffer-commandBuffer-parameter");
@@ -869,7 +871,7 @@ void VulkanExecutor::cmdReset(const ModelCall& c) {
 void VulkanExecutor::cmdFree(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPoolOf(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   CmdState& cb = cmd(name);
   std::optional<Breach> breach =
       freedCmd(cb, name, "VUID-vkFreeCommandBuffers-pCommandBuffers-parameter");
@@ -905,7 +907,7 @@ void VulkanExecutor::cmdFill(const ModelCall& c) {
   if (!beginIfNeeded(name, "vkCmdFillBuffer")) return;
   // Recording runs under the executor's lock too: a free on another thread between the
   // shadow's look and the call would change what the layer sees the command use.
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkBuffer target = VK_NULL_HANDLE;
@@ -930,7 +932,7 @@ void VulkanExecutor::cmdCopy(const ModelCall& c) {
   if (!beginIfNeeded(name, "vkCmdCopyBuffer")) return;
   // Recording runs under the executor's lock too: a free on another thread between the
   // shadow's look and the call would change what the layer sees the command use.
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkBuffer from = VK_NULL_HANDLE, to = VK_NULL_HANDLE;
@@ -968,7 +970,7 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   auto poolLock = lockPoolOf(name);
   std::optional<Breach> breach;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     const vulkan::SetState& set = shadow_.sets.at(setName);
     const vulkan::PipelineState& pipeline = shadow_.pipelines.at(pipelineName);
     if (set.freed) {
@@ -984,7 +986,7 @@ void VulkanExecutor::cmdDispatch(const ModelCall& c) {
   if (guard("vkCmdBindDescriptorSets", breach) || !beginIfNeeded(name, "vkCmdDispatch")) return;
   // Recording runs under the executor's lock too: a free on another thread between the
   // shadow's look and the call would change what the layer sees the command use.
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   VkCommandBuffer handle = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -1050,7 +1052,7 @@ void VulkanExecutor::submit(const ModelCall& call, const std::string& fence,
                             std::span<const std::string> timelineWaits) {
   const std::string& name = call.names[0];
   auto poolLock = lockPoolOf(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   CmdState& cb = cmd(name);
   std::optional<Breach> breach = freedCmd(cb, name, "VUID-VkSubmitInfo-pCommandBuffers-parameter");
   if (!breach) {
@@ -1222,7 +1224,7 @@ uint64_t VulkanExecutor::counter(VkSemaphore handle, const char* call) {
 }
 
 void VulkanExecutor::waitIdle(bool device) {
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   const char* call = device ? "vkDeviceWaitIdle" : "vkQueueWaitIdle";
   check(call, device ? vk_.vkDeviceWaitIdle(device_) : vk_.vkQueueWaitIdle(queue_), {}, kWait);
   shadow_.completeAll();
@@ -1238,13 +1240,13 @@ void VulkanExecutor::fenceCreate(const ModelCall& c) {
   info.flags = signalled ? VK_FENCE_CREATE_SIGNALED_BIT : 0;
   VkFence fence = VK_NULL_HANDLE;
   check("vkCreateFence", vk_.vkCreateFence(device_, &info, alloc_, &fence), {}, kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   shadow_.fences[c.names[0]] = vulkan::FenceState{fence, signalled, 0};
 }
 
 void VulkanExecutor::fenceWait(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::FenceState& f = shadow_.fences.at(name);
   if (!f.signalled && f.submission == 0) {
     // Nothing will signal it: a wait without a timeout would never return, so the executor asks
@@ -1272,7 +1274,7 @@ void VulkanExecutor::fenceWait(const ModelCall& c) {
 
 void VulkanExecutor::fenceStatus(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::FenceState& f = shadow_.fences.at(name);
   const VkResult status = vk_.vkGetFenceStatus(device_, f.handle);
   check("vkGetFenceStatus", status == VK_NOT_READY ? VK_SUCCESS : status, {}, kWait);
@@ -1290,7 +1292,7 @@ void VulkanExecutor::fenceStatus(const ModelCall& c) {
 
 void VulkanExecutor::fenceReset(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::FenceState& f = shadow_.fences.at(name);
   std::optional<Breach> breach;
   if (shadow_.pending(f.submission)) {
@@ -1307,7 +1309,7 @@ void VulkanExecutor::fenceReset(const ModelCall& c) {
 
 void VulkanExecutor::fenceDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   const vulkan::FenceState& f = shadow_.fences.at(name);
   std::optional<Breach> breach;
   if (shadow_.pending(f.submission)) {
@@ -1323,7 +1325,7 @@ void VulkanExecutor::semaphoreCreate(const ModelCall& c) {
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, alloc_, &semaphore), {}, kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   shadow_.semaphores[c.names[0]].handle = semaphore;
 }
 
@@ -1341,7 +1343,7 @@ std::optional<Breach> semaphoreInUse(const vulkan::Shadow& shadow, const std::st
 
 void VulkanExecutor::semaphoreDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   end("semaphore", name, "vkDestroySemaphore", semaphoreInUse(shadow_, name));
 }
 
@@ -1355,7 +1357,7 @@ void VulkanExecutor::timelineCreate(const ModelCall& c) {
   info.pNext = &type;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, alloc_, &semaphore), {}, kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   shadow_.timelines[c.names[0]].handle = semaphore;
 }
 
@@ -1370,7 +1372,7 @@ uint64_t VulkanExecutor::signalledThrough(const vulkan::TimelineState& timeline,
 
 void VulkanExecutor::timelineSignal(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::TimelineState& t = shadow_.timelines.at(name);
   std::optional<Breach> breach;
   for (const auto& [value, submission] : t.signals) {
@@ -1393,7 +1395,7 @@ void VulkanExecutor::timelineSignal(const ModelCall& c) {
 
 void VulkanExecutor::timelineWait(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::TimelineState& t = shadow_.timelines.at(name);
   VkSemaphoreWaitInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
@@ -1418,7 +1420,7 @@ void VulkanExecutor::timelineWait(const ModelCall& c) {
 
 void VulkanExecutor::timelineValue(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::TimelineState& t = shadow_.timelines.at(name);
   const uint64_t value = counter(t.handle, "vkGetSemaphoreCounterValue");
   if (value < t.reached || value > t.promised) {
@@ -1433,7 +1435,7 @@ void VulkanExecutor::timelineValue(const ModelCall& c) {
 
 void VulkanExecutor::timelineDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   end("timeline", name, "vkDestroySemaphore", semaphoreInUse(shadow_, name));
 }
 
@@ -1450,7 +1452,7 @@ void VulkanExecutor::bufferCreate(const ModelCall& c) {
   check("vkCreateBuffer", vk_.vkCreateBuffer(device_, &info, alloc_, &buffer), {}, kMake);
   VkMemoryRequirements needs{};
   vk_.vkGetBufferMemoryRequirements(device_, buffer, &needs);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::BufferState& b = shadow_.buffers[c.names[0]];
   b.handle = buffer;
   b.size = info.size;
@@ -1460,7 +1462,7 @@ void VulkanExecutor::bufferCreate(const ModelCall& c) {
 
 void VulkanExecutor::bufferDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach = inUse(shadow_, "VUID-vkDestroyBuffer-buffer-00922",
@@ -1500,12 +1502,12 @@ void VulkanExecutor::memoryAllocate(const ModelCall& c) {
   info.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   info.memoryTypeIndex = memoryType_;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     info.allocationSize = shadow_.buffers.at(buffer).required;
   }
   VkDeviceMemory memory = VK_NULL_HANDLE;
   check("vkAllocateMemory", vk_.vkAllocateMemory(device_, &info, alloc_, &memory), {}, kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::MemoryState& m = shadow_.memories[name];
   m.handle = memory;
   m.size = info.allocationSize;
@@ -1525,13 +1527,13 @@ void VulkanExecutor::memoryAllocate(const ModelCall& c) {
 }
 
 void VulkanExecutor::memoryBind(const ModelCall& c) {
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   bind(c.names[0], c.names[1], "vkBindBufferMemory");
 }
 
 void VulkanExecutor::memoryFree(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach = inUse(shadow_, "VUID-vkFreeMemory-memory-00677",
@@ -1543,7 +1545,7 @@ void VulkanExecutor::memoryFree(const ModelCall& c) {
 
 void VulkanExecutor::memoryRead(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   const vulkan::MemoryState& m = shadow_.memories.at(name);
   void* mapped = nullptr;
   check("vkMapMemory", vk_.vkMapMemory(device_, m.handle, 0, VK_WHOLE_SIZE, 0, &mapped), {}, kRead);
@@ -1580,7 +1582,7 @@ void VulkanExecutor::dpoolCreate(const ModelCall& c) {
   VkDescriptorPool pool = VK_NULL_HANDLE;
   check("vkCreateDescriptorPool", vk_.vkCreateDescriptorPool(device_, &info, alloc_, &pool), {},
         kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::DpoolState& d = shadow_.dpools[c.names[0]];
   d.handle = pool;
   d.freeSets = freeSets;
@@ -1609,7 +1611,7 @@ std::optional<Breach> dpoolInUse(const vulkan::Shadow& shadow, const std::string
 void VulkanExecutor::dpoolReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpool(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::DpoolState& d = shadow_.dpools.at(name);
   const std::optional<Breach> breach =
       dpoolInUse(shadow_, name, "VUID-vkResetDescriptorPool-descriptorPool-00313");
@@ -1622,7 +1624,7 @@ void VulkanExecutor::dpoolReset(const ModelCall& c) {
 void VulkanExecutor::dpoolDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpool(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   end("dpool", name, "vkDestroyDescriptorPool",
       dpoolInUse(shadow_, name, "VUID-vkDestroyDescriptorPool-descriptorPool-00303"));
 }
@@ -1633,14 +1635,14 @@ void VulkanExecutor::setAllocate(const ModelCall& c) {
   VkDescriptorSetAllocateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     info.descriptorPool = shadow_.dpools.at(dpool).handle;
   }
   info.descriptorSetCount = 1;
   info.pSetLayouts = &setLayout_;
   VkDescriptorSet set = VK_NULL_HANDLE;
   check("vkAllocateDescriptorSets", vk_.vkAllocateDescriptorSets(device_, &info, &set), {}, kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::SetState& s = shadow_.sets[c.names[1]];
   s.handle = set;
   s.dpool = dpool;
@@ -1650,7 +1652,7 @@ void VulkanExecutor::setAllocate(const ModelCall& c) {
 void VulkanExecutor::setUpdate(const ModelCall& c) {
   const std::string& name = c.names[0];
   const std::string& buffer = c.names[1];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   vulkan::SetState& s = shadow_.sets.at(name);
   std::optional<Breach> breach;
   if (s.freed) {
@@ -1683,7 +1685,7 @@ void VulkanExecutor::setUpdate(const ModelCall& c) {
 void VulkanExecutor::setFree(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpoolOf(name);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   const vulkan::SetState& s = shadow_.sets.at(name);
   std::optional<Breach> breach;
   if (s.freed) {
@@ -1714,13 +1716,13 @@ void VulkanExecutor::layoutCreate(const ModelCall& c) {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   check("vkCreatePipelineLayout", vk_.vkCreatePipelineLayout(device_, &info, alloc_, &layout), {},
         kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   shadow_.layouts[c.names[0]].handle = layout;
 }
 
 void VulkanExecutor::layoutDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   for (const auto& [cmdName, cb] : shadow_.cmds) {
     if (cb.freed || cb.phase != Phase::Recording || cb.uses.count(name) == 0) continue;
@@ -1754,20 +1756,20 @@ void VulkanExecutor::pipelineCreate(const ModelCall& c) {
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &special;
   {
-    const auto lock = lockOutsideTurns(state_);
+    const auto lock = lockState();
     info.layout = shadow_.layouts.at(layoutName).handle;
   }
   VkPipeline pipeline = VK_NULL_HANDLE;
   check("vkCreateComputePipelines",
         vk_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, alloc_, &pipeline), {},
         kMake);
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   shadow_.pipelines[c.names[1]] = vulkan::PipelineState{pipeline, layoutName, xorOp};
 }
 
 void VulkanExecutor::pipelineDestroy(const ModelCall& c) {
   const std::string& name = c.names[0];
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   std::optional<Breach> breach;
   if (const vulkan::Submission* s = shadow_.pendingUse(name)) {
     breach =
@@ -1917,7 +1919,7 @@ void VulkanExecutor::check(std::optional<VkResult> result, const std::string& zo
 }
 
 void VulkanExecutor::release(std::string_view kind, const std::string& name) {
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   try {
     idleForEnd();
     const std::string k(kind);
@@ -1933,7 +1935,7 @@ void VulkanExecutor::release(std::string_view kind, const std::string& name) {
 }
 
 std::string VulkanExecutor::leaked() {
-  const auto lock = lockOutsideTurns(state_);
+  const auto lock = lockState();
   try {
     if (!shadow_.zombies.empty()) {
       idleForEnd();
