@@ -499,7 +499,11 @@ bool earlyReturn() {
 /// pool-race: threads inside cuMemAllocFromPoolAsync's work outside the lock, and how long it
 /// takes: long enough for a destroy released together with it to land inside.
 std::atomic<int> gAllocating{0};
-constexpr int kRaceWindowUs = 2000;
+constexpr int kRaceWindowUs = 4000;
+/// pool-race: how long cuMemPoolDestroy's walk before its lock lasts, watching for allocations.
+/// Windows on both sides keep the race reproducible on a loaded 2-core machine, where a destroy
+/// that looked once, 200 us in, met it too rarely to be confirmed.
+constexpr int kTeardownWalkUs = kRaceWindowUs / 2;
 
 /// pool-race: the pool's free list, which an allocation in flight is walking, is torn down.
 [[gnu::noipa]] void destroyPoolUnderAllocation(volatile uint64_t* freeList) {
@@ -951,8 +955,13 @@ CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
 
 CUresult cuMemPoolDestroy(CUmemoryPool handle) {
   if (plant() == "pool-race") {
-    // The teardown's own walk before it takes the lock: an allocation begun meanwhile is inside.
-    std::this_thread::sleep_for(std::chrono::microseconds(kRaceWindowUs / 10));
+    // The teardown's own walk before it takes the lock: an allocation inside meanwhile races it.
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(kTeardownWalkUs);
+    do {
+      if (gAllocating.load() > 0) destroyPoolUnderAllocation(nullptr);
+      std::this_thread::sleep_for(std::chrono::microseconds(kTeardownWalkUs / 20));
+    } while (std::chrono::steady_clock::now() < until);
     if (gAllocating.load() > 0) destroyPoolUnderAllocation(nullptr);
   }
   FAKE_ENTER("cuMemPoolDestroy", true);
