@@ -38,6 +38,7 @@
 #include "harness/campaign/PlotData.h"
 #include "harness/campaign/ReportFile.h"
 #include "harness/campaign/SeedStream.h"
+#include "harness/campaign/SequenceSource.h"
 #include "harness/campaign/StatsFile.h"
 #include "harness/search/Cause.h"
 #include "harness/search/Explainer.h"
@@ -45,6 +46,7 @@
 #include "harness/supervise/CrashSite.h"
 #include "model/Generator.h"
 #include "model/SequenceEdits.h"
+#include "model/SplitMix.h"
 #include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
 
@@ -83,7 +85,8 @@ class Campaign {
         store_(store),
         gen_(plan.gen),
         seed_(plan.seed),
-        shard_(plan.shard) {}
+        shard_(plan.shard),
+        source_(gen_, plan.guided, plan.seeds, store.root() / "queue") {}
 
   void run(std::optional<uint64_t> runs, std::optional<std::chrono::seconds> time) {
     runs_ = runs;
@@ -128,6 +131,10 @@ class Campaign {
     s.childrenByGpu = trials_.childrenByGpu();
     s.shrinking = activityLocked();
     s.nextSequence = std::max(frontier_, startedUpTo_);
+    s.search = source_.guided() ? "guided" : "blind";
+    s.signals = source_.signals();
+    s.queue = source_.queued();
+    s.mutants = mutantRuns_.load();
     s.unfinished.assign(unfinished_.begin(), unfinished_.end());
     s.run.campaigns = 1;
     s.run.executions = trials_.executions();
@@ -217,6 +224,7 @@ class Campaign {
     std::string lastFind, deadline, shrinking;
     std::string persistent;  // --persistent: how often a fresh process agreed
     std::string calls;       // "calls 1200 (31% overlapped)", when runtime calls were made
+    std::string search;      // "signals 812, queue 97" under guided search
   };
   Status status() const;
   /// One line, for logs and the final summary.
@@ -240,78 +248,114 @@ class Campaign {
     std::optional<PersistentRuns> persistent;
     if (plan_.persistent > 1) persistent.emplace(plan_.persistent);
     for (std::optional<uint64_t> k = take(); k; k = take()) {
-      const struct Release {
-        Campaign* campaign;
-        ~Release() { campaign->releaseClaims(); }
-      } release{this};
-      const struct EndExamining {
-        Campaign* campaign;
-        ~EndExamining() { campaign->endExamining(); }
-      } endExamining{this};
       // Until it is done, the sequence is where a resumed campaign goes on: one cut short by a
       // stop counts nothing here and is run again then.
       const uint64_t seqSeed = sequenceSeed(seed_, streamIndex(shard_, *k));
-      // Its seed goes with it: a threaded sequence's schedules are drawn from it (ThreadLanes.h).
-      Sequence seq = generateSequence(gen_, seqSeed);
-      seq.directives.seed = seqSeed;
-      // What failed, as a fresh process runs it: the sequence, or with --persistent perhaps the
-      // sequences its process ran before it too.
-      Sequence failing = seq;
-      std::size_t ranBefore = 0;
-      TrialResult t;
-      if (!persistent) {
-        t = classified(seq, trials_.run(seq, TrialMode::Quick));
-      } else if (t = trials_.runPersistent(*persistent, seq, store_.hasCrashEntries());
-                 t.outcome.failed() || t.evidence.stuck || t.harnessError) {
-        if (cutShort()) return;
-        bool hit = !t.harnessError && persistentHit(seq, t);
-        if (!hit)
-          ranBefore = rerunFresh(failing, t, hit, stuckUnderCrash(t.outcome, t.evidence.stacks));
-        if (hit) {
-          done(*k);
-          ++sequences_;
-          ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
-          ++failures_;
-          continue;
+      if (!runOne(*k, source_.draw(*k, seqSeed), seqSeed, persistent)) return;
+      // Guided search: mutants of kept sequences after the stream's own, more of them as fresh
+      // generation stops adding signals. They take no index of the stream, so every sequence
+      // blind search would run still runs (SequenceSource.h).
+      const uint32_t mutants = source_.mutantsAfter(seqSeed);
+      for (uint32_t m = 0; m < mutants && !stopRequested(); ++m) {
+        {
+          std::lock_guard lock(mutex_);
+          if (!budgetLeft()) break;
         }
+        const uint64_t mutantSeed = splitmix64(seqSeed + m + 1);
+        std::optional<SequenceSource::Drawn> drawn = source_.mutant(mutantSeed);
+        if (!drawn) break;
+        if (!runOne(kMutant, std::move(*drawn), mutantSeed, persistent)) return;
       }
-      if (t.outcome.unsupported && !t.harnessError) {
-        // Not a finding: the target lacks what the model asks of it. The campaign stops.
-        std::lock_guard lock(mutex_);
-        if (unsupported_.empty()) {
-          unsupported_ = (t.outcome.op.empty() ? std::string() : "at " + t.outcome.op + ": ") +
-                         t.outcome.detail;
-        }
-        broken_ = true;
-        return;
-      }
-      if (t.harnessError) {
-        if (cutShort()) return;
-        say(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
-            static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
-        done(*k);
-        if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
-        continue;
-      }
-      const Handled handled =
-          t.outcome.failed() ? onFailure(failing, seqSeed, t, ranBefore, *k) : Handled::Dropped;
-      if (handled == Handled::Queued) {
-        // The examining worker finishes it (drainQueued), and marks it done then.
-        ++sequences_;
-        ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
-        ++failures_;
-        continue;
-      }
-      const bool stands = handled == Handled::Stands;
-      if (cutShort()) {
-        if (stands) ++failuresCutShort_;
-        return;
-      }
-      done(*k);
-      ++sequences_;
-      ++byClass_[static_cast<std::size_t>(t.outcome.cls)];
-      if (stands) ++failures_;
     }
+  }
+
+  /// A mutant's place in the stream: none. Counted apart from the stream's sequences, and never
+  /// left unfinished for a resumed campaign.
+  static constexpr uint64_t kMutant = UINT64_MAX;
+
+  /// Runs one sequence, at shard counter `k` or a mutant (kMutant), and handles its failure;
+  /// false when the worker stops (a stop, a broken harness, a target that cannot run the model).
+  bool runOne(uint64_t k, SequenceSource::Drawn drawn, uint64_t seqSeed,
+              std::optional<PersistentRuns>& persistent) {
+    const struct Release {
+      Campaign* campaign;
+      ~Release() { campaign->releaseClaims(); }
+    } release{this};
+    const struct EndExamining {
+      Campaign* campaign;
+      ~EndExamining() { campaign->endExamining(); }
+    } endExamining{this};
+    const bool mutant = k == kMutant;
+    // Its seed goes with it: a threaded sequence's schedules are drawn from it (ThreadLanes.h).
+    drawn.seq.directives.seed = seqSeed;
+    const Sequence& seq = drawn.seq;
+    // What the run showed goes to guided search's queue before any re-run.
+    const auto observed = [&](TrialResult r) {
+      source_.observe(drawn, r);
+      return r;
+    };
+    // A run of the stream counts as a sequence of its class; a mutant as a mutant run.
+    const auto count = [&](OutcomeClass cls, bool stands) {
+      if (mutant) {
+        ++mutantRuns_;
+        return;
+      }
+      ++sequences_;
+      ++byClass_[static_cast<std::size_t>(cls)];
+      if (stands) ++failures_;
+    };
+    // What failed, as a fresh process runs it: the sequence, or with --persistent perhaps the
+    // sequences its process ran before it too.
+    Sequence failing = seq;
+    std::size_t ranBefore = 0;
+    TrialResult t;
+    if (!persistent) {
+      t = observed(classified(seq, trials_.run(seq, TrialMode::Quick)));
+    } else if (t = observed(trials_.runPersistent(*persistent, seq, store_.hasCrashEntries()));
+               t.outcome.failed() || t.evidence.stuck || t.harnessError) {
+      if (cutShort()) return false;
+      bool hit = !t.harnessError && persistentHit(seq, t);
+      if (!hit)
+        ranBefore = rerunFresh(failing, t, hit, stuckUnderCrash(t.outcome, t.evidence.stacks));
+      if (hit) {
+        done(k);
+        count(t.outcome.cls, true);
+        return true;
+      }
+    }
+    if (t.outcome.unsupported && !t.harnessError) {
+      // Not a finding: the target lacks what the model asks of it. The campaign stops.
+      std::lock_guard lock(mutex_);
+      if (unsupported_.empty()) {
+        unsupported_ =
+            (t.outcome.op.empty() ? std::string() : "at " + t.outcome.op + ": ") + t.outcome.detail;
+      }
+      broken_ = true;
+      return false;
+    }
+    if (t.harnessError) {
+      if (cutShort()) return false;
+      say(stderr, "gpufuzz: harness error on sequence seed %llu: %s\n",
+          static_cast<unsigned long long>(seqSeed), t.harnessError->c_str());
+      done(k);
+      if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
+      return true;
+    }
+    const Handled handled =
+        t.outcome.failed() ? onFailure(failing, seqSeed, t, ranBefore, k) : Handled::Dropped;
+    if (handled == Handled::Queued) {
+      // The examining worker finishes it (drainQueued), and marks it done then.
+      count(t.outcome.cls, true);
+      return true;
+    }
+    const bool stands = handled == Handled::Stands;
+    if (cutShort()) {
+      if (stands && !mutant) ++failuresCutShort_;
+      return false;
+    }
+    done(k);
+    count(t.outcome.cls, stands);
+    return true;
   }
 
   /// A quick run's deadline miss counts only once confirmed (hang, spin, slow, or noise),
@@ -1429,6 +1473,7 @@ class Campaign {
   GeneratorConfig gen_;
   uint64_t seed_;
   Shard shard_;
+  SequenceSource source_;
   uint32_t confirmations_ = 5;
   bool explain_ = true;
   std::optional<std::string> report_;
@@ -1454,6 +1499,7 @@ class Campaign {
   uint64_t startedUpTo_ = 0;
   uint64_t frontier_ = 0;
   std::atomic<uint64_t> sequences_{0};
+  std::atomic<uint64_t> mutantRuns_{0};  // guided search's mutants run (kMutant)
   std::atomic<uint64_t> harnessErrors_{0};
   std::atomic<bool> broken_{false};
   std::string unsupported_;  // mutex_
@@ -1535,6 +1581,11 @@ Campaign::Status Campaign::status() const {
   st.deadline = trials_.deadlines().describe();
   st.shrinking = activityLocked();
   st.calls = callsText(trials_.calls());
+  if (source_.guided()) {
+    st.search = "signals " + std::to_string(source_.signals()) + ", queue " +
+                std::to_string(source_.queued()) + ", mutants " +
+                std::to_string(mutantRuns_.load());
+  }
   if (plan_.persistent > 1) {
     const uint64_t failures = persistentFailures_.load();
     char text[160];
@@ -1558,12 +1609,13 @@ std::string Campaign::statusLine() const {
   // The runtime calls come last: readers of the line match its older fields in place.
   std::snprintf(line, sizeof line,
                 "[%6.0fs] %llu execs (%.1f/s), %llu sequences:%s | %s | last find %s | "
-                "deadline %s%s%s%s%s%s%s",
+                "deadline %s%s%s%s%s%s%s%s%s",
                 st.elapsed, static_cast<unsigned long long>(st.executions), st.rate,
                 static_cast<unsigned long long>(st.sequences), st.classes.c_str(), st.tally.c_str(),
                 st.lastFind.c_str(), st.deadline.c_str(), st.persistent.empty() ? "" : " | ",
                 st.persistent.c_str(), st.shrinking.empty() ? "" : " | ", st.shrinking.c_str(),
-                st.calls.empty() ? "" : " | ", st.calls.c_str());
+                st.calls.empty() ? "" : " | ", st.calls.c_str(), st.search.empty() ? "" : " | ",
+                st.search.c_str());
   return line;
 }
 
@@ -1580,7 +1632,8 @@ std::vector<std::string> Campaign::statusBlock() const {
       std::string("  executions  ") + executions + (st.calls.empty() ? "" : ", " + st.calls),
       "  sequences   " + std::to_string(st.sequences) + (st.classes.empty() ? "" : ":") +
           st.classes,
-      "  findings    " + st.tally + ", last find " + st.lastFind,
+      "  findings    " + st.tally + ", last find " + st.lastFind +
+          (st.search.empty() ? "" : "; " + st.search),
       "  deadline    " + st.deadline,
       "  now         " + (st.shrinking.empty() ? std::string("fuzzing") : st.shrinking),
   };

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/campaign/FindingStore.h"
 #include "harness/campaign/ReportFile.h"
@@ -48,6 +49,11 @@ struct CampaignPlan {
   /// there is re-run in a fresh process, alone and then after the sequences before it.
   unsigned persistent = 1;
   bool quiet = false;  // no status, no per-finding messages
+  /// --search guided: runs that add a signal are kept in <out>/queue and mutated
+  /// (SequenceSource.h); false: only the seed stream's sequences run.
+  bool guided = false;
+  /// --seeds: sequences run first under guided search, in order.
+  std::vector<Sequence> seeds;
   /// Called every `periodicEvery` while the campaign runs, on a thread of its own, so that a
   /// slow call (the HTML report) delays nothing else; an exception it throws is dropped.
   std::function<void()> periodic;

@@ -16,6 +16,7 @@ std::vector<std::string> plotDataColumns() {
   for (std::size_t c = 0; c < kOutcomeClassCount; ++c)
     columns.emplace_back(outcomeClassName(static_cast<OutcomeClass>(c)));
   columns.emplace_back("unique_findings");
+  columns.emplace_back("signals");
   return columns;
 }
 
@@ -28,7 +29,7 @@ std::string plotDataLine(const CampaignStats& s, double rate) {
   std::string line = head;
   for (const uint64_t n : s.cumulative.byClass)
     line += ", " + std::to_string(n);
-  return line + ", " + std::to_string(s.uniqueFindings);
+  return line + ", " + std::to_string(s.uniqueFindings) + ", " + std::to_string(s.signals);
 }
 
 void appendPlotData(const std::filesystem::path& path, const CampaignStats& stats, double rate) {
@@ -75,6 +76,8 @@ std::vector<std::vector<double>> readPlotData(const std::filesystem::path& path)
       }
       ++at;
     }
+    // A folder's lines from before the signals column: no signals were counted then.
+    if (row.size() + 1 == width) row.push_back(0);
     if (row.size() != width) {
       throw InputError(path.string() + ":" + std::to_string(number) + ":1: " +
                        std::to_string(row.size()) + " columns, expected " + std::to_string(width));

@@ -2,10 +2,11 @@
 // minute while it runs and one when it ends, appended, so a folder where campaigns ran again
 // holds all of them. Comma-separated, with `#` comment lines at the top naming the columns:
 //   unix_time, run_time_s, executions, execs_per_sec, sequences, <one column per outcome
-//   class: pass, hang, ...>, unique_findings
+//   class: pass, hang, ...>, unique_findings, signals
 // run_time_s, executions, sequences and the classes count every campaign run in the folder (as
 // stats.json's `cumulative`); execs_per_sec is the rate since the line before; unique_findings
-// the findings in the folder. `gpufuzz plot DIR` draws it (tools/plot-campaign).
+// the findings in the folder; signals guided search's distinct signals (0 under --search blind).
+// `gpufuzz plot DIR` draws it (tools/plot-campaign).
 #pragma once
 
 #include <cstdint>

@@ -64,6 +64,10 @@ void visitStats(Io& io, Stats& s) {
   io.text("ops", s.ops);
   io.number("persistent", s.persistent);
   io.number("threads", s.threads);
+  io.text("search", s.search);
+  io.number("signals", s.signals);
+  io.number("queue", s.queue);
+  io.number("mutants", s.mutants);
   io.number("execs_per_sec", s.execsPerSecond);
   visitCounts(io, s.run);
   io.number("unique_findings", s.uniqueFindings);
@@ -316,6 +320,10 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
     m.execsPerSecond += p.execsPerSecond;
     m.newFindings += p.newFindings;
     m.persistent = std::max(m.persistent, p.persistent);  // the most any shard allowed
+    // Shards' signals overlap: the most any saw is what is known without their queues.
+    m.signals = std::max(m.signals, p.signals);
+    m.queue += p.queue;
+    m.mutants += p.mutants;
     m.finished = m.finished && p.finished;
     m.stopped = m.stopped || p.stopped;
     m.run += p.run;
@@ -330,6 +338,7 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
   m.policy = shared(parts, &CampaignStats::policy);
   m.faults = shared(parts, &CampaignStats::faults);
   m.ops = shared(parts, &CampaignStats::ops);
+  m.search = shared(parts, &CampaignStats::search);
   return m;
 }
 

@@ -87,6 +87,12 @@ struct CampaignStats {
   std::string childrenByGpu;
   uint64_t persistent = 1;  // --persistent N: sequences a child may run in one process
   uint64_t threads = 1;     // --threads N: each sequence's operations over up to N threads
+  /// --search: "guided" or "blind"; with guided, the distinct signals the folder's campaigns saw
+  /// and the sequences kept in its queue (docs/search.md).
+  std::string search;
+  uint64_t signals = 0;
+  uint64_t queue = 0;
+  uint64_t mutants = 0;  // this run's mutants, which the stream's counts leave out
   /// --target's command line and what its --version said; empty for the project's runner.
   std::string target, targetVersion;
   std::string deadline;  // the deadline in force

@@ -50,7 +50,7 @@ struct CommandRow {
   const char* synopsis;
 };
 constexpr CommandRow kCommands[] = {
-    {"fuzz", 'f', 0, 0, "no files",
+    {"fuzz", 'f', 0, SIZE_MAX, "no files but --seeds' paths",
      "gpufuzz fuzz    [options]            generate, run, shrink and report failures"},
     {"replay", 'r', 1, SIZE_MAX, "one or more files",
      "gpufuzz replay  FILE... [options]    run sequence files; check each against its `expect`"},

@@ -3,8 +3,10 @@
 // HTML report rewritten every 5 minutes and once at the end.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "harness/base/OutsideText.h"
 #include "harness/base/RunConfig.h"
@@ -25,6 +27,51 @@ namespace {
 std::string modelLabel(const LifecycleModel& model) {
   if (model.builtin) return "ops " + model.name;
   return "model " + model.name + " (" + model.source + ")";
+}
+
+/// One --seeds file, read in the campaign's model: a file that names another is bad input.
+Sequence seedFile(const std::filesystem::path& path, const LifecycleModel& model) {
+  Sequence seq = loadSequence(path.string(), &model);
+  if (const auto& named = seq.directives.model) {
+    const LifecycleModel& own = resolveModel(*named, path.parent_path().string());
+    if (own.hash != model.hash) {
+      throw InputError(path.string() + ": --seeds: a sequence of model " + own.name +
+                       ", and the campaign's model is " + model.name);
+    }
+  }
+  return seq;
+}
+
+/// --seeds PATH and the words after it: sequence files, and the .seq files under folders, in
+/// order; bad input before anything runs.
+std::vector<Sequence> seedSequences(const CommandLine& cl, const LifecycleModel& model,
+                                    bool guided) {
+  const std::optional<std::string> first = cl.value<Option::Seeds>();
+  if (!first && !cl.files.empty()) {
+    throw InputError("'fuzz' takes no files: '" + cl.files.front() +
+                     "' (sequence files that start guided search follow --seeds)");
+  }
+  if (!first) return {};
+  if (!guided) throw InputError("--seeds starts guided search's queue: it needs --search guided");
+  std::vector<std::string> paths{*first};
+  paths.insert(paths.end(), cl.files.begin(), cl.files.end());
+  std::vector<Sequence> seeds;
+  for (const std::string& given : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(given, ec)) {
+      seeds.push_back(seedFile(given, model));
+      continue;
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(given, ec)) {
+      if (e.is_regular_file() && e.path().extension() == ".seq") files.push_back(e.path());
+    }
+    if (files.empty()) throw InputError(given + ": --seeds: no .seq file in this folder");
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files)
+      seeds.push_back(seedFile(f, model));
+  }
+  return seeds;
 }
 
 }  // namespace
@@ -50,6 +97,8 @@ int runFuzz(Session& session) {
   gen.threads = static_cast<unsigned>(cl.value<Option::Threads>());
   gen.inject = injectedWords(cl.value<Option::Inject>(), backend, gen.model);
   gen.injectRate = static_cast<uint32_t>(cl.value<Option::InjectRate>());
+  const bool guided = cl.value<Option::Search>() == "guided";
+  std::vector<Sequence> seeds = seedSequences(cl, *gen.model, guided);
   const std::optional<std::string> shardGiven = cl.value<Option::Shard>();
   const Shard shard = shardGiven ? parseShard(*shardGiven) : Shard{};
   if (shardGiven && !cl.has(Option::Seed)) {
@@ -108,6 +157,8 @@ int runFuzz(Session& session) {
   std::fflush(stdout);
 
   CampaignPlan plan;
+  plan.guided = guided;
+  plan.seeds = std::move(seeds);
   plan.gen = gen;
   plan.seed = seed;
   plan.shard = shard;

@@ -18,6 +18,7 @@
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/campaign/FindingStore.h"
+#include "harness/campaign/SearchQueue.h"
 #include "harness/campaign/StatsFile.h"
 #include "harness/cli/Subcommands.h"
 #include "renderer/InputError.h"
@@ -168,9 +169,14 @@ std::string snapshotName(const std::filesystem::path& source) {
 
 /// OUT/stats.json recomputed from the last stats of every source ever merged (and of the
 /// campaigns that ran in OUT itself).
+/// The merged queue's distinct signals and entries.
+struct QueueCounts {
+  std::size_t signals = 0, entries = 0;
+};
+
 void mergeStats(const std::filesystem::path& out, const std::vector<Source>& sources,
                 const std::optional<CampaignStats>& outStats, const CommandLine& cl,
-                std::size_t uniqueFindings) {
+                std::size_t uniqueFindings, QueueCounts queue) {
   const auto kept = out / "merged";
   if (outStats && outStats->mergedFrom.empty()) writeStats(kept / "self.json", *outStats);
   for (const Source& source : sources) {
@@ -193,6 +199,8 @@ void mergeStats(const std::filesystem::path& out, const std::vector<Source>& sou
   m.commandLine = cl.asTyped;
   m.pid = ::getpid();
   m.uniqueFindings = uniqueFindings;
+  m.signals = queue.signals;
+  m.queue = queue.entries;
   m.lastUpdate = std::max(m.lastUpdate, unixNow());
   writeStats(out / kStatsFile, m);
 }
@@ -218,11 +226,17 @@ int runMerge(Session& session) {
       }
     }
   }
-  mergeStats(out, sources, outStats, cl, known.size());
+  // Guided search's queues: union by signal (SearchQueue::mergeInto).
+  std::vector<std::filesystem::path> queues;
+  for (const Source& source : sources)
+    queues.push_back(source.folder / "queue");
+  std::size_t signals = 0, entries = 0;
+  const std::size_t queued = SearchQueue::mergeInto(out / "queue", queues, signals, entries);
+  mergeStats(out, sources, outStats, cl, known.size(), QueueCounts{signals, entries});
   std::printf(
       "merged %zu folder(s) into %s: %zu new finding(s), %zu with hits added, %zu unchanged; "
-      "%zu unique finding(s) there\n",
-      sources.size(), out.c_str(), added, counted, unchanged, known.size());
+      "%zu unique finding(s) there; %zu queued sequence(s) added, %zu signal(s) there\n",
+      sources.size(), out.c_str(), added, counted, unchanged, known.size(), queued, signals);
   std::fflush(stdout);
   if (const auto page = htmlReportOption(cl, defaultHtmlReport(out))) {
     if (writeHtmlReportOrWarn(out, *page)) std::printf("report: %s\n", page->c_str());

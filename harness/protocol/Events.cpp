@@ -78,6 +78,9 @@ std::string formatEvent(const Event& e) {
     case Event::Kind::Calls:
       out << "calls " << e.calls << ' ' << e.overlapped;
       break;
+    case Event::Kind::Near:
+      out << "near " << e.held << ' ' << e.conditions << ' ' << oneLine(e.rule);
+      break;
   }
   return out.str();
 }
@@ -134,6 +137,16 @@ std::optional<Event> parseEvent(std::string_view line) {
     };
     if (!count(made, e.calls) || !count(overlapped, e.overlapped) || e.overlapped > e.calls)
       return std::nullopt;
+    return e;
+  }
+  if (kind == "near") {
+    e.kind = Event::Kind::Near;
+    if (!(in >> e.held >> e.conditions) || e.conditions > 64 ||
+        (e.conditions < 64 && e.held >> e.conditions != 0)) {
+      return std::nullopt;
+    }
+    e.rule = restOfLine(in);
+    if (e.rule.empty()) return std::nullopt;
     return e;
   }
   if (kind == "fault") {
@@ -285,6 +298,7 @@ std::string EventOrder::accept(const Event& e) {
       ++done_;
       return {};
     case Event::Kind::Calls:
+    case Event::Kind::Near:
       return {};
     case Event::Kind::Fault:
       if (running_.empty() && !endRunning_) return "a fault outside an operation";

@@ -41,18 +41,21 @@
 namespace gpufuzz {
 
 struct Event {
-  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip, Calls };
+  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip, Calls, Near };
   Kind kind = Kind::Start;
   uint32_t operations = 0;  // start
   At at;                    // begin, done, fail, skip
   std::string op;           // begin; fault: the effect
   RunOutcome outcome;       // outcome
-  std::string rule;         // fault
+  std::string rule;         // fault; near: the rule, as the plan cites it
   /// fault: the operation the rule fired in, when the event says (`@<at>`).
   std::optional<At> faultAt;
   std::string detail;       // fail: the call that failed and its error, for people
   uint64_t calls = 0;       // calls: runtime calls made
   uint64_t overlapped = 0;  // calls: of them, begun while another thread was inside one
+  /// near: a set of the rule's `conditions` that held together at one call, bit c for
+  /// condition c (the project's runner on a fault plan; docs/search.md).
+  uint64_t held = 0, conditions = 0;
 };
 
 std::string formatEvent(const Event& e);

@@ -249,9 +249,20 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
                            at,
                            {}});
       });
+  d.injector->resetNearest();
   const RunOutcome outcome = executeSequence(seq, *d.device, config.policy, progress,
                                              threadSchedule(args, config, seq, d.backend));
   d.injector->setFiredObserver(nullptr);
+  const std::vector<uint32_t> nearest = d.injector->nearest();
+  for (std::size_t r = 0; r < nearest.size(); ++r) {
+    for (uint32_t set = 1; set < 32; ++set) {
+      if (((nearest[r] >> set) & 1U) == 0) continue;
+      Event near{Event::Kind::Near, 0, {}, {}, {}, d.plan.cite(d.plan.rules[r]), {}, {}};
+      near.held = set;
+      near.conditions = d.plan.rules[r].conditions.size();
+      events.write(near);
+    }
+  }
   return outcome;
 }
 

@@ -30,6 +30,15 @@ namespace gpufuzz {
 
 namespace {
 
+/// "1+3": the 1-based conditions of a set, bit c for condition c + 1.
+std::string conditionSet(uint64_t set) {
+  std::string text;
+  for (unsigned c = 0; c < 64; ++c) {
+    if (((set >> c) & 1U) != 0) text += (text.empty() ? "" : "+") + std::to_string(c + 1);
+  }
+  return text;
+}
+
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -133,6 +142,10 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Calls:
         calls_ += RuntimeCalls{event->calls, event->overlapped};
         break;
+      case Event::Kind::Near:
+        near_.push_back(event->rule + ": conditions " + conditionSet(event->held) + " of " +
+                        std::to_string(event->conditions) + " held together");
+        break;
       case Event::Kind::Fault: {
         Operation* op = faultPlace(*event);
         faults_.push_back(FaultFired{op ? op->at : At{}, event->op, event->rule});
@@ -234,6 +247,7 @@ class ProgressWatch final : public ChildObserver {
   std::vector<FailedOperation> takeFailed() { return std::move(failed_); }
   std::vector<At> takeSkipped() { return std::move(skipped_); }
   const RuntimeCalls& calls() const { return calls_; }
+  const std::vector<std::string>& near() const { return near_; }
 
  private:
   struct Operation {
@@ -357,6 +371,7 @@ class ProgressWatch final : public ChildObserver {
   std::vector<FailedOperation> failed_;
   std::vector<At> skipped_;
   RuntimeCalls calls_;
+  std::vector<std::string> near_;
   EventOrder order_;
   std::optional<std::string> protocolError_;
 };
@@ -513,6 +528,7 @@ Supervised classify(ChildExit exit, ProgressWatch& watch, const SupervisionLimit
   result.failed = watch.takeFailed();
   result.skipped = watch.takeSkipped();
   result.calls = watch.calls();
+  result.near = watch.near();
   if (!result.harnessError) result.outcome.fault = plantedBy(result.outcome, result.faults);
   return result;
 }
@@ -667,6 +683,7 @@ Supervised PersistentChild::run(const std::string& file, const SupervisionLimits
     result.failed = watch.takeFailed();
     result.skipped = watch.takeSkipped();
     result.calls = watch.calls();
+    result.near = watch.near();
     result.wall = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
     return result;
   }

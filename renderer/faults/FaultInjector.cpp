@@ -1,6 +1,8 @@
 // FaultInjector.cpp: the effects of fault-plan rules, made real.
 #include "renderer/faults/FaultInjector.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -61,9 +63,33 @@ void announce(std::string_view verb, const CallSite& site, const FaultPlan& plan
 
 }  // namespace
 
-FaultInjector::FaultInjector(FaultPlan plan) : plan_(std::move(plan)) {}
+FaultInjector::FaultInjector(FaultPlan plan)
+    : plan_(std::move(plan)),
+      nearest_(std::make_unique<std::atomic<uint32_t>[]>(plan_.rules.size())) {}
+
+std::vector<uint32_t> FaultInjector::nearest() const {
+  std::vector<uint32_t> most(plan_.rules.size());
+  for (std::size_t r = 0; r < most.size(); ++r)
+    most[r] = nearest_[r].load(std::memory_order_relaxed);
+  return most;
+}
+
+void FaultInjector::resetNearest() {
+  for (std::size_t r = 0; r < plan_.rules.size(); ++r)
+    nearest_[r].store(0, std::memory_order_relaxed);
+}
 
 Alteration FaultInjector::before(const CallSite& site, const CounterSnapshot& counters) {
+  for (std::size_t r = 0; r < plan_.rules.size(); ++r) {
+    const FaultRule& candidate = plan_.rules[r];
+    if (candidate.point != site.point || candidate.conditions.empty()) continue;
+    // Which of its first five conditions hold: a set, one bit of the 32 that nearest_ keeps.
+    uint32_t held = 0;
+    for (std::size_t c = 0; c < candidate.conditions.size() && c < kNearConditions; ++c) {
+      if (candidate.conditions[c].holds(counters)) held |= 1U << c;
+    }
+    nearest_[r].fetch_or(1U << held, std::memory_order_relaxed);
+  }
   const FaultRule* rule = plan_.firstMatch(site.point, counters);
   if (rule == nullptr) return {};
   lastFired_.store(rule);

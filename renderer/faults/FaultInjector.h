@@ -18,6 +18,8 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "renderer/device/Device.h"
 #include "renderer/faults/FaultPlan.h"
@@ -44,10 +46,19 @@ class FaultInjector : public Interceptor {
   /// The rule that fired most recently, or nullptr if none has.
   const FaultRule* lastFired() const { return lastFired_.load(); }
 
+  /// The conditions of a rule whose sets nearest() tells: its first five.
+  static constexpr std::size_t kNearConditions = 5;
+  /// For each rule with conditions, in file order: which sets of its conditions held together at
+  /// one call at its point since resetNearest(), bit S for the set S (bit c of S: condition c).
+  /// Guided search steers by it (docs/search.md).
+  std::vector<uint32_t> nearest() const;
+  void resetNearest();
+
  private:
   FaultPlan plan_;
   FiredObserver observer_;
   std::atomic<const FaultRule*> lastFired_ = nullptr;
+  std::unique_ptr<std::atomic<uint32_t>[]> nearest_;
 };
 
 }  // namespace gpufuzz

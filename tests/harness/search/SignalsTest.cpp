@@ -1,0 +1,67 @@
+// SignalsTest.cpp: what guided search learns from a run: states, pairs, counts, the runtime's
+// answers and the plan's near misses; only operations the run reached count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "harness/search/Signals.h"
+
+namespace gpufuzz {
+namespace {
+
+bool hasSignal(const std::vector<Signal>& signals, const std::string& text) {
+  return std::any_of(signals.begin(), signals.end(),
+                     [&](const Signal& s) { return s.text == text && s.hash == signalHash(text); });
+}
+
+std::string texts(const std::vector<Signal>& signals) {
+  std::string all;
+  for (const Signal& s : signals)
+    all += s.text + "\n";
+  return all;
+}
+
+TEST(AnswerWords, ErrorCodesAndRulesInOrder) {
+  EXPECT_EQ(answerWords("clEnqueueReadBuffer: CL_INVALID_VALUE; then VUID-vkCmdDraw-None-02699. "
+                        "cuMemFree: CUDA_ERROR_INVALID_VALUE, VK_ERROR_DEVICE_LOST"),
+            (std::vector<std::string>{"CL_INVALID_VALUE", "VUID-vkCmdDraw-None-02699",
+                                      "CUDA_ERROR_INVALID_VALUE", "VK_ERROR_DEVICE_LOST"}));
+  EXPECT_TRUE(answerWords("no codes here, XCL_NOPE").empty());
+}
+
+TEST(Signals, StatesPairsAndCountsOfAPassingRun) {
+  const Sequence seq = parseSequence("create r0\ndraw r0\ndraw r0\nsync r0\n", "t.seq");
+  const std::vector<Signal> s = signalsOf(seq, TrialResult{});
+  EXPECT_TRUE(hasSignal(s, "state draw r[]")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "state draw r[pending]")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "pair draw > draw")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "ops draw x2")) << texts(s);
+  EXPECT_FALSE(hasSignal(s, "ops draw x3")) << texts(s);
+  // Each signal once.
+  std::vector<uint64_t> hashes;
+  for (const Signal& x : s)
+    hashes.push_back(x.hash);
+  std::sort(hashes.begin(), hashes.end());
+  EXPECT_EQ(std::adjacent_find(hashes.begin(), hashes.end()), hashes.end());
+}
+
+TEST(Signals, AFailureCountsOnlyWhatItReachedAndAddsItsAnswers) {
+  const Sequence seq = parseSequence("create r0\ndraw r0\nsync r0\nread_back r0\n", "t.seq");
+  TrialResult t;
+  t.outcome.cls = OutcomeClass::Error;
+  t.outcome.at = At{2};
+  t.outcome.op = "draw";
+  t.outcome.detail = "launch failed: CL_OUT_OF_RESOURCES";
+  t.evidence.near.push_back("p.plan:1: hang at sync when launches >= 2: conditions 1 of 1 held");
+  const std::vector<Signal> s = signalsOf(seq, t);
+  EXPECT_TRUE(hasSignal(s, "outcome error at draw")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "answer draw CL_OUT_OF_RESOURCES")) << texts(s);
+  EXPECT_TRUE(
+      hasSignal(s, "near p.plan:1: hang at sync when launches >= 2: conditions 1 of 1 held"))
+      << texts(s);
+  EXPECT_FALSE(hasSignal(s, "ops sync x1")) << texts(s);
+  EXPECT_FALSE(hasSignal(s, "ops read_back x1")) << texts(s);
+}
+
+}  // namespace
+}  // namespace gpufuzz
