@@ -5,6 +5,8 @@
 //   of 40 operations over 8 kinds written here (owners, flags, a list slot, integer and word
 //   arguments). The goal: under 50 us a sequence of up to 40 operations for `wide`.
 // - Validate/<model>: isValid() of the generated sequences (what every shrink candidate pays).
+// - Mutate/<model>: one mutant of a generated sequence of up to 40 operations (guided search,
+//   docs/search.md). The goal: under 50 us.
 //
 //   gpufuzz-bench-generation [google benchmark flags]
 #include <benchmark/benchmark.h>
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "model/Generator.h"
+#include "model/Mutations.h"
 #include "model/SequenceEdits.h"
 
 namespace {
@@ -96,6 +99,28 @@ void validate(benchmark::State& state) {
 }
 BENCHMARK(validate)
     ->Name("Validate")
+    ->ArgNames({"model"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMicrosecond);
+
+void mutateOne(benchmark::State& state) {
+  const GeneratorConfig config{&model(static_cast<int>(state.range(0))), 40};
+  std::vector<Sequence> parents;
+  for (uint64_t i = 0; i < 256; ++i)
+    parents.push_back(generateSequence(config, i));
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    const Sequence& parent = parents[seed % parents.size()];
+    const Sequence& donor = parents[(seed * 7) % parents.size()];
+    const Sequence child = mutate(parent, donor, config, seed++);
+    benchmark::DoNotOptimize(child.ops.data());
+  }
+  state.SetLabel(modelName(static_cast<int>(state.range(0))));
+}
+BENCHMARK(mutateOne)
+    ->Name("Mutate")
     ->ArgNames({"model"})
     ->Arg(0)
     ->Arg(1)
