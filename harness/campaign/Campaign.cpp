@@ -341,6 +341,10 @@ class Campaign {
       if (++harnessErrors_ >= 10 && harnessErrors_ * 2 > sequences_) broken_ = true;
       return true;
     }
+    if (mutant && t.outcome.failed() && drawn.parent) {
+      std::lock_guard lock(mutex_);
+      mutantOf_.emplace(seqSeed, *drawn.parent);
+    }
     const Handled handled =
         t.outcome.failed() ? onFailure(failing, seqSeed, t, ranBefore, k) : Handled::Dropped;
     if (handled == Handled::Queued) {
@@ -928,6 +932,17 @@ class Campaign {
 
   /// The `found` directive of a failure of sequence `seqSeed`.
   std::string foundText(uint64_t seqSeed, std::size_t ranBefore) const {
+    std::optional<uint64_t> parent;
+    {
+      std::lock_guard lock(mutex_);
+      if (const auto it = mutantOf_.find(seqSeed); it != mutantOf_.end()) parent = it->second;
+    }
+    // A mutant's seed does not generate it: what it was made from says where it came from.
+    if (parent) {
+      return "gpufuzz fuzz --seed " + std::to_string(seed_) + " --search guided (a mutant of " +
+             "queue/" + SearchQueue::fileName(*parent) + ", drawn from seed " +
+             std::to_string(seqSeed) + ")";
+    }
     return "gpufuzz fuzz --seed " + std::to_string(seed_) + " (sequence seed " +
            std::to_string(seqSeed) +
            (ranBefore ? ", after the " + std::to_string(ranBefore) +
@@ -1499,7 +1514,8 @@ class Campaign {
   uint64_t startedUpTo_ = 0;
   uint64_t frontier_ = 0;
   std::atomic<uint64_t> sequences_{0};
-  std::atomic<uint64_t> mutantRuns_{0};  // guided search's mutants run (kMutant)
+  std::atomic<uint64_t> mutantRuns_{0};    // guided search's mutants run (kMutant)
+  std::map<uint64_t, uint64_t> mutantOf_;  // mutex_: a failing mutant's seed -> its parent
   std::atomic<uint64_t> harnessErrors_{0};
   std::atomic<bool> broken_{false};
   std::string unsupported_;  // mutex_

@@ -81,6 +81,9 @@ std::string formatEvent(const Event& e) {
     case Event::Kind::Near:
       out << "near " << e.held << ' ' << e.conditions << ' ' << oneLine(e.rule);
       break;
+    case Event::Kind::Reach:
+      out << "reach " << e.conditions << ' ' << e.held << ' ' << oneLine(e.rule);
+      break;
   }
   return out.str();
 }
@@ -137,6 +140,13 @@ std::optional<Event> parseEvent(std::string_view line) {
     };
     if (!count(made, e.calls) || !count(overlapped, e.overlapped) || e.overlapped > e.calls)
       return std::nullopt;
+    return e;
+  }
+  if (kind == "reach") {
+    e.kind = Event::Kind::Reach;
+    if (!(in >> e.conditions >> e.held) || e.conditions == 0) return std::nullopt;
+    e.rule = restOfLine(in);
+    if (e.rule.empty()) return std::nullopt;
     return e;
   }
   if (kind == "near") {
@@ -299,6 +309,7 @@ std::string EventOrder::accept(const Event& e) {
       return {};
     case Event::Kind::Calls:
     case Event::Kind::Near:
+    case Event::Kind::Reach:
       return {};
     case Event::Kind::Fault:
       if (running_.empty() && !endRunning_) return "a fault outside an operation";

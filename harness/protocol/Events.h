@@ -41,7 +41,7 @@
 namespace gpufuzz {
 
 struct Event {
-  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip, Calls, Near };
+  enum class Kind : uint8_t { Start, Begin, Done, Outcome, Fault, Fail, Skip, Calls, Near, Reach };
   Kind kind = Kind::Start;
   uint32_t operations = 0;  // start
   At at;                    // begin, done, fail, skip
@@ -54,7 +54,8 @@ struct Event {
   uint64_t calls = 0;       // calls: runtime calls made
   uint64_t overlapped = 0;  // calls: of them, begun while another thread was inside one
   /// near: a set of the rule's `conditions` that held together at one call, bit c for
-  /// condition c (the project's runner on a fault plan; docs/search.md).
+  /// condition c (the project's runner on a fault plan; docs/search.md). reach: `held` is the
+  /// largest value condition `conditions` (1-based) saw its counter at, up to its threshold.
   uint64_t held = 0, conditions = 0;
 };
 

@@ -254,6 +254,16 @@ RunOutcome runOnDevice(const RunnerArgs& args, const Sequence& seq, const RunCon
                                              threadSchedule(args, config, seq, d.backend));
   d.injector->setFiredObserver(nullptr);
   const std::vector<uint32_t> nearest = d.injector->nearest();
+  const auto reached = d.injector->reached();
+  for (std::size_t r = 0; r < reached.size(); ++r) {
+    for (std::size_t c = 0; c < FaultInjector::kNearConditions; ++c) {
+      if (reached[r][c] == 0) continue;
+      Event reach{Event::Kind::Reach, 0, {}, {}, {}, d.plan.cite(d.plan.rules[r]), {}, {}};
+      reach.conditions = c + 1;
+      reach.held = reached[r][c];
+      events.write(reach);
+    }
+  }
   for (std::size_t r = 0; r < nearest.size(); ++r) {
     for (uint32_t set = 1; set < 32; ++set) {
       if (((nearest[r] >> set) & 1U) == 0) continue;

@@ -7,8 +7,9 @@
 // - pair: two operations in order on related names (the same name, or an owner and what it owns);
 // - outcome: the class and operation of a failure, each runtime error code and checker rule (VUID)
 //   its messages name, each failed and skipped operation, each fault-plan rule that fired;
-// - near: each set of a fault-plan rule's conditions that held together at one call (sim), so
-//   that search climbs toward a rule of several conditions one condition at a time.
+// - near: each set of a fault-plan rule's conditions that held together at one call, and the
+//   largest value each >= or > condition's counter reached, up to its threshold (sim), so that
+//   search climbs toward a rule of several conditions one condition and one count at a time.
 // - counts: how often each operation ran, and how many names of a kind lived at once (AFL's
 //   buckets: 1, 2, 3, 4-7, 8-15, 16-31, 32+).
 // Only operations the run reached count. A signal is a 64-bit hash of its text.

@@ -142,6 +142,10 @@ class ProgressWatch final : public ChildObserver {
       case Event::Kind::Calls:
         calls_ += RuntimeCalls{event->calls, event->overlapped};
         break;
+      case Event::Kind::Reach:
+        near_.push_back(event->rule + ": condition " + std::to_string(event->conditions) +
+                        "'s counter reached " + std::to_string(event->held));
+        break;
       case Event::Kind::Near:
         near_.push_back(event->rule + ": conditions " + conditionSet(event->held) + " of " +
                         std::to_string(event->conditions) + " held together");

@@ -189,8 +189,9 @@ struct Supervised {
   std::vector<At> skipped;
   /// The runtime calls the child said it made (`calls` events), and those that overlapped.
   RuntimeCalls calls;
-  /// Each set of a fault-plan rule's conditions that held together at one call:
-  /// "PLAN:LINE: RULE: conditions 1+3 of 3 held together" (`near` events; guided search).
+  /// Each set of a fault-plan rule's conditions that held together at one call, and how far
+  /// each condition's counter climbed: "PLAN:LINE: RULE: conditions 1+3 of 3 held together",
+  /// "PLAN:LINE: RULE: condition 2's counter reached 3" (`near`, `reach`; guided search).
   std::vector<std::string> near;
   /// Set when the run says nothing about the system under test: the child could not start,
   /// exited with 2 (bad input) or 3 (internal error) or without an outcome, contradicted its

@@ -65,7 +65,8 @@ void announce(std::string_view verb, const CallSite& site, const FaultPlan& plan
 
 FaultInjector::FaultInjector(FaultPlan plan)
     : plan_(std::move(plan)),
-      nearest_(std::make_unique<std::atomic<uint32_t>[]>(plan_.rules.size())) {}
+      nearest_(std::make_unique<std::atomic<uint32_t>[]>(plan_.rules.size())),
+      reached_(std::make_unique<std::atomic<uint64_t>[]>(plan_.rules.size() * kNearConditions)) {}
 
 std::vector<uint32_t> FaultInjector::nearest() const {
   std::vector<uint32_t> most(plan_.rules.size());
@@ -74,9 +75,21 @@ std::vector<uint32_t> FaultInjector::nearest() const {
   return most;
 }
 
+std::vector<std::array<uint64_t, FaultInjector::kNearConditions>> FaultInjector::reached() const {
+  std::vector<std::array<uint64_t, kNearConditions>> most(plan_.rules.size());
+  for (std::size_t r = 0; r < most.size(); ++r) {
+    for (std::size_t c = 0; c < kNearConditions; ++c)
+      most[r][c] = reached_[r * kNearConditions + c].load(std::memory_order_relaxed);
+  }
+  return most;
+}
+
 void FaultInjector::resetNearest() {
-  for (std::size_t r = 0; r < plan_.rules.size(); ++r)
+  for (std::size_t r = 0; r < plan_.rules.size(); ++r) {
     nearest_[r].store(0, std::memory_order_relaxed);
+    for (std::size_t c = 0; c < kNearConditions; ++c)
+      reached_[r * kNearConditions + c].store(0, std::memory_order_relaxed);
+  }
 }
 
 Alteration FaultInjector::before(const CallSite& site, const CounterSnapshot& counters) {
@@ -86,7 +99,15 @@ Alteration FaultInjector::before(const CallSite& site, const CounterSnapshot& co
     // Which of its first five conditions hold: a set, one bit of the 32 that nearest_ keeps.
     uint32_t held = 0;
     for (std::size_t c = 0; c < candidate.conditions.size() && c < kNearConditions; ++c) {
-      if (candidate.conditions[c].holds(counters)) held |= 1U << c;
+      const Condition& condition = candidate.conditions[c];
+      if (condition.holds(counters)) held |= 1U << c;
+      if (condition.cmp != Comparison::Ge && condition.cmp != Comparison::Gt) continue;
+      const uint64_t cap = condition.value + (condition.cmp == Comparison::Gt ? 1 : 0);
+      const uint64_t value = std::min(counters[condition.counter], cap);
+      std::atomic<uint64_t>& most = reached_[r * kNearConditions + c];
+      uint64_t seen = most.load(std::memory_order_relaxed);
+      while (value > seen && !most.compare_exchange_weak(seen, value)) {
+      }
     }
     nearest_[r].fetch_or(1U << held, std::memory_order_relaxed);
   }

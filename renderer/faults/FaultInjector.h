@@ -16,6 +16,7 @@
 // thread whose call the rule fired in.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -52,6 +53,10 @@ class FaultInjector : public Interceptor {
   /// one call at its point since resetNearest(), bit S for the set S (bit c of S: condition c).
   /// Guided search steers by it (docs/search.md).
   std::vector<uint32_t> nearest() const;
+  /// For each rule, in file order, and each of its first five conditions: the largest value its
+  /// counter had at a call at the rule's point, up to the condition's threshold (for >= and >;
+  /// 0 for the others). Counts that climb toward a threshold steer guided search.
+  std::vector<std::array<uint64_t, kNearConditions>> reached() const;
   void resetNearest();
 
  private:
@@ -59,6 +64,7 @@ class FaultInjector : public Interceptor {
   FiredObserver observer_;
   std::atomic<const FaultRule*> lastFired_ = nullptr;
   std::unique_ptr<std::atomic<uint32_t>[]> nearest_;
+  std::unique_ptr<std::atomic<uint64_t>[]> reached_;  // rules x kNearConditions
 };
 
 }  // namespace gpufuzz

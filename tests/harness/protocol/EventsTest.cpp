@@ -59,6 +59,27 @@ TEST(Events, CallsCountTwoNumbersTheOverlappedNoMoreThanTheMade) {
   EXPECT_FALSE(parseEvent("calls 3 x"));
 }
 
+TEST(Events, NearAndReachNameASetOrAConditionAndTheRule) {
+  const auto near = parseEvent("near 5 3 p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3");
+  ASSERT_TRUE(near);
+  EXPECT_EQ(near->kind, Event::Kind::Near);
+  EXPECT_EQ(near->held, 5U);
+  EXPECT_EQ(near->conditions, 3U);
+  EXPECT_EQ(near->rule, "p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3");
+  EXPECT_EQ(formatEvent(*near),
+            "near 5 3 p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3");
+  EXPECT_FALSE(parseEvent("near 8 3 p.plan:1: rule")) << "a set past its conditions";
+  EXPECT_FALSE(parseEvent("near 1 1")) << "no rule";
+  const auto reach = parseEvent("reach 2 7 p.plan:1: rule");
+  ASSERT_TRUE(reach);
+  EXPECT_EQ(reach->kind, Event::Kind::Reach);
+  EXPECT_EQ(reach->conditions, 2U);
+  EXPECT_EQ(reach->held, 7U);
+  EXPECT_EQ(formatEvent(*reach), "reach 2 7 p.plan:1: rule");
+  EXPECT_FALSE(parseEvent("reach 0 7 p.plan:1: rule")) << "conditions count from 1";
+  EXPECT_FALSE(parseEvent("reach 1 x p.plan:1: rule"));
+}
+
 TEST(Events, CallsMayComeAnywhereBetweenStartAndTheOutcome) {
   EventOrder order;
   EXPECT_NE(order.accept(*parseEvent("calls 1 0")), "");  // before start
