@@ -60,24 +60,26 @@ TEST(Events, CallsCountTwoNumbersTheOverlappedNoMoreThanTheMade) {
 }
 
 TEST(Events, NearAndReachNameASetOrAConditionAndTheRule) {
-  const auto near = parseEvent("near 5 3 p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3");
-  ASSERT_TRUE(near);
-  EXPECT_EQ(near->kind, Event::Kind::Near);
-  EXPECT_EQ(near->held, 5U);
-  EXPECT_EQ(near->conditions, 3U);
-  EXPECT_EQ(near->rule, "p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3");
-  EXPECT_EQ(formatEvent(*near),
-            "near 5 3 p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3");
-  EXPECT_FALSE(parseEvent("near 8 3 p.plan:1: rule")) << "a set past its conditions";
-  EXPECT_FALSE(parseEvent("near 1 1")) << "no rule";
-  const auto reach = parseEvent("reach 2 7 p.plan:1: rule");
-  ASSERT_TRUE(reach);
-  EXPECT_EQ(reach->kind, Event::Kind::Reach);
-  EXPECT_EQ(reach->conditions, 2U);
-  EXPECT_EQ(reach->held, 7U);
-  EXPECT_EQ(formatEvent(*reach), "reach 2 7 p.plan:1: rule");
-  EXPECT_FALSE(parseEvent("reach 0 7 p.plan:1: rule")) << "conditions count from 1";
-  EXPECT_FALSE(parseEvent("reach 1 x p.plan:1: rule"));
+  struct Case {
+    const char* line;
+    Event::Kind kind;
+    uint64_t held, conditions;
+  };
+  for (const Case& c : {Case{"near 5 3 p.plan:1: hang at sync when a >= 1 and b >= 2 and c >= 3",
+                             Event::Kind::Near, 5, 3},
+                        Case{"reach 2 7 p.plan:1: rule", Event::Kind::Reach, 7, 2}}) {
+    const auto e = parseEvent(c.line);
+    ASSERT_TRUE(e) << c.line;
+    EXPECT_EQ(e->kind, c.kind) << c.line;
+    EXPECT_EQ(e->held, c.held) << c.line;
+    EXPECT_EQ(e->conditions, c.conditions) << c.line;
+    EXPECT_EQ(formatEvent(*e), c.line);
+  }
+  // A set past its conditions, no rule, conditions counted from 0, a value that is no number.
+  for (const char* bad : {"near 8 3 p.plan:1: rule", "near 1 1", "reach 0 7 p.plan:1: rule",
+                          "reach 1 x p.plan:1: r"}) {
+    EXPECT_FALSE(parseEvent(bad)) << bad;
+  }
 }
 
 TEST(Events, CallsMayComeAnywhereBetweenStartAndTheOutcome) {
