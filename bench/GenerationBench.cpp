@@ -86,11 +86,17 @@ BENCHMARK(generate)
     ->Args({2, 40})
     ->Unit(benchmark::kMicrosecond);
 
-void validate(benchmark::State& state) {
-  const GeneratorConfig config{&model(static_cast<int>(state.range(0))), 40};
+/// The sequences of seeds 0..255: what the validation and mutation cases take in turn.
+std::vector<Sequence> generated(const GeneratorConfig& config) {
   std::vector<Sequence> seqs;
   for (uint64_t i = 0; i < 256; ++i)
     seqs.push_back(generateSequence(config, i));
+  return seqs;
+}
+
+void validate(benchmark::State& state) {
+  const GeneratorConfig config{&model(static_cast<int>(state.range(0))), 40};
+  const std::vector<Sequence> seqs = generated(config);
   std::size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(isValid(seqs[i++ % seqs.size()]));
@@ -107,9 +113,7 @@ BENCHMARK(validate)
 
 void mutateOne(benchmark::State& state) {
   const GeneratorConfig config{&model(static_cast<int>(state.range(0))), 40};
-  std::vector<Sequence> parents;
-  for (uint64_t i = 0; i < 256; ++i)
-    parents.push_back(generateSequence(config, i));
+  const std::vector<Sequence> parents = generated(config);
   uint64_t seed = 1;
   for (auto _ : state) {
     const Sequence& parent = parents[seed % parents.size()];
@@ -119,13 +123,8 @@ void mutateOne(benchmark::State& state) {
   }
   state.SetLabel(modelName(static_cast<int>(state.range(0))));
 }
-BENCHMARK(mutateOne)
-    ->Name("Mutate")
-    ->ArgNames({"model"})
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(mutateOne)->Name("Mutate")->ArgNames({"model"})->Arg(0)->Arg(1)->Arg(2)->Unit(
+    benchmark::kMicrosecond);
 
 }  // namespace
 

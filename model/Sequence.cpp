@@ -13,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -566,6 +567,33 @@ Sequence parseSequence(std::string_view text, const std::string& file,
 
 Sequence loadSequence(const std::string& path, const LifecycleModel* model) {
   return parseSequence(readInputFile(path, "sequence file"), path, model);
+}
+
+Sequence loadSequenceOf(const std::string& path, const LifecycleModel& model) {
+  std::optional<InputError> failed;
+  Sequence seq;
+  try {
+    seq = loadSequence(path, &model);
+  } catch (const InputError& e) {
+    failed = e;
+  }
+  // A file of another model mostly fails on an operation: its `# model:` says what is wrong.
+  if (failed || seq.directives.model) {
+    std::optional<Sequence> own;
+    try {
+      own = loadSequence(path);
+    } catch (const InputError&) {
+      // Not readable in its own model either: the first error stands.
+    }
+    if (own && own->directives.model && own->lifecycle().hash != model.hash) {
+      const auto [line, column] = own->directivePlaces.at("model");
+      throw InputError(
+          path, line, column,
+          "a sequence of model " + own->lifecycle().name + ", not of model " + model.name);
+    }
+  }
+  if (failed) throw *failed;
+  return seq;
 }
 
 void validateSequence(const Sequence& seq, const std::string& file) {

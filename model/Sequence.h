@@ -85,6 +85,9 @@ Sequence parseSequence(std::string_view text, const std::string& file,
                        const LifecycleModel* model = nullptr);
 /// Reads and parses a file; a missing or unreadable file is an InputError too.
 Sequence loadSequence(const std::string& path, const LifecycleModel* model = nullptr);
+/// Reads a file in `model`: a file whose `# model:` names another model is an InputError at that
+/// directive (a queue's entries, --seeds).
+Sequence loadSequenceOf(const std::string& path, const LifecycleModel& model);
 
 /// Checks the model's preconditions (names alive, of the right kind, never reused). Throws
 /// InputError naming the operation's line (or its 1-based ordinal when it has no line).

@@ -116,17 +116,14 @@ std::string SearchQueue::fileName(uint64_t id) {
 std::size_t SearchQueue::load(const std::filesystem::path& dir, const LifecycleModel& model) {
   std::error_code ec;
   const std::vector<std::filesystem::path> files = queueFiles(dir);
+  // An entry of this queue's own folder keeps its id; one from elsewhere is numbered after them.
+  const bool ours = std::filesystem::equivalent(dir, dir_, ec);
   std::size_t read = 0;
   std::lock_guard lock(mutex_);
   for (const auto& path : files) {
     Sequence seq;
     try {
-      // Read in the campaign's model: a file of another model does not parse, or names it.
-      seq = loadSequence(path.string(), &model);
-      if (seq.directives.model &&
-          resolveModel(*seq.directives.model, path.parent_path().string()).hash != model.hash) {
-        continue;
-      }
+      seq = loadSequenceOf(path.string(), model);
     } catch (const std::exception&) {
       continue;  // not a sequence of this queue's: left alone
     }
@@ -139,8 +136,6 @@ std::size_t SearchQueue::load(const std::filesystem::path& dir, const LifecycleM
       entry.added.push_back(h);
       ++hits_[h];
     }
-    // An entry of this folder keeps its id; a later one is numbered after it.
-    const bool ours = std::filesystem::equivalent(dir, dir_, ec);
     entry.id = ours ? idOfFile(path) : nextId_;
     nextId_ = std::max(nextId_, entry.id + 1);
     if (ours) ++files_;

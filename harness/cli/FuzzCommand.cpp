@@ -29,21 +29,8 @@ std::string modelLabel(const LifecycleModel& model) {
   return "model " + model.name + " (" + model.source + ")";
 }
 
-/// One --seeds file, read in the campaign's model: a file that names another is bad input.
-Sequence seedFile(const std::filesystem::path& path, const LifecycleModel& model) {
-  Sequence seq = loadSequence(path.string(), &model);
-  if (const auto& named = seq.directives.model) {
-    const LifecycleModel& own = resolveModel(*named, path.parent_path().string());
-    if (own.hash != model.hash) {
-      throw InputError(path.string() + ": --seeds: a sequence of model " + own.name +
-                       ", and the campaign's model is " + model.name);
-    }
-  }
-  return seq;
-}
-
 /// --seeds PATH and the words after it: sequence files, and the .seq files under folders, in
-/// order; bad input before anything runs.
+/// order, each read in the campaign's model; bad input before anything runs.
 std::vector<Sequence> seedSequences(const CommandLine& cl, const LifecycleModel& model,
                                     bool guided) {
   const std::optional<std::string> first = cl.value<Option::Seeds>();
@@ -59,7 +46,7 @@ std::vector<Sequence> seedSequences(const CommandLine& cl, const LifecycleModel&
   for (const std::string& given : paths) {
     std::error_code ec;
     if (!std::filesystem::is_directory(given, ec)) {
-      seeds.push_back(seedFile(given, model));
+      seeds.push_back(loadSequenceOf(given, model));
       continue;
     }
     std::vector<std::filesystem::path> files;
@@ -69,7 +56,7 @@ std::vector<Sequence> seedSequences(const CommandLine& cl, const LifecycleModel&
     if (files.empty()) throw InputError(given + ": --seeds: no .seq file in this folder");
     std::sort(files.begin(), files.end());
     for (const auto& f : files)
-      seeds.push_back(seedFile(f, model));
+      seeds.push_back(loadSequenceOf(f.string(), model));
   }
   return seeds;
 }
