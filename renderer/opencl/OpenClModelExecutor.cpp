@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/PendingWork.h"
 #include "renderer/device/RuntimeSeam.h"
+#include "renderer/opencl/MemoryShadow.h"
 #include "renderer/opencl/OpenClApi.h"
 #include "renderer/opencl/OpenClDeviceMemory.h"
 #include "renderer/opencl/OpenClDevices.h"
@@ -30,32 +32,30 @@ namespace gpufuzz {
 
 namespace {
 
+/// Past 64 MiB, so that a CPU device's large buffers are read at windows too. On pocl with two
+/// cores a kernel, a fill and a copy over 256 MiB take 0.7 s in all; a kernel over 5 GiB took 8 s.
+constexpr uint64_t kCpuBufferRoom = uint64_t{256} << 20;
+
 /// The kernel of enqueue_ndrange_kernel: word i of the buffer becomes patternWord(i, seed).
 constexpr const char kPatternSource[] = R"CL(
 __kernel void gpufuzzPattern(__global uint* words, uint seed) {
-  const uint i = (uint)get_global_id(0);
-  words[i] = (i * 2654435761u) ^ seed;
+  const size_t i = get_global_id(0);
+  words[i] = ((uint)i * 2654435761u) ^ seed;
 }
 )CL";
 constexpr const char* kPatternKernel = "gpufuzzPattern";
 
-uint32_t patternWord(uint32_t i, uint32_t seed) {
-  return (i * 2654435761u) ^ seed;
-}
-
-/// The bytes enqueue_write_buffer and enqueue_write_image write for `seed`.
-std::vector<std::byte> seededBytes(uint64_t seed, size_t n) {
-  std::vector<std::byte> bytes(n);
-  for (size_t j = 0; j < n; ++j)
-    bytes[j] = static_cast<std::byte>((seed * 131 + j * 7 + 1) & 0xff);
-  return bytes;
-}
-
-/// The bytes of a fill with a 4-byte pattern over `n` bytes (a multiple of 4).
-std::vector<std::byte> filledBytes(uint32_t pattern, size_t n) {
-  std::vector<std::byte> bytes(n);
-  for (size_t j = 0; j < n; ++j)
-    bytes[j] = static_cast<std::byte>((pattern >> (8 * (j % 4))) & 0xff);
+/// The bytes `what` puts at each window, one after another: what a write stages.
+std::vector<std::byte> generatedBytes(const Generated& what, const std::vector<Window>& windows) {
+  size_t total = 0;
+  for (const Window& window : windows)
+    total += window.bytes;
+  std::vector<std::byte> bytes(total);
+  size_t j = 0;
+  for (const Window& window : windows) {
+    for (uint64_t place = window.offset; place < window.offset + window.bytes; ++place)
+      bytes[j++] = what.at(place);
+  }
   return bytes;
 }
 
@@ -170,18 +170,13 @@ class Pins {
 
 /// The storage of a buffer (shared by its sub-buffers), an image or an SVM allocation.
 struct Memory {
-  std::vector<std::byte> shadow;
-  std::vector<bool> known;  // bytes the operations wrote; the rest is undefined
-  CommandPtr last;          // the last command that used it
+  MemoryShadow shadow;
+  CommandPtr last;  // the last command that used it
   /// Live memory objects on it: a buffer and its sub-buffers share it, and operations on their
   /// different names may then run at once.
   int names = 1;
 
-  explicit Memory(size_t bytes) : shadow(bytes), known(bytes, false) {}
-  void write(size_t offset, const std::vector<std::byte>& bytes) {
-    std::copy(bytes.begin(), bytes.end(), shadow.begin() + static_cast<std::ptrdiff_t>(offset));
-    std::fill_n(known.begin() + static_cast<std::ptrdiff_t>(offset), bytes.size(), true);
-  }
+  explicit Memory(size_t bytes) : shadow(bytes) {}
 };
 using MemoryPtr = std::shared_ptr<Memory>;
 
@@ -198,7 +193,8 @@ struct MemObject {
   bool released = false;
   std::shared_ptr<MemObject> parent;  // a sub-buffer's buffer
   int liveSubBuffers = 0;
-  int kernelHolds = 0;  // live kernels whose argument it is
+  int kernelHolds = 0;   // live kernels whose argument it is
+  bool counted = false;  // a buffer counted in liveBufferBytes_
 };
 using MemObjectPtr = std::shared_ptr<MemObject>;
 
@@ -270,6 +266,18 @@ class OpenClModelExecutor final : public ModelExecutor {
     api_.getDeviceInfo(device_.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof alignBits, &alignBits,
                        nullptr);
     subBufferAlign_ = std::max<size_t>(1, alignBits / 8);
+    cl_ulong maxAlloc = 0;
+    cl_ulong global = 0;
+    if (api_.getDeviceInfo(device_.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxAlloc, &maxAlloc,
+                           nullptr) == CL_SUCCESS &&
+        api_.getDeviceInfo(device_.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global,
+                           nullptr) == CL_SUCCESS) {
+      largestBuffer_ = maxAlloc;
+      bufferRoom_ = global / 4;
+    }
+    cl_device_type type = 0;
+    api_.getDeviceInfo(device_.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    if ((type & CL_DEVICE_TYPE_CPU) != 0) bufferRoom_ = std::min(bufferRoom_, kCpuBufferRoom);
   }
 
   ~OpenClModelExecutor() override = default;  // objects left are the process's exit's
@@ -304,8 +312,10 @@ class OpenClModelExecutor final : public ModelExecutor {
   void checkWait(const std::string& wait, const std::vector<CommandPtr>& roots);
   std::string checkCallbacks();
   void afterWait(const std::string& wait, const std::vector<CommandPtr>& roots);
-  void compare(const Memory& memory, size_t offset, const std::vector<std::byte>& read,
-               const std::string& what) const;
+  /// Checks `read`, the bytes of `windows` of an object at `offset` in `memory`, one window
+  /// after another, against the shadow.
+  void compare(const Memory& memory, size_t offset, const std::vector<Window>& windows,
+               const std::vector<std::byte>& read, const std::string& what) const;
   /// Takes `name` out of `objects` and releases it.
   void releaseMemObject(std::map<std::string, MemObjectPtr>& objects, const std::string& name);
   void registerDestructor(MemObject& object, int index);
@@ -313,6 +323,18 @@ class OpenClModelExecutor final : public ModelExecutor {
   /// released and the failure thrown.
   void registerOwnDestructor(MemObject& object);
   void readBack(const ModelCall& call, Queue& queue, const MemObject& object, const char* what);
+  /// One transfer per window, each after the one before, the first after `list`; the last
+  /// makes `made`. `at` is the window's place in the host's bytes. When a later call fails,
+  /// the earlier ones may still use `host`, which is then left to the process's exit.
+  using WindowCall =
+      std::function<cl_int(const Window&, size_t at, cl_uint, const cl_event*, cl_event*)>;
+  cl_int eachWindow(const std::vector<Window>& windows, cl_uint n, const cl_event* list,
+                    cl_event* made, std::unique_ptr<std::vector<std::byte>>& host,
+                    const WindowCall& one);
+
+  /// The size create_buffer makes for `asked` bytes, counted in liveBufferBytes_ (see
+  /// largestBuffer_); at least 4 bytes, the model's least.
+  uint64_t bufferSizeFor(uint64_t asked);
 
   void createContext(const ModelCall& call);
   void releaseContext(const ModelCall& call);
@@ -375,6 +397,14 @@ class OpenClModelExecutor final : public ModelExecutor {
   bool outOfOrder_ = false;
   bool images_ = false;
   size_t subBufferAlign_ = 1;
+  /// CL_DEVICE_MAX_MEM_ALLOC_SIZE, and a quarter of CL_DEVICE_GLOBAL_MEM_SIZE: what one run's live
+  /// buffers may hold, so that two jobs on one device have room. A CPU device's buffers are the
+  /// host's memory, filled by its cores at a few GB/s: there kCpuBufferRoom keeps each operation
+  /// well inside the 2 s deadline floor. 64 MiB each where the device does not say.
+  uint64_t largestBuffer_ = uint64_t{64} << 20;
+  uint64_t bufferRoom_ = uint64_t{64} << 20;
+  /// Bytes of the buffers made and not yet released.
+  uint64_t liveBufferBytes_ = 0;
 
   std::map<std::string, cl_context> contexts_;
   std::map<std::string, Queue> queues_;
@@ -710,14 +740,21 @@ void OpenClModelExecutor::afterWait(const std::string& wait, const std::vector<C
 }
 
 void OpenClModelExecutor::compare(const Memory& memory, size_t offset,
+                                  const std::vector<Window>& windows,
                                   const std::vector<std::byte>& read,
                                   const std::string& what) const {
-  for (size_t j = 0; j < read.size(); ++j) {
-    const size_t at = offset + j;
-    if (!memory.known[at] || memory.shadow[at] == read[j]) continue;
+  size_t from = 0;
+  for (const Window& window : windows) {
+    const std::span<const std::byte> part(read.data() + from, window.bytes);
+    from += window.bytes;
+    const auto difference = memory.shadow.firstDifference(offset + window.offset, part);
+    if (!difference) continue;
+    const uint64_t j = difference->place - offset;
     char text[160];
-    std::snprintf(text, sizeof text, " byte %zu is 0x%02x, the operations wrote 0x%02x", j,
-                  static_cast<unsigned>(read[j]), static_cast<unsigned>(memory.shadow[at]));
+    std::snprintf(text, sizeof text, " byte %llu is 0x%02x, the operations wrote 0x%02x",
+                  static_cast<unsigned long long>(j),
+                  static_cast<unsigned>(part[difference->place - offset - window.offset]),
+                  static_cast<unsigned>(difference->expected));
     throw DataMismatch(what + text);
   }
 }
@@ -791,12 +828,19 @@ void OpenClModelExecutor::createBuffer(const ModelCall& call) {
   auto object = std::make_shared<MemObject>();
   object->name = call.names[1];
   object->ctx = named(contexts_, call.names[0]);
-  object->bytes = call.arg("bytes");
-  cl_int status = CL_SUCCESS;
-  object->mem = api_.createBuffer(object->ctx, CL_MEM_READ_WRITE, object->bytes, nullptr, &status);
-  check(status, CallPoint::BufAlloc, "clCreateBuffer");
-  object->memory = std::make_shared<Memory>(object->bytes);
-  registerOwnDestructor(*object);
+  object->bytes = bufferSizeFor(call.arg("bytes"));
+  try {
+    cl_int status = CL_SUCCESS;
+    object->mem =
+        api_.createBuffer(object->ctx, CL_MEM_READ_WRITE, object->bytes, nullptr, &status);
+    check(status, CallPoint::BufAlloc, "clCreateBuffer");
+    object->memory = std::make_shared<Memory>(object->bytes);
+    registerOwnDestructor(*object);
+  } catch (const DeviceError&) {
+    liveBufferBytes_ -= object->bytes;
+    throw;
+  }
+  object->counted = true;
   buffers_.emplace(object->name, object);
 }
 
@@ -840,7 +884,15 @@ void OpenClModelExecutor::releaseMemObject(std::map<std::string, MemObjectPtr>& 
   // Only once the release returned: another thread's checkCallbacks then expects the destructor
   // callbacks of the object, or of its parent.
   if (object->parent) --object->parent->liveSubBuffers;
+  if (object->counted) liveBufferBytes_ -= object->bytes;
   dying_.push_back(object);
+}
+
+uint64_t OpenClModelExecutor::bufferSizeFor(uint64_t asked) {
+  const uint64_t room = bufferRoom_ > liveBufferBytes_ ? bufferRoom_ - liveBufferBytes_ : 0;
+  const uint64_t size = std::max<uint64_t>(4, std::min({asked, largestBuffer_, room}));
+  liveBufferBytes_ += size;
+  return size;
 }
 
 void OpenClModelExecutor::releaseBuffer(const ModelCall& call) {
@@ -957,7 +1009,7 @@ void OpenClModelExecutor::svmFill(const ModelCall& call) {
         return api_.enqueueSVMMemFill(queue.handle, svm.ptr, &pattern, 4, size, n, list, made);
       },
       CallPoint::CopyToDevice);
-  if (node) svm.memory->write(0, filledBytes(pattern, size));
+  if (node) svm.memory->shadow.assign(0, size, Generated{Generated::Kind::Pattern, pattern, 0});
 }
 
 void OpenClModelExecutor::svmMemcpy(const ModelCall& call) {
@@ -976,8 +1028,7 @@ void OpenClModelExecutor::svmMemcpy(const ModelCall& call) {
       },
       CallPoint::CopyToDevice);
   if (!node) return;
-  std::copy_n(src.memory->shadow.begin(), size, dst.memory->shadow.begin());
-  std::copy_n(src.memory->known.begin(), size, dst.memory->known.begin());
+  dst.memory->shadow.copyFrom(src.memory->shadow, 0, 0, size);
 }
 
 void OpenClModelExecutor::svmRead(const ModelCall& call) {
@@ -996,7 +1047,8 @@ void OpenClModelExecutor::svmRead(const ModelCall& call) {
       CallPoint::CopyToHost);
   if (!node) return;
   blockingReadReturned(node, queue, held);
-  compare(*svm.memory, 0, read, "svm " + call.names[1] + " (" + node->what + ")");
+  compare(*svm.memory, 0, {Window{0, read.size()}}, read,
+          "svm " + call.names[1] + " (" + node->what + ")");
 }
 
 // ---- programs and kernels ----------------------------------------------------------------------
@@ -1061,13 +1113,8 @@ void OpenClModelExecutor::ndrange(const ModelCall& call) {
                                          n, list, made);
       },
       CallPoint::Launch);
-  if (!node) return;
-  std::vector<std::byte> bytes(words * 4);
-  for (size_t i = 0; i < words; ++i) {
-    const uint32_t word = patternWord(static_cast<uint32_t>(i), seed);
-    std::memcpy(bytes.data() + i * 4, &word, 4);
-  }
-  buffer->memory->write(0, bytes);
+  if (node)
+    buffer->memory->shadow.assign(0, words * 4, Generated{Generated::Kind::Kernel, seed, 0});
 }
 
 // ---- transfers ---------------------------------------------------------------------------------
@@ -1075,16 +1122,26 @@ void OpenClModelExecutor::ndrange(const ModelCall& call) {
 void OpenClModelExecutor::writeBuffer(const ModelCall& call) {
   Queue& queue = named(queues_, call.names[0]);
   MemObject& buffer = *named(buffers_, call.names[1]);
-  std::vector<std::byte> bytes = seededBytes(call.arg("seed"), buffer.bytes);
+  // A large buffer is written at the windows that reads check: the host stages those alone.
+  const std::vector<Window> windows = checkedWindows(buffer.bytes);
+  const Generated what{Generated::Kind::Seeded, static_cast<uint32_t>(call.arg("seed")), 0};
+  auto held = std::make_unique<std::vector<std::byte>>(generatedBytes(what, windows));
+  std::vector<std::byte>& bytes = *held;
   const CommandPtr node = enqueue(
       call, "clEnqueueWriteBuffer", queue, {buffer.ctx}, {buffer.memory.get()}, listOf(call, 2, 0),
       [&](cl_uint n, const cl_event* list, cl_event* made) {
-        return api_.enqueueWriteBuffer(queue.handle, buffer.mem, CL_FALSE, 0, bytes.size(),
-                                       bytes.data(), n, list, made);
+        return eachWindow(windows, n, list, made, held,
+                          [&](const Window& window, size_t at, cl_uint count, const cl_event* after,
+                              cl_event* event) {
+                            return api_.enqueueWriteBuffer(queue.handle, buffer.mem, CL_FALSE,
+                                                           window.offset, window.bytes,
+                                                           bytes.data() + at, count, after, event);
+                          });
       },
       CallPoint::CopyToDevice);
   if (!node) return;
-  buffer.memory->write(0, bytes);
+  for (const Window& window : windows)
+    buffer.memory->shadow.assign(window.offset, window.bytes, what);
   node->staged = std::move(bytes);
 }
 
@@ -1099,7 +1156,10 @@ void OpenClModelExecutor::fillFrom(const ModelCall& call, const MemObject& objec
                                       made);
       },
       CallPoint::CopyToDevice);
-  if (node) object.memory->write(object.offset, filledBytes(pattern, size));
+  if (node) {
+    object.memory->shadow.assign(object.offset, size,
+                                 Generated{Generated::Kind::Pattern, pattern, object.offset});
+  }
 }
 
 void OpenClModelExecutor::fillBuffer(const ModelCall& call) {
@@ -1123,8 +1183,7 @@ void OpenClModelExecutor::copyBuffer(const ModelCall& call) {
       },
       CallPoint::CopyToDevice);
   if (!node) return;
-  std::copy_n(src.memory->shadow.begin(), size, dst.memory->shadow.begin());
-  std::copy_n(src.memory->known.begin(), size, dst.memory->known.begin());
+  dst.memory->shadow.copyFrom(src.memory->shadow, 0, 0, size);
 }
 
 /// The check of a blocking read as a wait: in order, the read waits for everything enqueued before
@@ -1151,20 +1210,53 @@ void OpenClModelExecutor::completeListed(const ModelCall& call, size_t fixed) {
   completeUserEvents(listed);
 }
 
+cl_int OpenClModelExecutor::eachWindow(const std::vector<Window>& windows, cl_uint n,
+                                       const cl_event* list, cl_event* made,
+                                       std::unique_ptr<std::vector<std::byte>>& host,
+                                       const WindowCall& one) {
+  size_t at = 0;
+  cl_event before = nullptr;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const bool last = i + 1 == windows.size();
+    cl_event event = nullptr;
+    const cl_int status = i == 0 ? one(windows[i], at, n, list, last ? made : &event)
+                                 : one(windows[i], at, 1, &before, last ? made : &event);
+    if (before != nullptr) api_.releaseEvent(before);
+    if (status != CL_SUCCESS) {
+      if (i > 0) (void)host.release();
+      return status;
+    }
+    before = event;
+    at += windows[i].bytes;
+  }
+  return CL_SUCCESS;
+}
+
 /// A blocking read of `object` on `queue`, checked as a wait and against the shadow.
 void OpenClModelExecutor::readBack(const ModelCall& call, Queue& queue, const MemObject& object,
                                    const char* what) {
-  auto held = std::make_unique<std::vector<std::byte>>(object.bytes);
-  std::vector<std::byte>& read = *held;
   const bool image = object.width != 0;
+  // A large buffer is read at windows: its start, its end and across each power of two.
+  const std::vector<Window> windows =
+      image ? std::vector{Window{0, object.bytes}} : checkedWindows(object.bytes);
+  size_t total = 0;
+  for (const Window& window : windows)
+    total += window.bytes;
+  auto held = std::make_unique<std::vector<std::byte>>(total);
+  std::vector<std::byte>& read = *held;
   const char* clCall = image ? "clEnqueueReadImage" : "clEnqueueReadBuffer";
   const CommandPtr node = enqueue(
       call, clCall, queue, {object.ctx}, {object.memory.get()}, listOf(call, 2, 0),
       [&](cl_uint n, const cl_event* list, cl_event* made) {
         completeListed(call, 2);
         if (!image) {
-          return api_.enqueueReadBuffer(queue.handle, object.mem, CL_TRUE, 0, read.size(),
-                                        read.data(), n, list, made);
+          return eachWindow(windows, n, list, made, held,
+                            [&](const Window& window, size_t at, cl_uint count,
+                                const cl_event* after, cl_event* event) {
+                              return api_.enqueueReadBuffer(queue.handle, object.mem, CL_TRUE,
+                                                            window.offset, window.bytes,
+                                                            read.data() + at, count, after, event);
+                            });
         }
         const size_t origin[3] = {0, 0, 0};
         const size_t region[3] = {object.width, object.height, 1};
@@ -1174,7 +1266,7 @@ void OpenClModelExecutor::readBack(const ModelCall& call, Queue& queue, const Me
       CallPoint::CopyToHost);
   if (!node) return;
   blockingReadReturned(node, queue, held);
-  compare(*object.memory, object.offset, read,
+  compare(*object.memory, object.offset, windows, read,
           std::string(what) + " " + object.name + " (" + node->what + ")");
 }
 
@@ -1190,7 +1282,8 @@ void OpenClModelExecutor::writeImage(const ModelCall& call) {
   Queue& queue = named(queues_, call.names[0]);
   MemObject& image = *named(imageObjects_, call.names[1]);
   if (image.mem == nullptr) return;
-  std::vector<std::byte> bytes = seededBytes(call.arg("seed"), image.bytes);
+  const Generated what{Generated::Kind::Seeded, static_cast<uint32_t>(call.arg("seed")), 0};
+  std::vector<std::byte> bytes = generatedBytes(what, {Window{0, image.bytes}});
   const CommandPtr node = enqueue(
       call, "clEnqueueWriteImage", queue, {image.ctx}, {image.memory.get()}, listOf(call, 2, 0),
       [&](cl_uint n, const cl_event* list, cl_event* made) {
@@ -1201,7 +1294,7 @@ void OpenClModelExecutor::writeImage(const ModelCall& call) {
       },
       CallPoint::CopyToDevice);
   if (!node) return;
-  image.memory->write(0, bytes);
+  image.memory->shadow.assign(0, image.bytes, what);
   node->staged = std::move(bytes);
 }
 

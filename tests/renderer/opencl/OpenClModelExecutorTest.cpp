@@ -85,6 +85,23 @@ cl_int CL_API_CALL acceptingWrite(cl_command_queue queue, cl_mem mem, cl_bool bl
   return status == CL_INVALID_CONTEXT ? CL_SUCCESS : status;
 }
 
+/// A fill whose bytes past 64 MiB land 64 MiB lower, as NVIDIA's small patterns land 16 GiB
+/// lower past 16 GiB (corpus/runtimes/reports/nvidia-opencl-fill-beyond-16gib.md).
+constexpr size_t kWrapAt = size_t{64} << 20;
+cl_int CL_API_CALL wrappingFill(cl_command_queue queue, cl_mem mem, const void* pattern,
+                                size_t patternSize, size_t offset, size_t size, cl_uint count,
+                                const cl_event* list, cl_event* event) {
+  if (offset + size <= kWrapAt) {
+    return Stand::real->enqueueFillBuffer(queue, mem, pattern, patternSize, offset, size, count,
+                                          list, event);
+  }
+  const cl_int below = Stand::real->enqueueFillBuffer(queue, mem, pattern, patternSize, offset,
+                                                      kWrapAt - offset, count, list, nullptr);
+  if (below != CL_SUCCESS) return below;
+  return Stand::real->enqueueFillBuffer(queue, mem, pattern, patternSize, 0,
+                                        offset + size - kWrapAt, 0, nullptr, event);
+}
+
 class OpenClModelExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -242,6 +259,35 @@ TEST_F(OpenClModelExecutorTest, BytesThatDifferFromTheWritesAreAMismatch) {
   EXPECT_NE(message.find("buffer b0 (clEnqueueReadBuffer q0 b0, operation 5) byte 0 is"),
             std::string::npos)
       << message;
+}
+
+TEST_F(OpenClModelExecutorTest, AFillThatLandsLowerIsCaughtAtTheWindowAcrossThePowerOfTwo) {
+  OpenClApi api = standIn();
+  api.enqueueFillBuffer = wrappingFill;
+  make(api);
+  run("create_context", {"c0"});
+  run("create_command_queue", {"c0", "q0"}, {{"order", 0, "in"}});
+  run("create_buffer", {"c0", "b0"}, {{"bytes", kWrapAt + kWrapAt / 2, {}}});
+  run("enqueue_fill_buffer", {"q0", "b0"}, {{"pattern", 0x5a5a5a5a, {}}});
+  const std::string message = failure<DataMismatch>("enqueue_read_buffer", {"q0", "b0"});
+  EXPECT_NE(message.find("byte " + std::to_string(kWrapAt) + " is"), std::string::npos) << message;
+}
+
+TEST_F(OpenClModelExecutorTest, LargeBuffersAreTheLargestTheDeviceAllowsAndReadAtWindows) {
+  ModelExecutor& executor = make(openClApi());
+  run("create_context", {"c0"});
+  run("create_command_queue", {"c0", "q0"}, {{"order", 0, "in"}});
+  // Past every device's largest allocation: a size the runtime would refuse, were it asked.
+  run("create_buffer", {"c0", "b0"}, {{"bytes", uint64_t{1} << 40, {}}});
+  run("create_sub_buffer", {"b0", "sb0"}, {{"offset", 0xffffffff, {}}, {"bytes", 4096, {}}});
+  run("enqueue_write_buffer", {"q0", "b0"}, {{"seed", 9, {}}});
+  run("enqueue_read_buffer", {"q0", "b0"});
+  run("enqueue_read_sub_buffer", {"q0", "sb0"});
+  run("release_sub_buffer", {"sb0"});
+  run("release_buffer", {"b0"});
+  run("release_command_queue", {"q0"});
+  run("release_context", {"c0"});
+  EXPECT_EQ(executor.leaked(), "");
 }
 
 TEST_F(OpenClModelExecutorTest, AForeignContextTheRuntimeAcceptsIsAnError) {
