@@ -121,51 +121,60 @@ bool isValid(const Sequence& seq) {
   return true;
 }
 
-std::vector<std::size_t> removalSet(const Sequence& seq, std::size_t index) {
-  std::set<std::string> dead;
-  std::vector<std::size_t> removed = {index};
-  for (const std::string& n : introduced(seq.ops[index]))
-    dead.insert(n);
-  for (std::size_t i = index + 1; i < seq.ops.size(); ++i) {
-    const Operation& op = seq.ops[i];
-    const bool touchesDead = std::any_of(op.names.begin(), op.names.end(),
-                                         [&](const std::string& n) { return dead.count(n) > 0; });
-    if (!touchesDead) continue;
-    removed.push_back(i);
-    for (const std::string& n : introduced(op))
-      dead.insert(n);
+namespace {
+
+/// Whether every dead name `op` holds sits in its list slot: then `op` stays, without them.
+bool deadOnlyInList(const Operation& op, const std::set<std::string>& dead) {
+  const std::optional<std::size_t> list = op.form->listSlot();
+  for (std::size_t i = 0; i < op.names.size(); ++i) {
+    if (dead.count(op.names[i]) == 0) continue;
+    if (!list || op.form->slotOfName(i, op.names.size()) != *list) return false;
   }
-  return removed;
+  return true;
 }
 
-Sequence removeOperation(const Sequence& seq, std::size_t index) {
-  const std::vector<std::size_t> removed = removalSet(seq, index);
+/// `seq` without operations [first, end), what they introduce, and every later operation on a
+/// dead name with what it introduces. A later operation that holds dead names only in its list
+/// slot (a wait list, say) stays, without them. `removed` receives the indices taken out.
+Sequence withoutRange(const Sequence& seq, std::size_t first, std::size_t end,
+                      std::vector<std::size_t>* removed = nullptr) {
+  std::set<std::string> dead;
   Sequence out = emptied(seq);
   for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    if (std::find(removed.begin(), removed.end(), i) == removed.end())
-      out.ops.push_back(seq.ops[i]);
+    const Operation& op = seq.ops[i];
+    const bool touches = std::any_of(op.names.begin(), op.names.end(),
+                                     [&](const std::string& n) { return dead.count(n) > 0; });
+    const bool gone = (i >= first && i < end) || (touches && !deadOnlyInList(op, dead));
+    if (gone) {
+      if (removed != nullptr) removed->push_back(i);
+      for (const std::string& n : introduced(op))
+        dead.insert(n);
+      continue;
+    }
+    out.ops.push_back(op);
+    if (!touches) continue;
+    std::vector<std::string>& names = out.ops.back().names;
+    names.erase(std::remove_if(names.begin(), names.end(),
+                               [&](const std::string& n) { return dead.count(n) > 0; }),
+                names.end());
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<std::size_t> removalSet(const Sequence& seq, std::size_t index) {
+  std::vector<std::size_t> removed;
+  (void)withoutRange(seq, index, index + 1, &removed);
+  return removed;
+}
+
+Sequence removeOperation(const Sequence& seq, std::size_t index) {
+  return withoutRange(seq, index, index + 1);
+}
+
 std::optional<Sequence> removeRange(const Sequence& seq, std::size_t first, std::size_t count) {
-  // One pass: what the range introduces dies, and so does every later operation on a dead name
-  // (with what it introduces), as removeOperation does for one.
-  const std::size_t end = std::min(seq.ops.size(), first + count);
-  std::set<std::string> dead;
-  Sequence out = emptied(seq);
-  for (std::size_t i = 0; i < seq.ops.size(); ++i) {
-    const Operation& op = seq.ops[i];
-    const bool gone = (i >= first && i < end) ||
-                      std::any_of(op.names.begin(), op.names.end(),
-                                  [&](const std::string& n) { return dead.count(n) > 0; });
-    if (!gone) {
-      out.ops.push_back(op);
-      continue;
-    }
-    for (const std::string& n : introduced(op))
-      dead.insert(n);
-  }
+  Sequence out = withoutRange(seq, first, std::min(seq.ops.size(), first + count));
   if (out.ops.size() == seq.ops.size() || !isValid(out)) return std::nullopt;
   return out;
 }

@@ -55,7 +55,8 @@ bool isValid(const Sequence& seq);
 
 /// The sequence without operation `index` and whatever then becomes invalid (removing a
 /// `create r0` removes every operation on r0; removing a `ctx_create c0` removes its buffers'
-/// operations too). Directives are kept.
+/// operations too). An operation holding a dead name only in its list slot stays, without it.
+/// Directives are kept.
 Sequence removeOperation(const Sequence& seq, std::size_t index);
 
 /// The operations `index` depends on or that depend on it, beside itself: what removal takes out.

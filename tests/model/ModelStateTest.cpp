@@ -442,6 +442,22 @@ TEST(ModelSequence, RenumberingUsesEachKindsPrefix) {
   EXPECT_EQ(renumbered(r).ops, r.ops);
 }
 
+TEST(ModelSequence, RemovingANameInAWaitListKeepsTheOperationWithoutIt) {
+  const Sequence s = parseSequence(
+      "stream_create s0\nevent_create ev0\nevent_create ev1\nwait s0 ev0 ev1\nwait s0 ev1\n"
+      "sync s0\n",
+      "t.seq", &lab());
+  // ev1 fills only list slots: the waits stay, one with ev0 alone and one with no event.
+  EXPECT_EQ(normalizedOperations(removeOperation(s, 2)),
+            "stream_create s0\nevent_create ev0\nwait s0 ev0\nwait s0\nsync s0\n");
+  EXPECT_EQ(removalSet(s, 2), (std::vector<std::size_t>{2}));
+  const std::optional<Sequence> range = removeRange(s, 1, 2);
+  ASSERT_TRUE(range);
+  EXPECT_EQ(normalizedOperations(*range), "stream_create s0\nwait s0\nwait s0\nsync s0\n");
+  // A name in a slot of its own still takes its operations with it.
+  EXPECT_EQ(normalizedOperations(removeOperation(s, 0)), "event_create ev0\nevent_create ev1\n");
+}
+
 TEST(ModelSequence, ShrinkCandidatesStayValidUnderTheModel) {
   const Sequence s = parseSequence(
       "pool_create p0\nstream_create s0\nalloc p0 s0 b0\nlaunch s0 b0 grid=7\nsync s0\n"
