@@ -135,6 +135,7 @@ class Campaign {
     s.signals = source_.signals();
     s.queue = source_.queued();
     s.mutants = mutantRuns_.load();
+    s.answers = source_.answers();
     s.unfinished.assign(unfinished_.begin(), unfinished_.end());
     s.run.campaigns = 1;
     s.run.executions = trials_.executions();
@@ -224,7 +225,7 @@ class Campaign {
     std::string lastFind, deadline, shrinking;
     std::string persistent;  // --persistent: how often a fresh process agreed
     std::string calls;       // "calls 1200 (31% overlapped)", when runtime calls were made
-    std::string search;      // "signals 812, queue 97" under guided search
+    std::string search;      // "signals 812", and ", queue 97, mutants 40" under guided search
   };
   Status status() const;
   /// One line, for logs and the final summary.
@@ -1597,10 +1598,10 @@ Campaign::Status Campaign::status() const {
   st.deadline = trials_.deadlines().describe();
   st.shrinking = activityLocked();
   st.calls = callsText(trials_.calls());
+  st.search = "signals " + std::to_string(source_.signals());
   if (source_.guided()) {
-    st.search = "signals " + std::to_string(source_.signals()) + ", queue " +
-                std::to_string(source_.queued()) + ", mutants " +
-                std::to_string(mutantRuns_.load());
+    st.search += ", queue " + std::to_string(source_.queued()) + ", mutants " +
+                 std::to_string(mutantRuns_.load());
   }
   if (plan_.persistent > 1) {
     const uint64_t failures = persistentFailures_.load();

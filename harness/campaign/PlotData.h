@@ -5,7 +5,7 @@
 //   class: pass, hang, ...>, unique_findings, signals
 // run_time_s, executions, sequences and the classes count every campaign run in the folder (as
 // stats.json's `cumulative`); execs_per_sec is the rate since the line before; unique_findings
-// the findings in the folder; signals guided search's distinct signals (0 under --search blind).
+// the findings in the folder; signals the distinct signals, under either search.
 // `gpufuzz plot DIR` draws it (tools/plot-campaign).
 #pragma once
 

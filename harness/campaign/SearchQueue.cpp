@@ -74,7 +74,7 @@ std::string fileText(const std::filesystem::path& path) {
 
 }  // namespace
 
-SearchQueue::SearchQueue(std::filesystem::path dir) : dir_(std::move(dir)) {}
+SearchQueue::SearchQueue(std::filesystem::path dir, bool keep) : dir_(std::move(dir)), keep_(keep) {}
 
 std::size_t SearchQueue::mergeInto(const std::filesystem::path& into,
                                    const std::vector<std::filesystem::path>& from,
@@ -107,6 +107,10 @@ std::size_t SearchQueue::mergeInto(const std::filesystem::path& into,
   return copied;
 }
 
+bool SearchQueue::isProgress(std::string_view signal) {
+  return signal.starts_with(kNearSignal);
+}
+
 std::string SearchQueue::fileName(uint64_t id) {
   char name[32];
   std::snprintf(name, sizeof name, "id-%06llu.seq", static_cast<unsigned long long>(id));
@@ -132,8 +136,10 @@ std::size_t SearchQueue::load(const std::filesystem::path& dir, const LifecycleM
     entry.seq = std::move(seq);
     for (const std::string& note : entry.seq.directives.notes) {
       if (!note.starts_with(kSignalNote)) continue;
-      const uint64_t h = signalHash(note.substr(kSignalNote.size()));
+      const std::string text = note.substr(kSignalNote.size());
+      const uint64_t h = signalHash(text);
       entry.added.push_back(h);
+      entry.progress = entry.progress || isProgress(text);
       ++hits_[h];
     }
     entry.id = ours ? idOfFile(path) : nextId_;
@@ -151,11 +157,13 @@ std::size_t SearchQueue::offer(const Sequence& seq, const TrialResult& result,
   std::vector<Signal> added;
   std::lock_guard lock(mutex_);
   for (const Signal& s : signals) {
-    if (hits_[s.hash]++ == 0) added.push_back(s);
+    if (hits_[s.hash]++ != 0) continue;
+    added.push_back(s);
+    if (s.text.starts_with(kAnswerSignal)) answers_.insert(s.text.substr(s.text.rfind(' ') + 1));
   }
   // A failing run's signals count, but it is not kept: its mutants would mostly fail the same
   // way, each costing a triage, as AFL keeps crashes apart from its queue.
-  if (added.empty() || result.outcome.failed()) return added.size();
+  if (added.empty() || result.outcome.failed() || !keep_) return added.size();
   Entry entry;
   entry.seq = seq;
   keepLocked(std::move(entry), added, parent);
@@ -165,8 +173,10 @@ std::size_t SearchQueue::offer(const Sequence& seq, const TrialResult& result,
 void SearchQueue::keepLocked(Entry entry, const std::vector<Signal>& added,
                              std::optional<uint64_t> parent) {
   entry.id = nextId_++;
-  for (const Signal& s : added)
+  for (const Signal& s : added) {
     entry.added.push_back(s.hash);
+    entry.progress = entry.progress || isProgress(s.text);
+  }
   Directives& d = entry.seq.directives;
   d.expect.reset();
   d.expectOn.clear();
@@ -191,6 +201,19 @@ void SearchQueue::keepLocked(Entry entry, const std::vector<Signal>& added,
   entries_.push_back(std::move(entry));
 }
 
+SearchQueue::Entry* SearchQueue::climberLocked() {
+  // The newest progress entries reached furthest: each new `reach` value and `near` set is a
+  // step past the ones before. The least picked of the last kClimbers takes the turn.
+  Entry* chosen = nullptr;
+  std::size_t seen = 0;
+  for (auto it = entries_.rbegin(); it != entries_.rend() && seen < kClimbers; ++it) {
+    if (!it->progress) continue;
+    ++seen;
+    if (chosen == nullptr || it->picks < chosen->picks) chosen = &*it;
+  }
+  return chosen;
+}
+
 double SearchQueue::energyLocked(const Entry& e) const {
   // Small sequences with many signals first; a rare signal raises it; each pick lowers it.
   uint32_t rarest = UINT32_MAX;
@@ -212,11 +235,11 @@ std::optional<std::pair<Sequence, uint64_t>> SearchQueue::mutant(const Generator
     std::lock_guard lock(mutex_);
     if (entries_.empty()) return std::nullopt;
     uint64_t draw = seed;
+    Entry* best = splitmixNext(draw) % 2 == 0 ? climberLocked() : nullptr;
     // Roulette over a sample: eight entries drawn uniformly, the most energetic of them taken,
     // so a pick costs the same in a queue of ten entries or of thousands.
-    Entry* best = nullptr;
     double bestEnergy = -1;
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; best == nullptr && k < 8; ++k) {
       Entry& e = entries_[splitmixNext(draw) % entries_.size()];
       const double energy = energyLocked(e);
       if (energy > bestEnergy) {
@@ -232,6 +255,11 @@ std::optional<std::pair<Sequence, uint64_t>> SearchQueue::mutant(const Generator
   Sequence child = mutate(parent, donor, config, splitmix64(seed ^ 0x5851f42d4c957f2dULL));
   child.directives = {};
   return std::pair{std::move(child), id};
+}
+
+std::vector<std::string> SearchQueue::answers() const {
+  std::lock_guard lock(mutex_);
+  return {answers_.begin(), answers_.end()};
 }
 
 std::size_t SearchQueue::signals() const {

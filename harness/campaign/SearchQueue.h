@@ -8,6 +8,9 @@
 // - Energy, as AFL favours entries: few operations, many signals added, a rare signal among them,
 //   lowered each time the entry is picked. A pick is a tournament of eight entries drawn at
 //   random, the most energetic winning, so it costs the same in a queue of any size.
+// - Climbing: half the picks, while any entry added a `near` signal (a fault plan's conditions
+//   held together, a counter climbing toward its threshold), go to the least picked of the last
+//   kClimbers such entries, as IJON keeps mutating the inputs that pushed a value furthest.
 // - A failing run's signals count, but the run is not kept: its mutants would mostly fail the
 //   same way, each costing a triage.
 // - At most kMostFiles entries are kept as files; past that, signals are still counted, and an
@@ -19,7 +22,9 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -32,9 +37,15 @@ namespace gpufuzz {
 class SearchQueue {
  public:
   static constexpr std::size_t kMostFiles = 5000;
+  static constexpr std::size_t kClimbers = 16;
 
-  /// A queue kept in `dir` (created on the first entry); empty `dir`: in memory only.
-  explicit SearchQueue(std::filesystem::path dir);
+  /// Whether a signal tells of progress toward a fault plan's rule: `near` sets and `reach`
+  /// values (search/Signals.h).
+  static bool isProgress(std::string_view signal);
+
+  /// A queue kept in `dir` (created on the first entry); empty `dir`: in memory only. One that
+  /// does not `keep` counts signals and keeps no sequence: blind search's measure.
+  explicit SearchQueue(std::filesystem::path dir, bool keep = true);
 
   /// Reads the .seq files of a queue folder: their signals join the set and they join the queue.
   /// Files of another model than `model` or that do not parse are skipped; returns how many
@@ -51,6 +62,8 @@ class SearchQueue {
 
   std::size_t signals() const;
   std::size_t size() const;
+  /// The distinct words of `answer` signals, sorted: the error codes and checker rules met.
+  std::vector<std::string> answers() const;
 
   /// The file name of entry `id`: "id-000012.seq".
   static std::string fileName(uint64_t id);
@@ -68,12 +81,17 @@ class SearchQueue {
     Sequence seq;
     std::vector<uint64_t> added;  // the signals it added
     uint64_t picks = 0;
+    bool progress = false;  // added a signal of progress (isProgress)
   };
+  /// The climbing pick, or null while no entry made progress.
+  Entry* climberLocked();
   double energyLocked(const Entry& e) const;
   void keepLocked(Entry entry, const std::vector<Signal>& added, std::optional<uint64_t> parent);
 
   std::filesystem::path dir_;
+  bool keep_;
   mutable std::mutex mutex_;
+  std::set<std::string> answers_;
   std::unordered_map<uint64_t, uint32_t> hits_;  // signal -> runs that showed it
   std::vector<Entry> entries_;
   uint64_t nextId_ = 0;

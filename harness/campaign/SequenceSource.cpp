@@ -16,14 +16,17 @@ constexpr uint64_t kMutateSalt = 0x6d75746174652121ULL;
 
 SequenceSource::SequenceSource(const GeneratorConfig& gen, bool guided, std::vector<Sequence> seeds,
                                const std::filesystem::path& queueDir)
-    : gen_(gen), seeds_(std::move(seeds)) {
-  if (!guided) return;
+    : gen_(gen), seeds_(std::move(seeds)), guided_(guided) {
+  if (!guided) {
+    queue_ = std::make_unique<SearchQueue>(std::filesystem::path{}, false);
+    return;
+  }
   queue_ = std::make_unique<SearchQueue>(queueDir);
   queue_->load(queueDir, gen.lifecycle());
 }
 
 SequenceSource::Drawn SequenceSource::draw(uint64_t k, uint64_t seqSeed) const {
-  if (queue_ && k < seeds_.size()) {
+  if (guided_ && k < seeds_.size()) {
     Sequence seq = seeds_[k];
     const LifecycleModel* model = seq.model;
     seq.directives = {};
@@ -34,7 +37,7 @@ SequenceSource::Drawn SequenceSource::draw(uint64_t k, uint64_t seqSeed) const {
 }
 
 uint32_t SequenceSource::mutantsAfter(uint64_t seqSeed) const {
-  if (!queue_) return 0;
+  if (!guided_) return 0;
   std::lock_guard lock(mutex_);
   if (recent_ == 0) return 0;
   const auto stale = static_cast<uint64_t>(std::popcount(stale_));
@@ -43,14 +46,14 @@ uint32_t SequenceSource::mutantsAfter(uint64_t seqSeed) const {
 }
 
 std::optional<SequenceSource::Drawn> SequenceSource::mutant(uint64_t seed) const {
-  if (!queue_) return std::nullopt;
+  if (!guided_) return std::nullopt;
   auto m = queue_->mutant(gen_, seed);
   if (!m) return std::nullopt;
   return Drawn{std::move(m->first), m->second};
 }
 
 void SequenceSource::observe(const Drawn& drawn, const TrialResult& result) {
-  if (!queue_ || result.harnessError) return;
+  if (result.harnessError) return;
   const std::size_t added = queue_->offer(drawn.seq, result, drawn.parent);
   if (drawn.parent) return;
   std::lock_guard lock(mutex_);

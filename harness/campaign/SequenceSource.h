@@ -45,14 +45,17 @@ class SequenceSource {
   /// A run of `drawn` that ended with `result`: its signals go to the queue (guided only).
   void observe(const Drawn& drawn, const TrialResult& result);
 
-  bool guided() const { return queue_ != nullptr; }
-  std::size_t signals() const { return queue_ ? queue_->signals() : 0; }
-  std::size_t queued() const { return queue_ ? queue_->size() : 0; }
+  bool guided() const { return guided_; }
+  std::size_t signals() const { return queue_->signals(); }
+  std::size_t queued() const { return queue_->size(); }
+  std::vector<std::string> answers() const { return queue_->answers(); }
 
  private:
   static constexpr std::size_t kRecentFresh = 32;
   const GeneratorConfig& gen_;
   std::vector<Sequence> seeds_;
+  bool guided_;
+  /// Under blind search it counts signals and keeps nothing, so both searches measure alike.
   std::unique_ptr<SearchQueue> queue_;
   mutable std::mutex mutex_;
   /// The last kRecentFresh fresh runs: bit i set when run i added no signal.

@@ -68,6 +68,7 @@ void visitStats(Io& io, Stats& s) {
   io.number("signals", s.signals);
   io.number("queue", s.queue);
   io.number("mutants", s.mutants);
+  io.texts("answers", s.answers);
   io.number("execs_per_sec", s.execsPerSecond);
   visitCounts(io, s.run);
   io.number("unique_findings", s.uniqueFindings);
@@ -324,12 +325,15 @@ CampaignStats mergedStats(const std::vector<CampaignStats>& parts) {
     m.signals = std::max(m.signals, p.signals);
     m.queue += p.queue;
     m.mutants += p.mutants;
+    m.answers.insert(m.answers.end(), p.answers.begin(), p.answers.end());
     m.finished = m.finished && p.finished;
     m.stopped = m.stopped || p.stopped;
     m.run += p.run;
     m.cumulative += p.cumulative;
     m.mergedFrom.push_back(p.folder);
   }
+  std::sort(m.answers.begin(), m.answers.end());
+  m.answers.erase(std::unique(m.answers.begin(), m.answers.end()), m.answers.end());
   m.backend = shared(parts, &CampaignStats::backend);
   m.device = shared(parts, &CampaignStats::device);
   m.childrenByGpu = shared(parts, &CampaignStats::childrenByGpu);

@@ -87,11 +87,13 @@ struct CampaignStats {
   std::string childrenByGpu;
   uint64_t persistent = 1;  // --persistent N: sequences a child may run in one process
   uint64_t threads = 1;     // --threads N: each sequence's operations over up to N threads
-  /// --search: "guided" or "blind"; with guided, the distinct signals the folder's campaigns saw
-  /// and the sequences kept in its queue (docs/search.md).
+  /// --search: "guided" or "blind"; the distinct signals the folder's campaigns saw, under either
+  /// search, and with guided the sequences kept in its queue (docs/search.md).
   std::string search;
   uint64_t signals = 0;
   uint64_t queue = 0;
+  /// The distinct error codes and checker rules the runs' answers named: CL_..., VUID-...
+  std::vector<std::string> answers;
   uint64_t mutants = 0;  // this run's mutants, which the stream's counts leave out
   /// --target's command line and what its --version said; empty for the project's runner.
   std::string target, targetVersion;

@@ -154,12 +154,12 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
   if (outcome.failed()) {
     signals.add("outcome " + std::string(outcomeClassName(outcome.cls)) + " at " + outcome.op);
     for (const std::string& w : answerWords(outcome.detail))
-      signals.add("answer " + outcome.op + " " + w);
+      signals.add(std::string(kAnswerSignal) + outcome.op + " " + w);
   }
   for (const FailedOperation& f : result.evidence.failed) {
     signals.add("failed " + f.op);
     for (const std::string& w : answerWords(f.detail))
-      signals.add("answer " + f.op + " " + w);
+      signals.add(std::string(kAnswerSignal) + f.op + " " + w);
   }
   for (const At& at : result.evidence.skipped) {
     if (!at.isEnd() && at.ordinal <= seq.ops.size()) {
@@ -169,7 +169,7 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
   for (const FaultFired& f : result.evidence.faults)
     signals.add("fault " + f.rule);
   for (const std::string& n : result.evidence.near)
-    signals.add("near " + n);
+    signals.add(std::string(kNearSignal) + n);
   return signals.take();
 }
 

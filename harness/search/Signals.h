@@ -31,6 +31,11 @@ struct Signal {
   std::string text;
 };
 
+/// How signals of two families begin: `answer OP WORD`, an error code or rule a failure named;
+/// `near RULE: ...`, a fault-plan rule's conditions held together or a counter's climb.
+inline constexpr std::string_view kAnswerSignal = "answer ";
+inline constexpr std::string_view kNearSignal = "near ";
+
 /// Every signal of the run of `seq` that gave `result`, each once, in the order met.
 std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result);
 

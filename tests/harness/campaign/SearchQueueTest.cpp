@@ -97,6 +97,41 @@ TEST(SequenceSource, EveryIndexRunsTheStreamsSequenceAndMutantsFollowOnceNothing
   EXPECT_TRUE(isValid(m->seq));
   EXPECT_EQ(blind.mutantsAfter(1), 0U);
   EXPECT_FALSE(blind.mutant(1).has_value());
+  // Blind counts the signals of what it runs, keeping nothing.
+  blind.observe(blind.draw(0, 7), TrialResult{});
+  EXPECT_GT(blind.signals(), 0U);
+  EXPECT_EQ(blind.queued(), 0U);
+}
+
+TEST(SearchQueue, ListsTheErrorCodesAndRulesThatFailuresNamed) {
+  SearchQueue queue{std::filesystem::path()};
+  TrialResult failed;
+  failed.outcome.cls = OutcomeClass::Error;
+  failed.outcome.at = At{2};
+  failed.outcome.op = "draw";
+  failed.outcome.detail = "clFinish: CL_INVALID_COMMAND_QUEUE after VUID-vkCmdDraw-None-02699";
+  queue.offer(parseSequence("create r0\ndraw r0\n", "a.seq"), failed, std::nullopt);
+  EXPECT_EQ(queue.answers(),
+            (std::vector<std::string>{"CL_INVALID_COMMAND_QUEUE", "VUID-vkCmdDraw-None-02699"}));
+}
+
+TEST(SearchQueue, HalfThePicksClimbFromTheNewestProgress) {
+  SearchQueue queue{std::filesystem::path()};
+  GeneratorConfig config;
+  for (uint64_t seed = 0; seed < 40; ++seed)
+    queue.offer(generateSequence(config, seed), TrialResult{}, std::nullopt);
+  // One entry got a plan's counter further than any before it.
+  TrialResult climbed;
+  climbed.evidence.near.push_back("p.plan:1: crash at draw: condition 1's counter reached 5");
+  const Sequence climber = parseSequence("create r0\ndraw r0\ndraw r0\n", "c.seq");
+  ASSERT_GT(queue.offer(climber, climbed, std::nullopt), 0U);
+  const uint64_t climberId = queue.size() - 1;
+  std::size_t fromClimber = 0;
+  for (uint64_t seed = 0; seed < 400; ++seed)
+    fromClimber += queue.mutant(config, seed)->second == climberId ? 1 : 0;
+  // A tournament of eight among 40-odd entries would pick it about one time in twenty.
+  EXPECT_GT(fromClimber, 150U);
+  EXPECT_LT(fromClimber, 260U);
 }
 
 }  // namespace
