@@ -74,7 +74,8 @@ std::string fileText(const std::filesystem::path& path) {
 
 }  // namespace
 
-SearchQueue::SearchQueue(std::filesystem::path dir, bool keep) : dir_(std::move(dir)), keep_(keep) {}
+SearchQueue::SearchQueue(std::filesystem::path dir, bool keep)
+    : dir_(std::move(dir)), keep_(keep) {}
 
 std::size_t SearchQueue::mergeInto(const std::filesystem::path& into,
                                    const std::vector<std::filesystem::path>& from,
