@@ -13,7 +13,9 @@
  *   write:   offset 16 GiB + 8192, written by clEnqueueWriteBuffer instead of a fill: the
  *            transfer path at the same offset;
  *   high-N:  offset 16 GiB + N * 8 KiB + 4096, an N-byte pattern, N = 1, 2, 4, ..., 128;
- *   cross-4: 4 KiB that start 2 KiB below 16 GiB, a 4-byte pattern: a fill across the line.
+ *   cross-4: 4 KiB that start 2 KiB below 16 GiB, a 4-byte pattern: a fill across the line;
+ *   whole-N: the whole buffer from offset 0, an N-byte pattern (N = 4, 16), then 4 KiB windows
+ *            read at 1 GiB, below and above 4 GiB, below 16 GiB and at the buffer's end.
  * Exit 0: every case wrote where it should and only there; 1: a case wrote elsewhere (the bytes
  * say where); 2: the setup failed (no platform, allocation refused).
  */
@@ -122,6 +124,47 @@ static int fillAndCheck(const char* name, uint64_t offset, size_t size, uint64_t
   return ok ? 0 : 1;
 }
 
+/* The whole buffer filled with an N-byte pattern from offset 0; every window must hold it. */
+static int wholeCase(const char* name, size_t size) {
+  if (onlyCase && strcmp(onlyCase, name) != 0) return 0;
+  const uint8_t byte = (uint8_t)(0xB1u + size);
+  const uint32_t word = byte * 0x01010101u;
+  const uint64_t end = bufferBytes / 128 * 128;
+  const uint64_t places[] = {1 * GIB, 4 * GIB - WINDOW, 4 * GIB, 16 * GIB - WINDOW, end - WINDOW};
+  cl_int e;
+  context = clCreateContext(NULL, 1, &device, NULL, NULL, &e);
+  if (!check(e, "clCreateContext")) return 2;
+  queue = clCreateCommandQueue(context, device, 0, &e);
+  if (!check(e, "clCreateCommandQueue")) return 2;
+  buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, (size_t)bufferBytes, NULL, &e);
+  if (!check(e, "clCreateBuffer")) return 2;
+  int result = 0;
+  for (unsigned i = 0; i < sizeof places / sizeof places[0]; ++i)
+    if (!zero(places[i])) result = 2;
+  uint8_t pattern[128];
+  memset(pattern, byte, sizeof pattern);
+  if (result == 0 &&
+      !check(clEnqueueFillBuffer(queue, buffer, pattern, size, 0, (size_t)end, 0, NULL, NULL), name))
+    result = 2;
+  const cl_int finished = result == 0 ? clFinish(queue) : CL_SUCCESS;
+  if (finished != CL_SUCCESS) {
+    printf("%-13s %llu bytes: clEnqueueFillBuffer CL_SUCCESS, then clFinish %d: WRONG\n", name,
+           (unsigned long long)end, (int)finished);
+    result = 1;
+  }
+  for (unsigned i = 0; result == 0 && i < sizeof places / sizeof places[0]; ++i) {
+    const unsigned at = countWords(places[i], word);
+    printf("%-13s %llu bytes: %u of %u words at %llu (%.3f GiB): %s\n", name,
+           (unsigned long long)end, at, WINDOW / 4, (unsigned long long)places[i],
+           (double)places[i] / (double)GIB, at == WINDOW / 4 ? "ok" : "WRONG");
+    if (at != WINDOW / 4) result = result > 1 ? result : 1;
+  }
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return result;
+}
+
 int main(int argc, char** argv) {
   const char* want = argc > 1 ? argv[1] : "";
   const uint64_t gib = argc > 2 ? strtoull(argv[2], NULL, 10) : 20;
@@ -164,6 +207,10 @@ int main(int argc, char** argv) {
     worst = r > worst ? r : worst;
   }
   r = runCase("cross-4", 16 * GIB - 2048, 4);
+  worst = r > worst ? r : worst;
+  r = wholeCase("whole-4", 4);
+  worst = r > worst ? r : worst;
+  r = wholeCase("whole-16", 16);
   worst = r > worst ? r : worst;
   return worst;
 }
