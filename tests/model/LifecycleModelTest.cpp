@@ -585,8 +585,9 @@ TEST(LifecycleModel, TheContractsStreamsExampleParses) {
   EXPECT_NE(described.find("release buf event stream pool"), std::string::npos) << described;
   // `model check` lists the failures each operation declares.
   const std::string opencl = builtinModel("opencl").describe();
-  EXPECT_NE(opencl.find("op create_buffer C B [bytes=4..68719476736]  (weight 5; fails oom|host-oom)"),
-            std::string::npos)
+  EXPECT_NE(
+      opencl.find("op create_buffer C B [bytes=4..68719476736]  (weight 5; fails oom|host-oom)"),
+      std::string::npos)
       << opencl;
 }
 
