@@ -1564,8 +1564,11 @@ inline bool sendMessage(int fd, std::string_view text) {
 /// Receives one message; empty at end of file, on error or when truncated. Descriptors that
 /// came with it are close-on-exec and appended to `fds` (closed when `fds` is null).
 inline std::string receiveMessage(int fd, std::vector<int>* fds = nullptr) {
-  std::string buffer(kForkServerMaxMessage, '\0');
-  iovec io{buffer.data(), buffer.size()};
+  // A buffer kept by each thread, never filled: filling kForkServerMaxMessage bytes for every
+  // message cost more than the message, and a fork server's write to each page of it after a
+  // fork is a copy-on-write fault. A longer packet is refused as truncated.
+  thread_local const std::unique_ptr<char[]> buffer(new char[kForkServerMaxMessage]);
+  iovec io{buffer.get(), kForkServerMaxMessage};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kForkServerMaxFds)> control{};
   msghdr msg{};
   msg.msg_iov = &io;
@@ -1590,8 +1593,7 @@ inline std::string receiveMessage(int fd, std::vector<int>* fds = nullptr) {
     }
   }
   if (n <= 0 || (msg.msg_flags & MSG_TRUNC) != 0) return {};
-  buffer.resize(static_cast<std::size_t>(n));
-  return buffer;
+  return std::string(buffer.get(), static_cast<std::size_t>(n));
 }
 
 /// Whether `fd` is readable within `timeoutMs` (0: now).
@@ -1672,6 +1674,9 @@ inline int serveForks(int socketFd,
                       const std::function<void(const std::vector<std::string>&)>& beforeFork = {}) {
   const pid_t server = ::getpid();
   const pid_t harness = ::getppid();
+  // backtrace() loads its unwinder on first use: loaded here once, not again in every fork that
+  // installs the stacks handler.
+  signal_safe::warmUnwinder();
   if (!sendMessage(socketFd, kForkServerHello)) return 0;
   for (;;) {
     std::vector<int> fds;
