@@ -125,6 +125,10 @@ ChildCommand TrialRunner::childCommand() const {
     command.startEnvironment = setup_.startEnvironment;
   } else {
     command.executable = setup_.runner;
+    // The runner's fork server binds every symbol at its start, so its children resolve none:
+    // resolving lazily, each child faulted in the linker's pages and copies of the GOTs it
+    // wrote, about a fifth of a one-operation child's page faults (bench/RESULTS.md).
+    command.serverEnvironment = {{"LD_BIND_NOW", "1"}};
     RunnerArgs args;
     args.overrides = {setup_.backend, std::string(policyName(setup_.policy)), setup_.faults,
                       setup_.backendOptions, setup_.schedule};

@@ -41,9 +41,11 @@ std::string serverKey(const ChildCommand& command) {
     key.push_back('\0');
     key += command.args[i];
   }
-  for (const auto& [name, value] : command.startEnvironment) {
-    key.push_back('\0');
-    key += name + "=" + value;
+  for (const auto* environment : {&command.startEnvironment, &command.serverEnvironment}) {
+    for (const auto& [name, value] : *environment) {
+      key.push_back('\0');
+      key += name + "=" + value;
+    }
   }
   return key;
 }
@@ -86,7 +88,8 @@ class Pool {
         if (!readableWithin(server->socket, 0)) return server;
       }
     }
-    ChildCommand start{command.executable, {}, 0, command.startEnvironment};
+    ChildCommand start{
+        command.executable, {}, 0, command.startEnvironment, command.serverEnvironment};
     start.args.assign(command.args.begin(),
                       command.args.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                  command.serverArgs, command.args.size())));
@@ -157,6 +160,8 @@ class Pool {
     options.environment = {{kForkServerFdVariable, std::to_string(kChildEventsFd)}};
     options.environment.insert(options.environment.end(), command.startEnvironment.begin(),
                                command.startEnvironment.end());
+    options.environment.insert(options.environment.end(), command.serverEnvironment.begin(),
+                               command.serverEnvironment.end());
     try {
       server->process = std::make_unique<ChildProcess>(command, options);
     } catch (...) {
