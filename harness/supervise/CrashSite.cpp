@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "harness/base/OutsideText.h"
+#include "harness/base/ScratchFolder.h"
 #include "harness/protocol/CrashReport.h"
 
 namespace gpufuzz {
@@ -308,9 +309,7 @@ FrameOwner frameOwner(const std::string& module, const std::string& program) {
 
 CrashFile::CrashFile(bool runner) : runner_(runner) {
   static std::atomic<uint64_t> counter{0};
-  std::error_code ec;
-  const auto dir = std::filesystem::temp_directory_path(ec);
-  if (ec) return;
+  const auto dir = scratchFolder();
   const std::string id = std::to_string(::getpid()) + "-" + std::to_string(counter++);
   if (runner_) path_ = dir / ("gpufuzz-crash-" + id);
   stacksPath_ = dir / ("gpufuzz-stacks-" + id);
