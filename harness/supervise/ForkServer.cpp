@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdio>
@@ -20,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <poll.h>
 
@@ -207,24 +207,9 @@ std::string requestText(const ChildCommand& command, const EnvironmentOverrides&
 }
 
 bool sendRequest(int socket, const std::string& text, int outputFd, int eventsFd) {
-  iovec io{const_cast<char*>(text.data()), text.size()};
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kForkServerMaxFds)> control{};
-  const int count = eventsFd >= 0 ? 2 : 1;
-  const int fds[kForkServerMaxFds] = {outputFd, eventsFd};
-  msghdr msg{};
-  msg.msg_iov = &io;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * static_cast<std::size_t>(count));
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * static_cast<std::size_t>(count));
-  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * static_cast<std::size_t>(count));
-  for (;;) {
-    if (::sendmsg(socket, &msg, MSG_NOSIGNAL) >= 0) return true;
-    if (errno != EINTR) return false;
-  }
+  std::vector<int> fds{outputFd};
+  if (eventsFd >= 0) fds.push_back(eventsFd);
+  return sendMessage(socket, text, fds);
 }
 
 }  // namespace
