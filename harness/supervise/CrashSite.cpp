@@ -317,8 +317,12 @@ CrashFile::CrashFile(bool runner) : runner_(runner) {
 
 CrashFile::~CrashFile() {
   std::error_code ignored;
+  // A record's part and the taken record exist once stacks were asked for, and a Python
+  // target's part from its start: the runner's runs that were not asked skip two removals.
+  const bool records = asked_ || !runner_;
   for (const std::string suffix : {"", kStacksPartSuffix, kStacksTakenSuffix}) {
-    if (!stacksPath_.empty()) std::filesystem::remove(stacksPath_.string() + suffix, ignored);
+    if (stacksPath_.empty() || (!suffix.empty() && !records)) continue;
+    std::filesystem::remove(stacksPath_.string() + suffix, ignored);
   }
   if (!path_.empty()) std::filesystem::remove(path_, ignored);
 }
@@ -329,6 +333,7 @@ std::string CrashFile::text(long pid) const {
 
 std::string CrashFile::askStacks(std::chrono::milliseconds wait) const {
   if (stacksPath_.empty()) return {};
+  asked_ = true;
   // "pid N": the process that answers, which a wrapper such as compute-sanitizer may have
   // started. A Python target says how it answers after it.
   std::ifstream marker(stacksPath_);
