@@ -1719,15 +1719,21 @@ inline std::optional<ForkRequest> parseForkRequest(const std::string& request,
 
 /// The rest of a forked child's setup once its request came: output on 1 and 2, events on 3, no
 /// other descriptor, the request's environment; then it runs the request and exits.
-[[noreturn]] inline void runRequest(const std::vector<int>& fds, const ForkRequest& request,
+[[noreturn]] inline void runRequest(const std::vector<int>& fds, ForkRequest& request,
                                     const RunChild& runChild) {
   const int eventsFd = fds.size() > 1 ? fds[1] : -1;
   if (placeOutputAndEvents(fds[0], eventsFd) != 0) ::_exit(127);
   ::close_range(eventsFd >= 0 ? kEventsFd + 1 : kEventsFd, ~0U, 0);
-  for (const std::string& entry : request.env) {
+  for (std::string& entry : request.env) {
+    // NAME=VALUE goes into the environment as it is (the request lives until the fork exits):
+    // setenv would copy each entry and track the copies.
     const auto equals = entry.find('=');
-    ::setenv(entry.substr(0, equals).c_str(),
-             equals == std::string::npos ? "" : entry.substr(equals + 1).c_str(), 1);
+    if (equals != std::string::npos && equals > 0) {
+      ::putenv(entry.data());
+    } else {
+      ::setenv(entry.substr(0, equals).c_str(),
+               equals == std::string::npos ? "" : entry.substr(equals + 1).c_str(), 1);
+    }
   }
   const int status = runChild(request.args);
   std::fflush(nullptr);
@@ -1761,7 +1767,7 @@ class Spare {
       std::vector<int> fds;
       const std::string request = receiveMessage(pair[1], &fds);
       ::close(pair[1]);
-      const std::optional<ForkRequest> parsed = parseForkRequest(request, fds.size());
+      std::optional<ForkRequest> parsed = parseForkRequest(request, fds.size());
       if (!parsed) ::_exit(0);  // the server is done with it
       runRequest(fds, *parsed, runChild);
     }
@@ -1826,7 +1832,7 @@ inline int serveForks(int socketFd, const detail::RunChild& runChild,
       closeFds();
       return 0;  // the harness is done with this server
     }
-    const std::optional<detail::ForkRequest> parsed = detail::parseForkRequest(request, fds.size());
+    std::optional<detail::ForkRequest> parsed = detail::parseForkRequest(request, fds.size());
     if (!parsed) {
       closeFds();
       if (!sendMessage(socketFd, "error malformed fork server request")) return 3;
