@@ -1691,26 +1691,26 @@ using RunChild = std::function<int(const std::vector<std::string>&)>;
 
 /// A request's environment entries and arguments.
 struct ForkRequest {
-  std::vector<std::string> env;
+  std::vector<char*> env;  // NAME=VALUE entries, in the request's own buffer
   std::vector<std::string> args;
 };
 
 /// `request` ("run" NUL COUNT NUL, COUNT entries NAME=VALUE NUL, then arguments, each followed by
-/// NUL) that came with `fdCount` descriptors; nullopt when it does not parse.
-inline std::optional<ForkRequest> parseForkRequest(const std::string& request,
-                                                   std::size_t fdCount) {
-  std::vector<std::string> fields;
+/// NUL) that came with `fdCount` descriptors; nullopt when it does not parse. Its environment
+/// entries point into `request`, which must outlive them.
+inline std::optional<ForkRequest> parseForkRequest(std::string& request, std::size_t fdCount) {
+  std::vector<char*> fields;  // each field's first character; the NUL after it ends it
   std::size_t begin = 0;
   for (std::size_t i = 0; i < request.size(); ++i) {
     if (request[i] != '\0') continue;
-    fields.emplace_back(request, begin, i - begin);
+    fields.push_back(request.data() + begin);
     begin = i + 1;
   }
   char* end = nullptr;
-  const unsigned long envCount =
-      fields.size() >= 2 ? std::strtoul(fields[1].c_str(), &end, 10) : 0;
-  if (fields.size() < 2 || fields[0] != "run" || *end != '\0' || envCount > fields.size() - 2 ||
-      fdCount == 0 || fdCount > kForkServerMaxFds || begin != request.size()) {
+  const unsigned long envCount = fields.size() >= 2 ? std::strtoul(fields[1], &end, 10) : 0;
+  if (fields.size() < 2 || std::strcmp(fields[0], "run") != 0 || *end != '\0' ||
+      envCount > fields.size() - 2 || fdCount == 0 || fdCount > kForkServerMaxFds ||
+      begin != request.size()) {
     return std::nullopt;
   }
   const auto envEnd = fields.begin() + 2 + static_cast<long>(envCount);
@@ -1719,20 +1719,21 @@ inline std::optional<ForkRequest> parseForkRequest(const std::string& request,
 
 /// The rest of a forked child's setup once its request came: output on 1 and 2, events on 3, no
 /// other descriptor, the request's environment; then it runs the request and exits.
-[[noreturn]] inline void runRequest(const std::vector<int>& fds, ForkRequest& request,
+[[noreturn]] inline void runRequest(const std::vector<int>& fds, const ForkRequest& request,
                                     const RunChild& runChild) {
   const int eventsFd = fds.size() > 1 ? fds[1] : -1;
   if (placeOutputAndEvents(fds[0], eventsFd) != 0) ::_exit(127);
   ::close_range(eventsFd >= 0 ? kEventsFd + 1 : kEventsFd, ~0U, 0);
-  for (std::string& entry : request.env) {
-    // NAME=VALUE goes into the environment as it is (the request lives until the fork exits):
-    // setenv would copy each entry and track the copies.
-    const auto equals = entry.find('=');
-    if (equals != std::string::npos && equals > 0) {
-      ::putenv(entry.data());
+  for (char* entry : request.env) {
+    // NAME=VALUE goes into the environment where the request holds it, which lives until the
+    // fork exits: setenv would copy each entry and track the copies, a page fault or more each.
+    const char* equals = std::strchr(entry, '=');
+    if (equals != nullptr && equals != entry) {
+      ::putenv(entry);
     } else {
-      ::setenv(entry.substr(0, equals).c_str(),
-               equals == std::string::npos ? "" : entry.substr(equals + 1).c_str(), 1);
+      const std::string name(
+          entry, equals ? static_cast<std::size_t>(equals - entry) : std::strlen(entry));
+      ::setenv(name.c_str(), equals ? equals + 1 : "", 1);
     }
   }
   const int status = runChild(request.args);
@@ -1765,9 +1766,9 @@ class Spare {
       ::close(pair[0]);
       if (becomeSupervisedChild(server, harness) != 0) ::_exit(127);
       std::vector<int> fds;
-      const std::string request = receiveMessage(pair[1], &fds);
+      std::string request = receiveMessage(pair[1], &fds);
       ::close(pair[1]);
-      std::optional<ForkRequest> parsed = parseForkRequest(request, fds.size());
+      const std::optional<ForkRequest> parsed = parseForkRequest(request, fds.size());
       if (!parsed) ::_exit(0);  // the server is done with it
       runRequest(fds, *parsed, runChild);
     }
@@ -1823,7 +1824,7 @@ inline int serveForks(int socketFd, const detail::RunChild& runChild,
   detail::Spare spare;
   for (;;) {
     std::vector<int> fds;
-    const std::string request = receiveMessage(socketFd, &fds);
+    std::string request = receiveMessage(socketFd, &fds);
     const auto closeFds = [&fds] {
       for (const int fd : fds)
         ::close(fd);
@@ -1832,7 +1833,7 @@ inline int serveForks(int socketFd, const detail::RunChild& runChild,
       closeFds();
       return 0;  // the harness is done with this server
     }
-    std::optional<detail::ForkRequest> parsed = detail::parseForkRequest(request, fds.size());
+    const std::optional<detail::ForkRequest> parsed = detail::parseForkRequest(request, fds.size());
     if (!parsed) {
       closeFds();
       if (!sendMessage(socketFd, "error malformed fork server request")) return 3;
