@@ -299,8 +299,12 @@ class Parser {
       seq_.model = override_;
     } else if (seq_.directives.model) {
       try {
-        const std::string dir = std::filesystem::path(file_).parent_path().string();
-        seq_.model = &gpufuzz::resolveModel(*seq_.directives.model, dir);
+        // Only a model file's path is relative to the sequence's folder: a built-in's name is
+        // resolved without parsing a path, which a fork server's child paid for in page faults.
+        const std::string& value = *seq_.directives.model;
+        const std::string dir =
+            isModelPath(value) ? std::filesystem::path(file_).parent_path().string() : "";
+        seq_.model = &gpufuzz::resolveModel(value, dir);
       } catch (const InputError& e) {
         const auto [line, column] = seq_.directivePlaces.at("model");
         throw InputError(file_, line, column, e.what());

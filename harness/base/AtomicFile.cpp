@@ -60,6 +60,14 @@ void writeFileAtomically(const std::filesystem::path& path, const std::string& c
   syncDirectory(dir);
 }
 
+void writeScratchFile(const std::filesystem::path& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) fail("", path, errno);
+  int error = writeAll(fd, content);
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) fail("", path, error);
+}
+
 void appendFileWhole(const std::filesystem::path& path, const std::string& content) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) fail("", path, errno);

@@ -24,6 +24,10 @@ class WriteError : public std::runtime_error {
 /// Replaces `path` with `content` atomically; creates parent directories. WriteError on failure.
 void writeFileAtomically(const std::filesystem::path& path, const std::string& content);
 
+/// Writes `content` to `path` in place, without a temporary or a flush to the disk: for a file
+/// that lives only while a child reads it (a run's sequence file). WriteError on failure.
+void writeScratchFile(const std::filesystem::path& path, const std::string& content);
+
 /// Appends `content` to `path` whole: written with one write(2), and on a short or failed write
 /// the file is cut back to its former length before WriteError is thrown.
 void appendFileWhole(const std::filesystem::path& path, const std::string& content);

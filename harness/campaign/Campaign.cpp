@@ -1407,11 +1407,15 @@ class Campaign {
 
   void statusLoop(std::stop_token stop) {
     // Once a second: the stats file, and the status (a block refreshed in place on a terminal,
-    // a log line otherwise); once a minute a line of plot_data.
+    // a log line otherwise); once a minute a line of plot_data. The wait ends at the stop, so a
+    // campaign's end does not wait out the second: its elapsed time would count that wait.
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock waitLock(mutex);
     auto last = Clock::now();
-    while (!stop.stop_requested()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (Clock::now() - last < std::chrono::seconds(1)) continue;
+    for (;;) {
+      wake.wait_until(waitLock, stop, last + std::chrono::seconds(1), [] { return false; });
+      if (stop.stop_requested()) break;
       last = Clock::now();
       writeStatsFile(false);
       if (last - lastPlot_.first >= std::chrono::minutes(1)) appendPlotLine(false);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "harness/base/ExitStatus.h"
+#include "harness/base/ScratchFolder.h"
 #include "harness/protocol/RunnerCommandLine.h"
 #include "harness/supervise/ChildProcess.h"
 #include "renderer/Backends.h"
@@ -129,9 +130,8 @@ Session::Session(const CommandLine& cl) : cl_(cl) {
   if (::access(runner_.c_str(), X_OK) != 0) {
     throw std::runtime_error("cannot find the runner next to gpufuzz: " + runner_);
   }
-  // The sequence files of the children: in $TMPDIR when it is set (a node's scratch), else /tmp.
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpufuzz-XXXXXX";
+  // The sequence files of the children (ScratchFolder.h).
+  std::string pattern = (scratchFolder() / "gpufuzz-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a work directory like " + pattern + ": " +
                              std::strerror(errno));

@@ -396,6 +396,10 @@ int main(int argc, char** argv) {
                                ? gpufuzz::target::kEventsFd
                                : -1;
   if (serverSocket >= 0) {
+    // The built-in models and fault plans are read once here, not again by every forked child:
+    // a child's page faults are its largest cost, and each page it touches anew costs one.
+    gpufuzz::defaultModel();
+    gpufuzz::warmBuiltinPlans();
     // The backend's runtime is mapped once here, not loaded again by every forked child.
     return gpufuzz::serveForks(serverSocket, gpufuzz::runnerMain,
                                [](const std::vector<std::string>& a) {

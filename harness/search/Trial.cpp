@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
+#include "harness/base/AtomicFile.h"
 #include "harness/base/ModelFile.h"
 #include "harness/protocol/RunnerCommandLine.h"
 #include "model/renderer/ReferenceModel.h"
@@ -17,12 +17,6 @@ namespace {
 
 constexpr const char* kStoppedBeforeStart = "stopped before it started";
 constexpr const char* kCancelledBeforeStart = "cancelled before it started";
-
-void writeFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
-}
 
 std::string millisText(std::chrono::microseconds us) {
   char text[32];
@@ -125,6 +119,10 @@ ChildCommand TrialRunner::childCommand() const {
     command.startEnvironment = setup_.startEnvironment;
   } else {
     command.executable = setup_.runner;
+    // The runner's fork server binds every symbol at its start, so its children resolve none:
+    // resolving lazily, each child faulted in the linker's pages and copies of the GOTs it
+    // wrote, about a fifth of a one-operation child's page faults (bench/RESULTS.md).
+    command.serverEnvironment = {{"LD_BIND_NOW", "1"}};
     RunnerArgs args;
     args.overrides = {setup_.backend, std::string(policyName(setup_.policy)), setup_.faults,
                       setup_.backendOptions, setup_.schedule};
@@ -265,7 +263,7 @@ std::filesystem::path TrialRunner::writeSequenceFile(const Sequence& seq) const 
     bare.directives.policy = std::string(policyName(setup_.policy));
     bare.directives.faults = setup_.faults;
   }
-  writeFile(file, printSequence(bare));
+  writeScratchFile(file, printSequence(bare));
   return file;
 }
 

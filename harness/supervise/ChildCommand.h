@@ -21,6 +21,9 @@ struct ChildCommand {
   /// Variables the process needs from its start (LD_PRELOAD): a fork server of the command is
   /// started with them too, and is another server when they differ.
   std::vector<std::pair<std::string, std::string>> startEnvironment = {};
+  /// Variables only a fork server of the command is started with, on top of startEnvironment
+  /// (a child started afresh has none of them); a server is another server when they differ.
+  std::vector<std::pair<std::string, std::string>> serverEnvironment = {};
 };
 
 using EnvironmentOverrides = std::vector<std::pair<std::string, std::string>>;

@@ -269,7 +269,8 @@ struct ChildProcess::Impl {
   Clock::time_point armedFor = Clock::time_point::min();  // min: no deadline wait pending
   std::chrono::milliseconds exitPollInterval{1};
 
-  std::array<char, 64 * 1024> buffer{};  // a whole pipe's default capacity
+  // A whole pipe's default capacity; not zeroed: each child's run would pay for filling it.
+  std::array<char, 64 * 1024> buffer;
   std::string partialLine;
   bool pausing = false;  // the observer paused: event bytes wait in `pendingEvents`
   std::string pendingEvents;

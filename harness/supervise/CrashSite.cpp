@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "harness/base/OutsideText.h"
+#include "harness/base/ScratchFolder.h"
 #include "harness/protocol/CrashReport.h"
 
 namespace gpufuzz {
@@ -308,9 +309,7 @@ FrameOwner frameOwner(const std::string& module, const std::string& program) {
 
 CrashFile::CrashFile(bool runner) : runner_(runner) {
   static std::atomic<uint64_t> counter{0};
-  std::error_code ec;
-  const auto dir = std::filesystem::temp_directory_path(ec);
-  if (ec) return;
+  const auto dir = scratchFolder();
   const std::string id = std::to_string(::getpid()) + "-" + std::to_string(counter++);
   if (runner_) path_ = dir / ("gpufuzz-crash-" + id);
   stacksPath_ = dir / ("gpufuzz-stacks-" + id);
@@ -318,8 +317,12 @@ CrashFile::CrashFile(bool runner) : runner_(runner) {
 
 CrashFile::~CrashFile() {
   std::error_code ignored;
+  // A record's part and the taken record exist once stacks were asked for, and a Python
+  // target's part from its start: the runner's runs that were not asked skip two removals.
+  const bool records = asked_ || !runner_;
   for (const std::string suffix : {"", kStacksPartSuffix, kStacksTakenSuffix}) {
-    if (!stacksPath_.empty()) std::filesystem::remove(stacksPath_.string() + suffix, ignored);
+    if (stacksPath_.empty() || (!suffix.empty() && !records)) continue;
+    std::filesystem::remove(stacksPath_.string() + suffix, ignored);
   }
   if (!path_.empty()) std::filesystem::remove(path_, ignored);
 }
@@ -330,6 +333,7 @@ std::string CrashFile::text(long pid) const {
 
 std::string CrashFile::askStacks(std::chrono::milliseconds wait) const {
   if (stacksPath_.empty()) return {};
+  asked_ = true;
   // "pid N": the process that answers, which a wrapper such as compute-sanitizer may have
   // started. A Python target says how it answers after it.
   std::ifstream marker(stacksPath_);

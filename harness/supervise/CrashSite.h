@@ -89,6 +89,7 @@ class CrashFile {
   bool runner_;
   std::filesystem::path path_;
   std::filesystem::path stacksPath_;
+  mutable bool asked_ = false;  // askStacks was called: the child may have written a record
 };
 
 /// The crash text from a runner's crash file (symbolised); empty when there is no file or it is

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdio>
@@ -20,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <poll.h>
 
@@ -41,9 +41,11 @@ std::string serverKey(const ChildCommand& command) {
     key.push_back('\0');
     key += command.args[i];
   }
-  for (const auto& [name, value] : command.startEnvironment) {
-    key.push_back('\0');
-    key += name + "=" + value;
+  for (const auto* environment : {&command.startEnvironment, &command.serverEnvironment}) {
+    for (const auto& [name, value] : *environment) {
+      key.push_back('\0');
+      key += name + "=" + value;
+    }
   }
   return key;
 }
@@ -86,7 +88,8 @@ class Pool {
         if (!readableWithin(server->socket, 0)) return server;
       }
     }
-    ChildCommand start{command.executable, {}, 0, command.startEnvironment};
+    ChildCommand start{
+        command.executable, {}, 0, command.startEnvironment, command.serverEnvironment};
     start.args.assign(command.args.begin(),
                       command.args.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                  command.serverArgs, command.args.size())));
@@ -157,6 +160,8 @@ class Pool {
     options.environment = {{kForkServerFdVariable, std::to_string(kChildEventsFd)}};
     options.environment.insert(options.environment.end(), command.startEnvironment.begin(),
                                command.startEnvironment.end());
+    options.environment.insert(options.environment.end(), command.serverEnvironment.begin(),
+                               command.serverEnvironment.end());
     try {
       server->process = std::make_unique<ChildProcess>(command, options);
     } catch (...) {
@@ -202,24 +207,9 @@ std::string requestText(const ChildCommand& command, const EnvironmentOverrides&
 }
 
 bool sendRequest(int socket, const std::string& text, int outputFd, int eventsFd) {
-  iovec io{const_cast<char*>(text.data()), text.size()};
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kForkServerMaxFds)> control{};
-  const int count = eventsFd >= 0 ? 2 : 1;
-  const int fds[kForkServerMaxFds] = {outputFd, eventsFd};
-  msghdr msg{};
-  msg.msg_iov = &io;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * static_cast<std::size_t>(count));
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * static_cast<std::size_t>(count));
-  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * static_cast<std::size_t>(count));
-  for (;;) {
-    if (::sendmsg(socket, &msg, MSG_NOSIGNAL) >= 0) return true;
-    if (errno != EINTR) return false;
-  }
+  std::vector<int> fds{outputFd};
+  if (eventsFd >= 0) fds.push_back(eventsFd);
+  return sendMessage(socket, text, fds);
 }
 
 }  // namespace

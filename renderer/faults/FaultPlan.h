@@ -93,8 +93,13 @@ std::span<const std::string_view> builtinPlanNames();
 
 /// A built-in name or a path. A built-in NAME is read from NAME.plan in the first of these
 /// directories that has it: $GPUFUZZ_PLAN_DIR, `plans` next to the running executable, the
-/// source tree's renderer/faults/plans. Anything else is read as a path. Throws InputError for a
-/// name that is neither (listing the built-ins) and for a malformed plan.
+/// source tree's renderer/faults/plans. A process reads it once for each $GPUFUZZ_PLAN_DIR, then
+/// keeps it. Anything else is read as a path at every call. Throws InputError for a name that
+/// is neither (listing the built-ins) and for a malformed plan.
 FaultPlan loadFaultPlan(std::string_view nameOrPath);
+
+/// Reads every built-in plan that can be read, for a process that forks children which load
+/// them: a built-in plan is read once per process (loadFaultPlan keeps it).
+void warmBuiltinPlans();
 
 }  // namespace gpufuzz

@@ -184,11 +184,14 @@ struct Frames {
 };
 
 /// Backtrace() loads libgcc's unwinder on its first call, which allocates: done before a signal
-/// can come, not in a handler.
+/// can come, not in a handler. Once per process: a fork inherits the loaded unwinder, and a
+/// fork server's child that walked its stack again would fault in the unwinder's pages for it.
 inline void warmUnwinder() {
 #if GPUFUZZ_STACKS_BACKTRACE
-  void* warm[2];
-  ::backtrace(warm, 2);
+  static std::atomic<bool> warm{false};
+  if (warm.exchange(true)) return;
+  void* frames[2];
+  ::backtrace(frames, 2);
 #endif
 }
 

@@ -1561,11 +1561,38 @@ inline bool sendMessage(int fd, std::string_view text) {
   }
 }
 
+/// Sends one message with up to kForkServerMaxFds descriptors (SCM_RIGHTS); false when the peer
+/// is gone.
+inline bool sendMessage(int fd, std::string_view text, const std::vector<int>& fds) {
+  iovec io{const_cast<char*>(text.data()), text.size()};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kForkServerMaxFds)> control{};
+  const std::size_t count = std::min(fds.size(), static_cast<std::size_t>(kForkServerMaxFds));
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  if (count > 0) {
+    msg.msg_control = control.data();
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * count);
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * count);
+  }
+  for (;;) {
+    if (::sendmsg(fd, &msg, MSG_NOSIGNAL) >= 0) return true;
+    if (errno != EINTR) return false;
+  }
+}
+
 /// Receives one message; empty at end of file, on error or when truncated. Descriptors that
 /// came with it are close-on-exec and appended to `fds` (closed when `fds` is null).
 inline std::string receiveMessage(int fd, std::vector<int>* fds = nullptr) {
-  std::string buffer(kForkServerMaxMessage, '\0');
-  iovec io{buffer.data(), buffer.size()};
+  // A buffer kept by each thread, never filled: filling kForkServerMaxMessage bytes for every
+  // message cost more than the message, and a fork server's write to each page of it after a
+  // fork is a copy-on-write fault. A longer packet is refused as truncated.
+  thread_local const std::unique_ptr<char[]> buffer(new char[kForkServerMaxMessage]);
+  iovec io{buffer.get(), kForkServerMaxMessage};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kForkServerMaxFds)> control{};
   msghdr msg{};
   msg.msg_iov = &io;
@@ -1590,8 +1617,7 @@ inline std::string receiveMessage(int fd, std::vector<int>* fds = nullptr) {
     }
   }
   if (n <= 0 || (msg.msg_flags & MSG_TRUNC) != 0) return {};
-  buffer.resize(static_cast<std::size_t>(n));
-  return buffer;
+  return std::string(buffer.get(), static_cast<std::size_t>(n));
 }
 
 /// Whether `fd` is readable within `timeoutMs` (0: now).
@@ -1661,21 +1687,144 @@ inline void reap(pid_t pid) {
   }
 }
 
+using RunChild = std::function<int(const std::vector<std::string>&)>;
+
+/// A request's environment entries and arguments.
+struct ForkRequest {
+  std::vector<char*> env;  // NAME=VALUE entries, in the request's own buffer
+  std::vector<std::string> args;
+};
+
+/// `request` ("run" NUL COUNT NUL, COUNT entries NAME=VALUE NUL, then arguments, each followed by
+/// NUL) that came with `fdCount` descriptors; nullopt when it does not parse. Its environment
+/// entries point into `request`, which must outlive them.
+inline std::optional<ForkRequest> parseForkRequest(std::string& request, std::size_t fdCount) {
+  std::vector<char*> fields;  // each field's first character; the NUL after it ends it
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < request.size(); ++i) {
+    if (request[i] != '\0') continue;
+    fields.push_back(request.data() + begin);
+    begin = i + 1;
+  }
+  char* end = nullptr;
+  const unsigned long envCount = fields.size() >= 2 ? std::strtoul(fields[1], &end, 10) : 0;
+  if (fields.size() < 2 || std::strcmp(fields[0], "run") != 0 || *end != '\0' ||
+      envCount > fields.size() - 2 || fdCount == 0 || fdCount > kForkServerMaxFds ||
+      begin != request.size()) {
+    return std::nullopt;
+  }
+  const auto envEnd = fields.begin() + 2 + static_cast<long>(envCount);
+  return ForkRequest{{fields.begin() + 2, envEnd}, {envEnd, fields.end()}};
+}
+
+/// The rest of a forked child's setup once its request came: output on 1 and 2, events on 3, no
+/// other descriptor, the request's environment; then it runs the request and exits.
+[[noreturn]] inline void runRequest(const std::vector<int>& fds, const ForkRequest& request,
+                                    const RunChild& runChild) {
+  const int eventsFd = fds.size() > 1 ? fds[1] : -1;
+  if (placeOutputAndEvents(fds[0], eventsFd) != 0) ::_exit(127);
+  ::close_range(eventsFd >= 0 ? kEventsFd + 1 : kEventsFd, ~0U, 0);
+  for (char* entry : request.env) {
+    // NAME=VALUE goes into the environment where the request holds it, which lives until the
+    // fork exits: setenv would copy each entry and track the copies, a page fault or more each.
+    const char* equals = std::strchr(entry, '=');
+    if (equals != nullptr && equals != entry) {
+      ::putenv(entry);
+    } else {
+      const std::string name(
+          entry, equals ? static_cast<std::size_t>(equals - entry) : std::strlen(entry));
+      ::setenv(name.c_str(), equals ? equals + 1 : "", 1);
+    }
+  }
+  const int status = runChild(request.args);
+  std::fflush(nullptr);
+  ::_exit(status);
+}
+
+/// A child forked ahead of its request, while the previous child runs. Its fork and the setup
+/// that needs no request (a process group, the signals reset) then take no time between a run's
+/// end and the next run's start; the request comes on a socket of its own. A runtime that
+/// `beforeFork` maps for a request is in the forks made after that request: a spare forked ahead
+/// of it maps the runtime itself.
+class Spare {
+ public:
+  Spare() = default;
+  Spare(const Spare&) = delete;
+  Spare& operator=(const Spare&) = delete;
+  ~Spare() { discard(); }
+
+  explicit operator bool() const { return pid_ > 0; }
+
+  /// Forks the spare; without one (no process or socket left) requests are forked as they come.
+  void fork(int serverSocket, pid_t server, pid_t harness, const RunChild& runChild) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return;
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(serverSocket);
+      ::close(pair[0]);
+      if (becomeSupervisedChild(server, harness) != 0) ::_exit(127);
+      std::vector<int> fds;
+      std::string request = receiveMessage(pair[1], &fds);
+      ::close(pair[1]);
+      const std::optional<ForkRequest> parsed = parseForkRequest(request, fds.size());
+      if (!parsed) ::_exit(0);  // the server is done with it
+      runRequest(fds, *parsed, runChild);
+    }
+    ::close(pair[1]);
+    if (pid < 0) {
+      ::close(pair[0]);
+      return;
+    }
+    pid_ = pid;
+    socket_ = pair[0];
+  }
+
+  /// Passes `request` and its descriptors on: the spare's pid, or -1 when it is gone (reaped).
+  pid_t start(const std::string& request, const std::vector<int>& fds) {
+    const pid_t pid = std::exchange(pid_, -1);
+    const bool sent = sendMessage(socket_, request, fds);
+    ::close(std::exchange(socket_, -1));
+    if (sent) return pid;
+    ::kill(pid, SIGKILL);
+    reap(pid);
+    return -1;
+  }
+
+  /// Kills an unused spare and reaps it.
+  void discard() {
+    if (pid_ <= 0) return;
+    ::close(std::exchange(socket_, -1));
+    ::kill(pid_, SIGKILL);
+    reap(std::exchange(pid_, -1));
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int socket_ = -1;
+};
+
 }  // namespace detail
 
 /// Serves requests on `socketFd` until the harness closes it: says hello, then runs each
 /// request's arguments in a fork, through `runChild` (whose return is the fork's exit status).
-/// `beforeFork`, when set, runs in the server with each request's arguments just before it
-/// forks (to map a runtime's libraries once, for every later child). The server's exit status.
-inline int serveForks(int socketFd,
-                      const std::function<int(const std::vector<std::string>&)>& runChild,
+/// From the second request on, the fork is made ahead of the request, while the previous child
+/// runs (detail::Spare). `beforeFork`, when set, runs in the server with each request's
+/// arguments before the request goes to its fork (to map a runtime's libraries once, for every
+/// later child). The server's exit status.
+inline int serveForks(int socketFd, const detail::RunChild& runChild,
                       const std::function<void(const std::vector<std::string>&)>& beforeFork = {}) {
   const pid_t server = ::getpid();
   const pid_t harness = ::getppid();
+  // backtrace() loads its unwinder on first use: loaded here once, not again in every fork that
+  // installs the stacks handler.
+  signal_safe::warmUnwinder();
   if (!sendMessage(socketFd, kForkServerHello)) return 0;
+  detail::Spare spare;
   for (;;) {
     std::vector<int> fds;
-    const std::string request = receiveMessage(socketFd, &fds);
+    std::string request = receiveMessage(socketFd, &fds);
     const auto closeFds = [&fds] {
       for (const int fd : fds)
         ::close(fd);
@@ -1684,52 +1833,33 @@ inline int serveForks(int socketFd,
       closeFds();
       return 0;  // the harness is done with this server
     }
-    std::vector<std::string> fields;  // "run" NUL count NUL env... args...
-    std::size_t begin = 0;
-    for (std::size_t i = 0; i < request.size(); ++i) {
-      if (request[i] != '\0') continue;
-      fields.emplace_back(request, begin, i - begin);
-      begin = i + 1;
-    }
-    char* end = nullptr;
-    const unsigned long envCount =
-        fields.size() >= 2 ? std::strtoul(fields[1].c_str(), &end, 10) : 0;
-    if (fields.size() < 2 || fields[0] != "run" || *end != '\0' || envCount > fields.size() - 2 ||
-        fds.empty() || fds.size() > kForkServerMaxFds || begin != request.size()) {
+    const std::optional<detail::ForkRequest> parsed = detail::parseForkRequest(request, fds.size());
+    if (!parsed) {
       closeFds();
       if (!sendMessage(socketFd, "error malformed fork server request")) return 3;
       continue;
     }
-    const auto envEnd = fields.begin() + 2 + static_cast<long>(envCount);
-    const std::vector<std::string> env(fields.begin() + 2, envEnd);
-    const std::vector<std::string> args(envEnd, fields.end());
-    if (beforeFork) beforeFork(args);
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(socketFd);
-      const int eventsFd = fds.size() > 1 ? fds[1] : -1;
-      if (becomeSupervisedChild(server, harness) != 0 ||
-          placeOutputAndEvents(fds[0], eventsFd) != 0) {
-        ::_exit(127);
-      }
-      ::close_range(eventsFd >= 0 ? kEventsFd + 1 : kEventsFd, ~0U, 0);
-      for (const std::string& entry : env) {
-        const auto equals = entry.find('=');
-        ::setenv(entry.substr(0, equals).c_str(),
-                 equals == std::string::npos ? "" : entry.substr(equals + 1).c_str(), 1);
-      }
-      const int status = runChild(args);
+    if (beforeFork) beforeFork(parsed->args);
+    pid_t pid = spare ? spare.start(request, fds) : -1;
+    if (pid < 0) {
       std::fflush(nullptr);
-      ::_exit(status);
+      pid = ::fork();
+      if (pid == 0) {
+        ::close(socketFd);
+        if (becomeSupervisedChild(server, harness) != 0) ::_exit(127);
+        detail::runRequest(fds, *parsed, runChild);
+      }
     }
     closeFds();
     if (pid < 0) {
       if (!sendMessage(socketFd, std::string("error fork: ") + std::strerror(errno))) return 3;
       continue;
     }
-    if (!sendMessage(socketFd, "pid " + std::to_string(pid)) ||
-        !sendMessage(socketFd, "exit " + std::to_string(detail::statusOf(pid))) ||
+    const bool told = sendMessage(socketFd, "pid " + std::to_string(pid));
+    // The next request's child is forked while this one runs, on the core the harness leaves idle
+    // as it waits for this run's events.
+    if (told) spare.fork(socketFd, server, harness, runChild);
+    if (!told || !sendMessage(socketFd, "exit " + std::to_string(detail::statusOf(pid))) ||
         receiveMessage(socketFd) != "reap") {
       ::kill(-pid, SIGKILL);
       detail::reap(pid);

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/base/ScratchFolder.h"
 #include "harness/supervise/ForkServer.h"
 #include "harness/supervise/Strays.h"
 #include "harness/supervise/Supervisor.h"
@@ -456,10 +457,11 @@ void expectNothingOutlivesAKilledHarness(std::vector<std::string> argv, const st
   const std::vector<pid_t> target = pidsIn(pidfile + ".target");
   ::kill(harness, SIGKILL);
   ::waitpid(harness, nullptr, 0);
-  // Killed, gpufuzz leaves its work folder, /tmp/gpufuzz-XXXXXX with trial-<pid>-N.seq files.
+  // Killed, gpufuzz leaves its work folder, SCRATCH/gpufuzz-XXXXXX with trial-<pid>-N.seq files
+  // (ScratchFolder.h).
   const std::string trials = "trial-" + std::to_string(harness) + "-";
   std::error_code ec;
-  for (const auto& dir : std::filesystem::directory_iterator("/tmp", ec)) {
+  for (const auto& dir : std::filesystem::directory_iterator(scratchFolder(), ec)) {
     if (!dir.path().filename().string().starts_with("gpufuzz-") || !dir.is_directory(ec)) continue;
     for (const auto& file : std::filesystem::directory_iterator(dir.path(), ec)) {
       if (file.path().filename().string().starts_with(trials)) {
