@@ -187,6 +187,53 @@ void changeArgument(Sequence& seq, Draw& draw, std::string& how) {
          std::to_string(static_cast<std::size_t>(&op - seq.ops.data()) + 1);
 }
 
+/// Repeats a name's life: the operations from the one that introduced a name to the last that
+/// mentions it or a name made from it, copied with new names right after them. A count a plan
+/// or a runtime keeps per life (contexts destroyed with buffers alive, buffers freed with work
+/// pending) goes up by one a copy, which a block of four contiguous operations rarely gives.
+void repeatLife(Sequence& seq, Draw& draw, std::string& how) {
+  std::vector<std::size_t> intros;
+  for (std::size_t p = 0; p < seq.ops.size(); ++p) {
+    const Operation& op = seq.ops[p];
+    for (std::size_t i = 0; i < op.names.size(); ++i) {
+      if (op.useOfName(i) == SlotUse::Introduce) {
+        intros.push_back(p);
+        break;
+      }
+    }
+  }
+  if (intros.empty()) return;
+  const std::size_t first = intros[draw.below(intros.size())];
+  // The family: the names the first operation introduces, then every name an operation
+  // introduces while it mentions one of the family.
+  std::set<std::string> family;
+  std::vector<Operation> life;
+  std::size_t last = first;
+  for (std::size_t p = first; p < seq.ops.size(); ++p) {
+    const Operation& op = seq.ops[p];
+    bool mentions = p == first;
+    for (const std::string& name : op.names)
+      mentions = mentions || family.contains(name);
+    if (!mentions) continue;
+    for (std::size_t i = 0; i < op.names.size(); ++i) {
+      if (op.useOfName(i) == SlotUse::Introduce) family.insert(op.names[i]);
+    }
+    life.push_back(op);
+    last = p;
+  }
+  const std::size_t times = 1 + draw.below(2);
+  std::set<std::string> taken = namesIn(seq);
+  std::vector<Operation> copies;
+  for (std::size_t t = 0; t < times; ++t) {
+    const std::vector<Operation> copy = renamedApart(life, seq.lifecycle(), taken);
+    copies.insert(copies.end(), copy.begin(), copy.end());
+  }
+  seq.ops.insert(seq.ops.begin() + static_cast<std::ptrdiff_t>(last + 1), copies.begin(),
+                 copies.end());
+  how += "repeat life of " + std::to_string(first + 1) + " (" + std::to_string(life.size()) +
+         " ops) x" + std::to_string(times);
+}
+
 void moveThread(Sequence& seq, unsigned threads, Draw& draw, std::string& how) {
   if (threads < 2 || seq.ops.empty()) return;
   Operation& op = seq.ops[draw.below(seq.ops.size())];
@@ -291,6 +338,8 @@ Sequence mutate(const Sequence& parent, const Sequence& donor, const GeneratorCo
              std::string& h) { splice(s, other, d, h); },
           [](Sequence& s, const Sequence&, const GeneratorConfig&, unsigned, Draw& d,
              std::string& h) { repeatBlock(s, d, h); },
+          [](Sequence& s, const Sequence&, const GeneratorConfig&, unsigned, Draw& d,
+             std::string& h) { repeatLife(s, d, h); },
           [](Sequence& s, const Sequence&, const GeneratorConfig&, unsigned, Draw& d,
              std::string& h) { changeArgument(s, d, h); },
           [](Sequence& s, const Sequence&, const GeneratorConfig&, unsigned t, Draw& d,

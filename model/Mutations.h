@@ -8,6 +8,7 @@
 // - remove an operation, with what depends on it;
 // - splice: the sequence up to a point, then another kept sequence from a point, its names its own;
 // - repeat a block of operations, the names the block introduces made anew;
+// - repeat a name's life: the operations on it and on the names made from it, under new names;
 // - change an argument: edge values first (bounds, powers of two and their neighbours, 2^31, 2^32);
 // - move an operation to another thread;
 // - add, move or drop a mark (--inject words only).

@@ -69,6 +69,34 @@ TEST(Mutations, TheSameSeedGivesTheSameMutant) {
             printSequence(mutate(parent, parent, config, 9)));
 }
 
+TEST(Mutations, RepeatingALifeCopiesANameAndWhatWasMadeFromItUnderNewNames) {
+  const LifecycleModel& model =
+      internModel(parseModel("model own\nresource box prefix x\nresource item prefix i\n"
+                             "op open -> box\nop put box -> item\nop poke item\nop take item!\n"
+                             "op close box!\nop other -> box\nrelease item box\n",
+                             "own.model"));
+  GeneratorConfig config;
+  config.model = &model;
+  const Sequence parent = parseSequence(
+      "open x0\nother x1\nput x0 i0\npoke i0\nclose x0\nput x1 i1\n", "p.seq", &model);
+  std::size_t lives = 0;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    std::string how;
+    const Sequence child = mutate(parent, parent, config, seed, &how);
+    ASSERT_TRUE(isValid(child)) << how << "\n" << printSequence(child);
+    if (how != "repeat life of 1 (4 ops) x1") continue;  // that edit alone
+    ++lives;
+    // x0's life, open to close with its item, once more after the close; x1's ops stay apart.
+    EXPECT_EQ(normalizedOperations(child),
+              normalizedOperations(parseSequence("open x0\nother x1\nput x0 i0\npoke i0\n"
+                                                 "close x0\nopen x2\nput x2 i1\npoke i1\n"
+                                                 "close x2\nput x1 i2\n",
+                                                 "c.seq", &model)))
+        << printSequence(child);
+  }
+  EXPECT_GT(lives, 0U) << "no seed of 400 repeated x0's life alone";
+}
+
 TEST(Mutations, RepairDropsWhatLostItsPreconditionAndWhatDependsOnIt) {
   const Sequence seq =
       parseSequence("create r0\ndraw r0\ndestroy r0\ncreate r1\nsync r1\n", "t.seq");
