@@ -1,5 +1,6 @@
 #include "harness/search/Signals.h"
 
+#include <bit>
 #include <map>
 #include <unordered_set>
 
@@ -142,6 +143,15 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
     state.applyValid(op);
     for (const std::string& name : op.names)
       lastOn[name] = op.name();
+    // Each argument's magnitude: its word, or the power of two it lies under. A runtime takes
+    // other paths at other sizes (32-bit counts past 4 GiB, pools past a page), and a kept
+    // mutant that reached a new magnitude is mutated further there.
+    for (std::size_t a = 0; a < op.args.size() && a < op.form->args.size(); ++a) {
+      const ArgDecl& decl = op.form->args[a];
+      signals.add("arg " + std::string(op.name()) + " " + decl.key + " " +
+                  (decl.isWord() ? decl.valueText(op.args[a])
+                                 : "2^" + std::to_string(std::bit_width(op.args[a]))));
+    }
     // Counts over the run: how often each operation ran, how many names of a kind live at once.
     const std::size_t runs = ++opCounts[op.form];
     signals.add("ops " + std::string(op.name()) + " x" + std::string(wideBucket(runs)));

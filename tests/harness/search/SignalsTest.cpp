@@ -63,5 +63,27 @@ TEST(Signals, AFailureCountsOnlyWhatItReachedAndAddsItsAnswers) {
   EXPECT_FALSE(hasSignal(s, "ops read_back x1")) << texts(s);
 }
 
+TEST(Signals, EachArgumentsMagnitudeOrWordIsASignal) {
+  const LifecycleModel& model = internModel(
+      parseModel("model sized\nresource buf prefix b\n"
+                 "op make -> buf bytes=256 (4..68719476736) mode=fast {fast|slow}\nop drop buf!\n"
+                 "release buf\n",
+                 "sized.model"));
+  const Sequence seq = parseSequence(
+      "make b0\nmake b1 bytes=17179869184 mode=slow\nmake b2 bytes=4\n", "t.seq", &model);
+  const std::vector<Signal> s = signalsOf(seq, TrialResult{});
+  EXPECT_TRUE(hasSignal(s, "arg make bytes 2^9")) << texts(s);   // 256
+  EXPECT_TRUE(hasSignal(s, "arg make bytes 2^35")) << texts(s);  // 16 GiB
+  EXPECT_TRUE(hasSignal(s, "arg make bytes 2^3")) << texts(s);   // 4
+  EXPECT_TRUE(hasSignal(s, "arg make mode fast")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "arg make mode slow")) << texts(s);
+  // A run that failed at the first operation reached no other argument.
+  TrialResult t;
+  t.outcome.cls = OutcomeClass::Error;
+  t.outcome.at = At{1};
+  t.outcome.op = "make";
+  EXPECT_FALSE(hasSignal(signalsOf(seq, t), "arg make bytes 2^35"));
+}
+
 }  // namespace
 }  // namespace gpufuzz
