@@ -115,7 +115,7 @@ StepEnd runStep(Calls& calls, const Operation& op, At at, ProgressListener& prog
     // InvalidUse is a DeviceError too: a rule broken after a failed call is a finding.
     const bool invalid = dynamic_cast<const InvalidUse*>(&e) != nullptr;
     const bool marked = armed.fired();
-    if (!invalid && (marked || ranOutForReal(e.what()))) {
+    if (!invalid && (marked || ranOutForReal(e.what(), op.form->fails.has(FailWord::Oom)))) {
       // A release that fails after the failure is the operation's outcome, as any failed call.
       if (std::optional<RunOutcome> released =
               outcomeOf(at, kind, [&] { calls.releaseEnded(op); })) {

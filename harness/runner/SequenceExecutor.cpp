@@ -202,7 +202,7 @@ StepEnd runStep(World& world, Device& device, const Operation& op, At at,
   } catch (const InvalidUse& e) {
     return {RunOutcome{OutcomeClass::Invalid, at, kind, e.what(), {}}};
   } catch (const DeviceError& e) {
-    if (ranOutForReal(e.what())) {
+    if (ranOutForReal(e.what(), op.form->fails.has(FailWord::Oom))) {
       progress.failed(at, realFailureDetail(e.what()));
       return {std::nullopt, true};
     }

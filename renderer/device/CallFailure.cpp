@@ -34,14 +34,17 @@ void setMemoryBounded(bool bounded) {
   gMemoryBounded = bounded;
 }
 
-bool ranOutForReal(std::string_view message) {
-  if (!gMemoryBounded) return false;
+bool ranOutForReal(std::string_view message, bool declaresOom) {
+  // Device memory that a sequence asks past the device's size is the runtime's right answer.
   for (const std::string_view code :
        {"SIM_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
-        "CL_OUT_OF_RESOURCES", "VK_ERROR_OUT_OF_DEVICE_MEMORY"}) {
-    if (message.find(code) != std::string_view::npos) return true;
+        "VK_ERROR_OUT_OF_DEVICE_MEMORY"}) {
+    if ((gMemoryBounded || declaresOom) && message.find(code) != std::string_view::npos) {
+      return true;
+    }
   }
-  return false;
+  // CL_OUT_OF_RESOURCES also says a runtime broke its queue: a failure only under a bound.
+  return gMemoryBounded && message.find("CL_OUT_OF_RESOURCES") != std::string_view::npos;
 }
 
 std::string realFailureDetail(std::string_view message) {

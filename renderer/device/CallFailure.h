@@ -41,9 +41,12 @@ struct CallFailure {
 /// This process's device memory is bounded (--device-memory): from now on a call that runs out
 /// for real ends its operation as the failure it is, `fail ... real` (docs/failures.md).
 void setMemoryBounded(bool bounded);
-/// Whether `message`, a DeviceError's, is a call that ran out for real: the memory is bounded and
-/// it names a runtime's out-of-memory error ("CUDA_ERROR_OUT_OF_MEMORY", "SIM_OUT_OF_MEMORY", ...).
-bool ranOutForReal(std::string_view message);
+/// Whether `message`, a DeviceError's, is a call that ran out for real: it names a runtime's
+/// out-of-device-memory error ("CUDA_ERROR_OUT_OF_MEMORY", "SIM_OUT_OF_MEMORY", ...), and either
+/// the memory is bounded or the operation's model declares `oom` (`declaresOom`). So a sequence
+/// that asks more than the device holds is no finding. CL_OUT_OF_RESOURCES counts only under a
+/// bound.
+bool ranOutForReal(std::string_view message, bool declaresOom = false);
 /// The detail of the `fail` event of such a call: kRealFailurePrefix, then its error.
 inline constexpr std::string_view kRealFailurePrefix = "real: ";
 std::string realFailureDetail(std::string_view message);

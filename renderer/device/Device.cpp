@@ -125,7 +125,7 @@ void Device::checkWait(CallPoint point, ContextId ctx) {
 }
 
 void Device::countIfExhausted(const CallSite& site, const DeviceError& error) {
-  if (!ranOutForReal(error.what())) return;
+  if (!ranOutForReal(error.what(), canFailWith(site.point, FailureKind::DeviceMemory))) return;
   const std::lock_guard lock(seam_);
   tracker_.callInjected(site);
 }

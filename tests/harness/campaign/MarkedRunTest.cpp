@@ -230,6 +230,23 @@ TEST(DeviceMemory, AnAllocationRunsOutForRealAndTheRunGoesOn) {
   EXPECT_EQ(roomy.output.find("for real"), std::string::npos) << roomy.output;
 }
 
+// Without a bound, a sequence that asks more device memory than the device holds gets the
+// runtime's answer: an operation whose model declares `oom` fails for real, and is no finding.
+TEST(DeviceMemory, PastTheDevicesSizeAnOperationDeclaringOomFailsForReal) {
+  testing::ScratchDir dir;
+  std::string text = "# model: device\nctx_create c0\n";
+  for (int b = 0; b < 34; ++b)  // 68 GiB against sim's 64
+    text += "buf_create c0 b" + std::to_string(b) + " bytes=2147483648\n";
+  text += "buf_destroy b0\nctx_destroy c0\n";
+  const testing::CommandResult r = runMarked(dir, text);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("35  buf_create c0 b33 bytes=2147483648 ... failed for real: buf_alloc: "
+                          "SIM_OUT_OF_MEMORY"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("37  ctx_destroy c0 ... ok"), std::string::npos) << r.output;
+}
+
 // A call that ran out for real counts as `injected` for fault plans, as a marked one does: a plan
 // can plant a runtime whose error path breaks under real exhaustion.
 TEST(DeviceMemory, ARealExhaustionCountsAsInjectedForFaultPlans) {
