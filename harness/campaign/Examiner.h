@@ -1,22 +1,22 @@
-// Examiner.h: what becomes of a campaign's failure once a worker met it: a hit by triage, or
-// confirmed, shrunk, recorded in the findings folder and handed to the FindingSink.
+// Examiner.h: what becomes of a failure a worker met. Triage may count it as a hit; otherwise it
+// is confirmed, shrunk, recorded in the findings folder and handed to the FindingSink.
 //
 // The contract:
-// - Triage first (Triage.h): a failure whose first run settles a known cause costs no shrink.
-// - A failure that will be shrunk is confirmed first: a quick run's deadline miss is re-run
-//   under the long deadline (the Worker does that), and a minimal sequence is replayed
-//   `confirmations` times. One that never reproduces was noise: it does not stand.
-// - One shrink at a time, in the order Turns.h gives; with --persistent one worker examines and
-//   drains the queue the others fill, and explains only once it has given up its place.
-// - A kind whose last kSaturatedAfter shrinks found only known signatures is saturated: its
-//   failures are shrunk only at the 2^k-th hit, the others count as hits of the kind, so a
+// - Triage comes first (Triage.h): a failure whose first run settles a known cause costs no
+//   shrink.
+// - A minimal sequence is replayed `confirmations` times. One that never reproduces was noise,
+//   and its failure does not stand.
+// - One shrink runs at a time, in the order Turns.h gives. With --persistent one worker examines
+//   and drains the queue the others fill. It explains only once it has given up its place.
+// - A kind is saturated when its last kSaturatedAfter shrinks found only known signatures. Its
+//   failures are shrunk only at the 2^k-th hit; the others count as hits of the kind. So a
 //   campaign where most sequences fail one way keeps exploring.
-// - After a stop nothing new is shrunk; a shrink under way keeps its best sequence, marked so.
-//   Once the shrink window closes, the grace confirms the shrinks under way, and a failure whose
-//   run settled its cause is recorded unshrunk.
+// - After a stop nothing new is shrunk. A shrink under way keeps its best sequence, marked so.
+// - Once the shrink window closes, the grace confirms the shrinks under way. A failure whose run
+//   settled its cause is then recorded unshrunk.
 //
-// Thread-safe: `mutex_` guards the kinds' hit and repeat counts and what the examiner shows it
-// is doing; no other lock is taken while it is held.
+// Thread-safe: `mutex_` guards the kinds' hit and repeat counts and the activity shown. No other
+// lock is taken while it is held.
 #pragma once
 
 #include <cstdint>

@@ -1,15 +1,15 @@
 // Stops.h: why a campaign stops generating, and why it stopped, for stats.json and the result.
 //
 // The contract:
-// - Generation goes on while no stop is requested, the harness works, the target can run the
-//   model, every file could be written, and the --time budget is not spent.
-// - A stop request, or the time and grace spent, cuts short the runs under way (cutShort): their
+// - Generation goes on while no stop is requested and the harness works. The target must run
+//   the model, every file must be written, and the --time budget must be left.
+// - A stop request, or the time and grace spent, cuts short the runs under way (cutShort). Their
 //   sequences stay unfinished for a resumed campaign.
-// - A file that cannot be written (a full disk) stops the campaign at once: the trials' children
+// - A file that cannot be written (a full disk) stops the campaign at once. The trials' children
 //   are stopped, and the first such file is the reason given.
 //
-// Thread-safe: `mutex_` guards the reasons (stop, write failure, what the target lacks); whether
-// the harness is broken or a write failed are atomics, read on every run.
+// Thread-safe: `mutex_` guards the reasons: the stop's, the write failure, what the target lacks.
+// Whether the harness is broken and whether a write failed are atomics, read on every run.
 #pragma once
 
 #include <atomic>

@@ -2,23 +2,25 @@
 // became of each failure (docs/campaigns.md, "Triage").
 //
 // The contract:
-// - assess() settles a failure's cause from its first run where it can (Cause.h): a crash's
-//   frames, a planted rule, an error's verdict. A known cause at an operation it has a witness
-//   for is a hit, counted here and in the store, and costs no shrink. A known cause at a new
-//   operation is a variant, shrunk once for its witness. A cause no finding has is a new site.
-// - A hang, spin or slow stuck in the runtime entry point a known crash died in is that crash's
-//   (keptUnderCrash): its first at each class and operation is kept unshrunk, as a variant.
+// - assess() settles a failure's cause from its first run where it can (Cause.h). A crash's
+//   frames, a planted rule and an error's verdict each settle one.
+// - A known cause at an operation it has a witness for is a hit. It is counted here and in the
+//   store, and costs no shrink.
+// - A known cause at a new operation is a variant, shrunk once for its witness. A cause no
+//   finding has is a new site.
+// - A hang, spin or slow may be stuck in the runtime call a known crash died in. Then it is that
+//   crash's (keptUnderCrash): its first at each class and operation is kept unshrunk.
 // - Claims keep two workers from examining one thing twice. A deadline miss claims its kind
-//   while it is confirmed (awaitVerdict); another worker's miss of that kind waits for the
-//   verdict. With --persistent, a failure whose cause is unknown claims its cause (Claims.h);
-//   other workers' failures of it are deferred, and its verdict settles them as hits.
-// - A claim's failure that re-ran as another known crash marks its process as poisoned by that
-//   crash: its cause's failures count as that crash's hits (settlePoisoned).
+//   while it is confirmed; another worker's miss of that kind waits for the verdict.
+// - With --persistent, a failure of an unknown cause claims that cause (Claims.h). Other
+//   workers' failures of it are deferred, and its verdict settles them as hits.
+// - A claim's failure may re-run fresh as another known crash. Its process was poisoned by that
+//   crash, whose hits its cause's failures count as (settlePoisoned).
 // - The tally counts causes confirmed, variants, hits by triage, and failures left unexamined.
 //
 // Thread-safe: `mutex_` guards the causes' operations, the claims, the poisoned causes and the
-// tally; `verdict_` wakes the workers waiting for a kind's verdict. The Turns lock may be held
-// while it is taken (a failure queued hands its claims over in one step), never the other way.
+// tally. `verdict_` wakes the workers waiting for a kind's verdict. The Turns lock may be held
+// while it is taken, never the other way round: a queued failure takes its claims in one step.
 #pragma once
 
 #include <condition_variable>

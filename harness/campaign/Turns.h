@@ -2,22 +2,23 @@
 // that examines (docs/campaigns.md, "Triage").
 //
 // The contract:
-// - One shrink runs at a time (its candidates use the --jobs child slots). A failure at a new
+// - One shrink runs at a time: its candidates use the --jobs child slots. A failure at a new
 //   crash site goes first: the others wait while one waits for the shrink.
-// - With --persistent one worker at a time examines; the others queue their failures for it and
-//   go on fuzzing, since otherwise every worker stands waiting for the shrink. Queued failures
-//   take their worker's claims with them. At most kMostQueued wait; beyond, a worker waits for
-//   room. The examiner takes them in ExamineOrder.h's order, and gives up its place in the step
-//   that finds the queue empty: a failure queued as it ends is never left behind.
+// - With --persistent one worker at a time examines. The others queue their failures for it and
+//   go on fuzzing; otherwise every worker would stand waiting for the shrink.
+// - Queued failures take their worker's claims with them. At most kMostQueued wait; beyond, a
+//   worker waits for room.
+// - The examiner takes them in ExamineOrder.h's order. It gives up its place in the step that
+//   finds the queue empty, so a failure queued as it ends is never left behind.
 // - With --persistent and --time, a shrink's turn is its even share of the shrink window left as
-//   it began, split with each distinct cause waiting in the queue, so that one slow shrink cannot
-//   take a night's window from the causes queued behind it. Alone, a shrink keeps the window.
-// - The shrink window closes with the grace's last fifth, which is left to the confirmations of
-//   the shrinks under way: a shrink that ran to the end of the grace would leave its cause
+//   it began, split with each distinct cause queued. So one slow shrink cannot take a night's
+//   window from the causes behind it. A shrink alone keeps the window.
+// - The shrink window closes with the grace's last fifth, left to the confirmations of the
+//   shrinks under way. A shrink that ran to the end of the grace would leave its cause
 //   unconfirmed.
 //
 // Thread-safe: `mutex_` guards the shrink's holder, the new sites waiting, the examiner's place,
-// the queue and the causes examined; `turn_` wakes the workers waiting for any of them. Triage's
+// the queue and the causes examined. `turn_` wakes the workers waiting for any of them. Triage's
 // lock may be taken while it is held (queueOrExamine's `make`), never the other way round.
 #pragma once
 
