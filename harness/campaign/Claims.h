@@ -5,7 +5,7 @@
 // of the cause once it is recorded. A claim ended without one leaves them waiting, unclaimed,
 // for the next failure of their cause; what still waits when the campaign ends is settled last.
 //
-// Not thread-safe: the campaign calls it under its lock.
+// Not thread-safe: Triage calls it under its own lock (Triage.h).
 #pragma once
 
 #include <array>

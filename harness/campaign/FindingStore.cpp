@@ -341,7 +341,7 @@ void FindingStore::recordVariant(Known& k, const Finding& finding) {
   const auto dir = root_ / k.id;
   std::filesystem::create_directories(dir / kVariantsFolder);
   // Only a sequence that fails as minimal.seq does may take its place: a spin kept beside a
-  // crash's cause (Campaign.cpp, stuckUnderCrash) stays a variant.
+  // crash's cause (Triage::stuckUnderCrash) stays a variant.
   if (k.loaded || finding.minimal.ops.size() >= k.minimalOps ||
       finding.outcome.cls != k.finding.outcome.cls) {
     writeFileAtomically(dir / variantFile(finding.signature()),

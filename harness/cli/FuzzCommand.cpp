@@ -61,6 +61,61 @@ std::vector<Sequence> seedSequences(const CommandLine& cl, const LifecycleModel&
   return seeds;
 }
 
+/// --persistent with what cannot run several sequences in one process: bad input.
+void checkPersistent(const Session& session, unsigned persistent, const TargetCommand* target) {
+  if (persistent > 1 && target) {
+    throw InputError("--persistent " + std::to_string(persistent) +
+                     ": a target of target.md runs one sequence per process (or fork); "
+                     "--persistent is the project's runner's");
+  }
+  if (persistent > 1 && session.sanitizer().tool != SanitizerTool::None) {
+    throw InputError("--persistent " + std::to_string(persistent) +
+                     " with --sanitizer: the sanitizer's report covers a whole process, so each "
+                     "sequence runs in one of its own");
+  }
+}
+
+/// "for 60 s" or "1000 runs", and the shard's part of them: for the campaign's first line.
+std::string budgetText(std::optional<std::chrono::seconds> time, std::optional<uint64_t> runs,
+                       const Shard& shard) {
+  std::string budget =
+      time ? "for " + std::to_string(time->count()) + " s" : std::to_string(*runs) + " runs";
+  if (shard.count > 1) {
+    budget += ", shard " + shardText(shard) +
+              (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
+  }
+  return budget;
+}
+
+/// The summary of a campaign that ran, the --report and --html files, and the exit status: 1
+/// when a failure stands, 3 when the harness or the disk failed.
+int finished(const CampaignPlan& plan, const CampaignResult& result,
+             const std::filesystem::path& folder,
+             const std::optional<std::filesystem::path>& page) {
+  if (plan.reportFile) writeReport(*plan.reportFile, result.report);
+  std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
+              Session::stopRequested() ? "stopped: " : "done: ", result.statusLine.c_str(),
+              result.uniqueFindings, static_cast<unsigned long long>(plan.seed));
+  std::fflush(stdout);
+  if (page && writeHtmlReportOrWarn(folder, *page)) std::printf("report: %s\n", page->c_str());
+  if (!result.unsupported.empty()) {
+    throw InputError("the target cannot run model " + plan.gen.model->name + ": " +
+                     result.unsupported +
+                     "; give it a handler for that, or fuzz a model it implements");
+  }
+  if (result.harnessBroken) {
+    std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
+    return 3;
+  }
+  if (!result.writeFailure.empty()) {
+    // Not bad input (exit 2 says nothing ran): the harness could not keep its record. Every
+    // finding written before is whole; the sequences cut short run again on --time resume.
+    std::fprintf(stderr, "gpufuzz: stopped: %s\n", result.writeFailure.c_str());
+    return 3;
+  }
+  return result.failuresFound > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int runFuzz(Session& session) {
@@ -100,16 +155,7 @@ int runFuzz(Session& session) {
   const std::optional<std::chrono::seconds> time = cl.value<Option::Time>();
   if (time && !cl.has(Option::Runs)) runs.reset();
   const unsigned persistent = session.persistent();
-  if (persistent > 1 && target) {
-    throw InputError("--persistent " + std::to_string(persistent) +
-                     ": a target of target.md runs one sequence per process (or fork); "
-                     "--persistent is the project's runner's");
-  }
-  if (persistent > 1 && session.sanitizer().tool != SanitizerTool::None) {
-    throw InputError("--persistent " + std::to_string(persistent) +
-                     " with --sanitizer: the sanitizer's report covers a whole process, so each "
-                     "sequence runs in one of its own");
-  }
+  checkPersistent(session, persistent, target);
   FindingStore store(cl.value<Option::Out>());
   // A campaign in a folder where campaigns ran before continues their counts.
   std::optional<CampaignStats> previous = ownStats(store.root());
@@ -118,12 +164,7 @@ int runFuzz(Session& session) {
       target ? target->text() + (target->version.empty() ? "" : ", " + target->version)
              : session.backendDescription(backend);
 
-  std::string budget =
-      time ? "for " + std::to_string(time->count()) + " s" : std::to_string(*runs) + " runs";
-  if (shard.count > 1) {
-    budget += ", shard " + shardText(shard) +
-              (runs ? " (" + std::to_string(shardRuns(shard, *runs)) + " of them)" : "");
-  }
+  const std::string budget = budgetText(time, runs, shard);
   std::string children;
   if (persistent > 1) children += ", persistent " + std::to_string(persistent);
   if (session.freshJobs() < session.jobs())
@@ -184,29 +225,7 @@ int runFuzz(Session& session) {
   identity.persistent = persistent;
   plan.previous = std::move(previous);
   const CampaignResult result = runCampaign(plan, trials, store);
-
-  if (plan.reportFile) writeReport(*plan.reportFile, result.report);
-  std::printf("\n%s%s\n%zu unique finding(s) this run; seed %llu\n",
-              Session::stopRequested() ? "stopped: " : "done: ", result.statusLine.c_str(),
-              result.uniqueFindings, static_cast<unsigned long long>(seed));
-  std::fflush(stdout);
-  if (page && writeHtmlReportOrWarn(store.root(), *page))
-    std::printf("report: %s\n", page->c_str());
-  if (!result.unsupported.empty()) {
-    throw InputError("the target cannot run model " + gen.model->name + ": " + result.unsupported +
-                     "; give it a handler for that, or fuzz a model it implements");
-  }
-  if (result.harnessBroken) {
-    std::fprintf(stderr, "gpufuzz: stopped: most runs failed in the harness itself\n");
-    return 3;
-  }
-  if (!result.writeFailure.empty()) {
-    // Not bad input (exit 2 says nothing ran): the harness could not keep its record. Every
-    // finding written before is whole; the sequences cut short run again on --time resume.
-    std::fprintf(stderr, "gpufuzz: stopped: %s\n", result.writeFailure.c_str());
-    return 3;
-  }
-  return result.failuresFound > 0 ? 1 : 0;
+  return finished(plan, result, store.root(), page);
 }
 
 }  // namespace gpufuzz

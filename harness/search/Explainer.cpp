@@ -341,20 +341,122 @@ std::string_view verdictName(EditVerdict v) {
   return {};
 }
 
+namespace {
+
+/// A renderer as lifecycleFacts follows it.
+struct RendererLife {
+  uint32_t context = 0;
+  std::vector<std::size_t> queued;  // operations enqueued since the last wait
+  uint32_t textures = 0;
+};
+
+/// A bare context as lifecycleFacts follows it.
+struct ContextLife {
+  uint32_t context = 0;
+  uint32_t liveBuffers = 0, allocations = 0;
+  bool alive = true;
+};
+
+/// What step `i` of `seq`, a set_textures of `count` textures on renderer `r`, establishes.
+StepFacts setTexturesFacts(const Sequence& seq, std::size_t i, uint32_t count, RendererLife& r,
+                           const Defenses& defenses, const std::string& policyText) {
+  const std::string& name = seq.ops[i].names.at(0);
+  StepFacts f;
+  f.context = r.context;
+  std::vector<std::string> parts;
+  if (r.textures > 0) {
+    f.role = StepRole::ReplacesTextures;
+    std::string text = "replaces " + name + "'s " + plural(r.textures, "texture");
+    if (!r.queued.empty()) {
+      text += defenses.textureReplaceWaits
+                  ? ", after waiting for " + queuedText(seq, r.queued)
+                  : " while " + queuedText(seq, r.queued) + " still reads them (" + policyText +
+                        " does not wait)";
+    }
+    parts.push_back(text);
+  } else if (!r.queued.empty() && defenses.textureReplaceWaits) {
+    f.role = count > 0 ? StepRole::QueuesWork : StepRole::Waits;
+    parts.push_back("waits for " + queuedText(seq, r.queued));
+  } else {
+    f.role = count > 0 ? StepRole::QueuesWork : StepRole::Other;
+  }
+  if (count > 0) {
+    parts.push_back("queues the upload of " + plural(count, "texture") + " on " + name +
+                    " (context #" + std::to_string(r.context) + ")");
+  } else if (parts.empty()) {
+    parts.push_back("sets no textures on " + name);
+  }
+  f.establishes = joined(parts, ", then ");
+  if (defenses.textureReplaceWaits) r.queued.clear();
+  if (count > 0) r.queued.push_back(i);
+  r.textures = count;
+  return f;
+}
+
+/// What a destroy of renderer `name`, `r`, establishes under `defenses`.
+StepFacts destroyFacts(const Sequence& seq, const std::string& name, const RendererLife& r,
+                       const Defenses& defenses, const std::string& policyText) {
+  StepFacts f;
+  const std::string ctx = "context #" + std::to_string(r.context);
+  const bool pendingAtRelease = !r.queued.empty() && !defenses.destroyWaits;
+  f.context = r.context;
+  if (pendingAtRelease) {
+    f.role = StepRole::DestroysWithPending;
+    f.establishes = "destroys " + name + " without waiting for " + queuedText(seq, r.queued) +
+                    " (" + policyText + "): " + ctx + " is destroyed with work pending";
+  } else if (!defenses.buffersBeforeContext) {
+    f.role = StepRole::DestroysWithLiveBuffers;
+    f.establishes = "destroys " + name + ", releasing " + ctx + " before its buffers (" +
+                    policyText + "): the context goes while its buffers live";
+  } else {
+    f.role = StepRole::Destroys;
+    f.establishes = "destroys " + name + " (" + ctx + ")";
+    if (!r.queued.empty()) f.establishes += ", waiting first for " + queuedText(seq, r.queued);
+  }
+  if (pendingAtRelease && !defenses.buffersBeforeContext) {
+    f.establishes += ", and before its buffers";
+  }
+  return f;
+}
+
+/// What a ctx_destroy of bare context `name`, `c`, establishes.
+StepFacts ctxDestroyFacts(const std::string& name, ContextLife& c) {
+  StepFacts f;
+  c.alive = false;
+  f.context = c.context;
+  if (c.liveBuffers > 0) {
+    f.role = StepRole::DestroysWithLiveBuffers;
+    f.establishes = "destroys bare context " + name + " (#" + std::to_string(c.context) +
+                    ") while its " + plural(c.liveBuffers, "buffer") +
+                    (c.liveBuffers == 1 ? " lives" : " live") + ": orphaned, they keep it alive";
+  } else {
+    f = {StepRole::Destroys,
+         "destroys bare context " + name + " (#" + std::to_string(c.context) + ")", c.context};
+  }
+  return f;
+}
+
+/// What a buf_destroy of buffer `name` of context `owner`, `c`, establishes.
+StepFacts bufDestroyFacts(const std::string& name, const std::string& owner, ContextLife& c) {
+  StepFacts f;
+  --c.liveBuffers;
+  f = {StepRole::FreesBuffer, "frees buffer " + name, c.context};
+  if (c.alive) {
+    f.establishes += " of " + owner + " (context #" + std::to_string(c.context) + ")";
+  } else {
+    f.establishes += ", orphaned since " + owner + " (context #" + std::to_string(c.context) +
+                     ") was destroyed" +
+                     (c.liveBuffers == 0 ? ": the context's memory goes with it" : "");
+  }
+  return f;
+}
+
+}  // namespace
+
 std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy) {
   if (!hasRendererSemantics(seq.lifecycle())) return modelStepFacts(seq);
   const Defenses defenses = defensesOf(policy);
   const std::string policyText = "policy " + std::string(policyName(policy));
-  struct RendererLife {
-    uint32_t context = 0;
-    std::vector<std::size_t> queued;  // operations enqueued since the last wait
-    uint32_t textures = 0;
-  };
-  struct ContextLife {
-    uint32_t context = 0;
-    uint32_t liveBuffers = 0, allocations = 0;
-    bool alive = true;
-  };
   std::map<std::string, RendererLife> renderers;
   // Bare contexts stay known after their destroy: their orphaned buffers may still be freed.
   std::map<std::string, ContextLife> contexts;
@@ -402,38 +504,9 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         r.queued.push_back(i);
         break;
       }
-      case RendererOp::SetTextures: {
-        RendererLife& r = renderers.at(name);
-        f.context = r.context;
-        std::vector<std::string> parts;
-        if (r.textures > 0) {
-          f.role = StepRole::ReplacesTextures;
-          std::string text = "replaces " + name + "'s " + plural(r.textures, "texture");
-          if (!r.queued.empty()) {
-            text += defenses.textureReplaceWaits
-                        ? ", after waiting for " + queuedText(seq, r.queued)
-                        : " while " + queuedText(seq, r.queued) + " still reads them (" +
-                              policyText + " does not wait)";
-          }
-          parts.push_back(text);
-        } else if (!r.queued.empty() && defenses.textureReplaceWaits) {
-          f.role = count > 0 ? StepRole::QueuesWork : StepRole::Waits;
-          parts.push_back("waits for " + queuedText(seq, r.queued));
-        } else {
-          f.role = count > 0 ? StepRole::QueuesWork : StepRole::Other;
-        }
-        if (count > 0) {
-          parts.push_back("queues the upload of " + plural(count, "texture") + " on " + name +
-                          " (context #" + std::to_string(r.context) + ")");
-        } else if (parts.empty()) {
-          parts.push_back("sets no textures on " + name);
-        }
-        f.establishes = joined(parts, ", then ");
-        if (defenses.textureReplaceWaits) r.queued.clear();
-        if (count > 0) r.queued.push_back(i);
-        r.textures = count;
+      case RendererOp::SetTextures:
+        f = setTexturesFacts(seq, i, count, renderers.at(name), defenses, policyText);
         break;
-      }
       case RendererOp::Sync:
       case RendererOp::ReadBack: {
         RendererLife& r = renderers.at(name);
@@ -446,61 +519,17 @@ std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy
         r.queued.clear();
         break;
       }
-      case RendererOp::Destroy: {
-        const RendererLife r = renderers.at(name);
+      case RendererOp::Destroy:
+        f = destroyFacts(seq, name, renderers.at(name), defenses, policyText);
         renderers.erase(name);
-        const std::string ctx = "context #" + std::to_string(r.context);
-        const bool pendingAtRelease = !r.queued.empty() && !defenses.destroyWaits;
-        f.context = r.context;
-        if (pendingAtRelease) {
-          f.role = StepRole::DestroysWithPending;
-          f.establishes = "destroys " + name + " without waiting for " + queuedText(seq, r.queued) +
-                          " (" + policyText + "): " + ctx + " is destroyed with work pending";
-        } else if (!defenses.buffersBeforeContext) {
-          f.role = StepRole::DestroysWithLiveBuffers;
-          f.establishes = "destroys " + name + ", releasing " + ctx + " before its buffers (" +
-                          policyText + "): the context goes while its buffers live";
-        } else {
-          f.role = StepRole::Destroys;
-          f.establishes = "destroys " + name + " (" + ctx + ")";
-          if (!r.queued.empty())
-            f.establishes += ", waiting first for " + queuedText(seq, r.queued);
-        }
-        if (pendingAtRelease && !defenses.buffersBeforeContext) {
-          f.establishes += ", and before its buffers";
-        }
         break;
-      }
-      case RendererOp::CtxDestroy: {
-        ContextLife& c = contexts.at(name);
-        c.alive = false;
-        f.context = c.context;
-        if (c.liveBuffers > 0) {
-          f.role = StepRole::DestroysWithLiveBuffers;
-          f.establishes = "destroys bare context " + name + " (#" + std::to_string(c.context) +
-                          ") while its " + plural(c.liveBuffers, "buffer") +
-                          (c.liveBuffers == 1 ? " lives" : " live") +
-                          ": orphaned, they keep it alive";
-        } else {
-          f = {StepRole::Destroys,
-               "destroys bare context " + name + " (#" + std::to_string(c.context) + ")",
-               c.context};
-        }
+      case RendererOp::CtxDestroy:
+        f = ctxDestroyFacts(name, contexts.at(name));
         break;
-      }
       case RendererOp::BufDestroy: {
         const std::string owner = buffers.at(name);
         buffers.erase(name);
-        ContextLife& c = contexts.at(owner);
-        --c.liveBuffers;
-        f = {StepRole::FreesBuffer, "frees buffer " + name, c.context};
-        if (c.alive) {
-          f.establishes += " of " + owner + " (context #" + std::to_string(c.context) + ")";
-        } else {
-          f.establishes += ", orphaned since " + owner + " (context #" + std::to_string(c.context) +
-                           ") was destroyed" +
-                           (c.liveBuffers == 0 ? ": the context's memory goes with it" : "");
-        }
+        f = bufDestroyFacts(name, owner, contexts.at(owner));
         break;
       }
       case RendererOp::Other:
@@ -529,6 +558,166 @@ std::vector<const Explanation::Insertion*> Explanation::preventing() const {
   return out;
 }
 
+namespace {
+
+/// Queues each argument of the operations that run set to other values; returns the variants,
+/// an argument's in the order of e.arguments.
+std::vector<std::vector<Sequence>> queueArguments(Laboratory& lab, Explanation& e,
+                                                  std::size_t reach) {
+  const Sequence& m = e.minimal;
+  std::vector<std::vector<Sequence>> probed;
+  for (std::size_t i = 0; i < reach; ++i) {
+    for (const auto& [name, value] : argumentsOf(m.ops[i])) {
+      Explanation::Argument a{i, name, value, probeValues(m.ops[i], name), {}};
+      std::vector<Sequence> variants;
+      for (uint64_t v : a.tried) {
+        Sequence s = m;
+        setArgument(s.ops[i], name, v);
+        lab.add(s);
+        variants.push_back(std::move(s));
+      }
+      probed.push_back(std::move(variants));
+      e.arguments.push_back(std::move(a));
+    }
+  }
+  return probed;
+}
+
+/// Queues each valid insertion of one step into `prefix`, the operations that run; returns the
+/// sequences, in the order of e.insertions.
+std::vector<Sequence> queueInsertions(Laboratory& lab, Explanation& e, const Sequence& prefix) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  std::vector<Sequence> inserted;
+  ModelState model(m.lifecycle());
+  for (std::size_t p = 0; p <= e.failingIndex && p <= n; ++p) {
+    for (const Operation& op : insertableSteps(model)) {
+      std::optional<Sequence> s = insertOperation(prefix, p, op);
+      if (!s) continue;
+      lab.add(*s);
+      inserted.push_back(std::move(*s));
+      e.insertions.push_back(Explanation::Insertion{p, op, {}});
+    }
+    if (p < n) model.applyValid(m.ops[p]);
+  }
+  return inserted;
+}
+
+/// Queues each step of `prefix` with a copy right after it; returns the sequences, none for a
+/// step that cannot be repeated, in the order of e.repetitions.
+std::vector<std::optional<Sequence>> queueRepetitions(Laboratory& lab, Explanation& e,
+                                                      const Sequence& prefix) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  const std::set<std::string> used = usedNames(m);
+  std::vector<std::optional<Sequence>> repeated;
+  for (std::size_t i = 0; i < n; ++i) {
+    Explanation::Repetition r;
+    r.index = i;
+    std::set<std::string> names = used;
+    const Operation copy = freshCopy(m.ops[i], names);
+    std::optional<Sequence> s;
+    if (i < e.failingIndex) s = insertOperation(prefix, i + 1, copy);  // else it would not run
+    if (s) {
+      r.copy = copy;
+      lab.add(*s);
+    }
+    repeated.push_back(std::move(s));
+    e.repetitions.push_back(std::move(r));
+  }
+  return repeated;
+}
+
+/// Threads: queues each operation of another thread free to overlap the failing one moved onto
+/// its thread, then the whole sequence on one thread, last. An operation is free to overlap the
+/// failing one when neither waits for the other, through any chain of waits. Returns the
+/// sequences; none without threads.
+std::vector<Sequence> queueOverlaps(Laboratory& lab, Explanation& e) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  std::vector<Sequence> unthreaded;
+  if (m.threadCount() <= 1 || e.failingIndex >= n) return unthreaded;
+  const auto waits = threadWaits(m);
+  std::vector<std::set<std::size_t>> before(n);  // every operation each one waits for
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::size_t w : waits[i]) {
+      before[i].insert(w);
+      before[i].insert(before[w].begin(), before[w].end());
+    }
+  }
+  const std::size_t f = e.failingIndex;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == f || m.ops[i].thread == m.ops[f].thread) continue;
+    if (before[f].contains(i) || before[i].contains(f)) continue;
+    Sequence s = m;
+    s.ops[i].thread = m.ops[f].thread;
+    lab.add(s);
+    unthreaded.push_back(std::move(s));
+    e.overlaps.push_back(Explanation::Overlap{i, {}});
+  }
+  unthreaded.push_back(onOneThread(m));
+  lab.add(unthreaded.back());
+  return unthreaded;
+}
+
+/// How many contexts the operations that run introduce, which are needed, and where the failure
+/// happens with one more.
+Explanation::Contexts contextCounts(const Explanation& e, std::size_t reach) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  Explanation::Contexts c;
+  c.allNeeded = true;
+  for (std::size_t i = 0; i < reach; ++i) {
+    if (!hasRendererSemantics(m.lifecycle())) break;
+    const RendererOp kind = rendererOp(m.ops[i]);
+    if (kind != RendererOp::Create && kind != RendererOp::CtxCreate) continue;
+    ++c.introduced;
+    c.allNeeded = c.allNeeded && e.removals[i].necessary();
+    const Explanation::Repetition& r = e.repetitions[i];
+    c.failedElsewhereWithOneMore = c.failedElsewhereWithOneMore || r.failedElsewhere;
+    if (r.failingContext &&
+        std::find(c.failingContextsWithOneMore.begin(), c.failingContextsWithOneMore.end(),
+                  *r.failingContext) == c.failingContextsWithOneMore.end()) {
+      c.failingContextsWithOneMore.push_back(*r.failingContext);
+    }
+  }
+  c.allNeeded = c.allNeeded && c.introduced > 0;
+  if (e.failingIndex < n) c.failingContext = e.facts[e.failingIndex].context;
+  return c;
+}
+
+/// Shrinks e.original first when some single edit keeps `failure`: e.minimal, its outcome and the
+/// steps become the shrink's.
+void shrinkIfReducible(TrialRunner& trials, unsigned jobs, Laboratory& lab, Explanation& e,
+                       const RunOutcome& failure, const ExplainOptions& options) {
+  const auto progress = [&](const std::string& what) {
+    if (options.onProgress) options.onProgress(what);
+  };
+  // The shrink candidates are the removals and simplifications explained below anyway, so
+  // checking minimality first costs nothing when the sequence is minimal already.
+  const auto candidates = shrinkCandidates(e.original);
+  for (const auto& candidate : candidates)
+    lab.add(candidate.second);
+  progress("checking " + plural(lab.queued(), "single edit") + " for 1-minimality");
+  lab.run();
+  const bool reducible = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
+    return lab.get(c.second).verdict == EditVerdict::Keeps;
+  });
+  if (reducible) {
+    progress("not 1-minimal: shrinking");
+    Shrinker shrinker(trials, jobs);
+    shrinker.limitCandidates(options.candidateLimit);
+    ShrinkResult shrunk = shrinker.shrink(e.original, failure,
+                                          [&](const std::string& step) { progress("  " + step); });
+    lab.addExecutions(shrunk.executions);
+    e.minimal = std::move(shrunk.minimal);
+    e.outcome = std::move(shrunk.outcome);
+    e.shrinkSteps = std::move(shrunk.steps);
+  }
+}
+
+}  // namespace
+
 Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& failing,
                            const RunOutcome& failure, const ExplainOptions& options) {
   if (!failure.failed()) {
@@ -556,29 +745,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
   Laboratory lab(trials, jobs, e.key, options.candidateLimit,
                  failing.threadCount() > 1 ? tries : 1);
 
-  if (options.shrink) {
-    // The shrink candidates are the removals and simplifications explained below anyway, so
-    // checking minimality first costs nothing when the sequence is minimal already.
-    const auto candidates = shrinkCandidates(failing);
-    for (const auto& candidate : candidates)
-      lab.add(candidate.second);
-    progress("checking " + plural(lab.queued(), "single edit") + " for 1-minimality");
-    lab.run();
-    const bool reducible = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
-      return lab.get(c.second).verdict == EditVerdict::Keeps;
-    });
-    if (reducible) {
-      progress("not 1-minimal: shrinking");
-      Shrinker shrinker(trials, jobs);
-      shrinker.limitCandidates(options.candidateLimit);
-      ShrinkResult shrunk = shrinker.shrink(
-          failing, failure, [&](const std::string& step) { progress("  " + step); });
-      lab.addExecutions(shrunk.executions);
-      e.minimal = std::move(shrunk.minimal);
-      e.outcome = std::move(shrunk.outcome);
-      e.shrinkSteps = std::move(shrunk.steps);
-    }
-  }
+  if (options.shrink) shrinkIfReducible(trials, jobs, lab, e, failure, options);
 
   const Sequence& m = e.minimal;
   const std::size_t n = m.ops.size();
@@ -603,81 +770,17 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
     e.removals.push_back(std::move(r));
   }
 
-  std::vector<std::vector<Sequence>> probed;
-  for (std::size_t i = 0; i < reach; ++i) {
-    for (const auto& [name, value] : argumentsOf(m.ops[i])) {
-      Explanation::Argument a{i, name, value, probeValues(m.ops[i], name), {}};
-      std::vector<Sequence> variants;
-      for (uint64_t v : a.tried) {
-        Sequence s = m;
-        setArgument(s.ops[i], name, v);
-        lab.add(s);
-        variants.push_back(std::move(s));
-      }
-      probed.push_back(std::move(variants));
-      e.arguments.push_back(std::move(a));
-    }
-  }
+  const std::vector<std::vector<Sequence>> probed = queueArguments(lab, e, reach);
 
   // Insertions and copies go into the operations that run: what follows the failure never runs,
   // and must not make an insertion before it look invalid (a release of something it frees).
   Sequence prefix = m;
   prefix.ops.resize(reach);
-  std::vector<Sequence> inserted;
-  ModelState model(m.lifecycle());
-  for (std::size_t p = 0; p <= e.failingIndex && p <= n; ++p) {
-    for (const Operation& op : insertableSteps(model)) {
-      std::optional<Sequence> s = insertOperation(prefix, p, op);
-      if (!s) continue;
-      lab.add(*s);
-      inserted.push_back(std::move(*s));
-      e.insertions.push_back(Explanation::Insertion{p, op, {}});
-    }
-    if (p < n) model.applyValid(m.ops[p]);
-  }
+  const std::vector<Sequence> inserted = queueInsertions(lab, e, prefix);
 
-  const std::set<std::string> used = usedNames(m);
-  std::vector<std::optional<Sequence>> repeated;
-  for (std::size_t i = 0; i < n; ++i) {
-    Explanation::Repetition r;
-    r.index = i;
-    std::set<std::string> names = used;
-    const Operation copy = freshCopy(m.ops[i], names);
-    std::optional<Sequence> s;
-    if (i < e.failingIndex) s = insertOperation(prefix, i + 1, copy);  // else it would not run
-    if (s) {
-      r.copy = copy;
-      lab.add(*s);
-    }
-    repeated.push_back(std::move(s));
-    e.repetitions.push_back(std::move(r));
-  }
+  const std::vector<std::optional<Sequence>> repeated = queueRepetitions(lab, e, prefix);
 
-  // Threads: which overlaps the failure needs. An operation is free to overlap the failing one
-  // when neither waits for the other, through any chain of waits.
-  std::vector<Sequence> unthreaded;
-  if (m.threadCount() > 1 && e.failingIndex < n) {
-    const auto waits = threadWaits(m);
-    std::vector<std::set<std::size_t>> before(n);  // every operation each one waits for
-    for (std::size_t i = 0; i < n; ++i) {
-      for (const std::size_t w : waits[i]) {
-        before[i].insert(w);
-        before[i].insert(before[w].begin(), before[w].end());
-      }
-    }
-    const std::size_t f = e.failingIndex;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i == f || m.ops[i].thread == m.ops[f].thread) continue;
-      if (before[f].contains(i) || before[i].contains(f)) continue;
-      Sequence s = m;
-      s.ops[i].thread = m.ops[f].thread;
-      lab.add(s);
-      unthreaded.push_back(std::move(s));
-      e.overlaps.push_back(Explanation::Overlap{i, {}});
-    }
-    unthreaded.push_back(onOneThread(m));
-    lab.add(unthreaded.back());
-  }
+  const std::vector<Sequence> unthreaded = queueOverlaps(lab, e);
 
   progress("running " + plural(lab.queued(), "experiment") + " on " +
            std::to_string(jobs == 0 ? 1 : jobs) + " job(s)");
@@ -711,24 +814,7 @@ Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& f
     }
   }
 
-  Explanation::Contexts& c = e.contexts;
-  c.allNeeded = true;
-  for (std::size_t i = 0; i < reach; ++i) {
-    if (!hasRendererSemantics(m.lifecycle())) break;
-    const RendererOp kind = rendererOp(m.ops[i]);
-    if (kind != RendererOp::Create && kind != RendererOp::CtxCreate) continue;
-    ++c.introduced;
-    c.allNeeded = c.allNeeded && e.removals[i].necessary();
-    const Explanation::Repetition& r = e.repetitions[i];
-    c.failedElsewhereWithOneMore = c.failedElsewhereWithOneMore || r.failedElsewhere;
-    if (r.failingContext &&
-        std::find(c.failingContextsWithOneMore.begin(), c.failingContextsWithOneMore.end(),
-                  *r.failingContext) == c.failingContextsWithOneMore.end()) {
-      c.failingContextsWithOneMore.push_back(*r.failingContext);
-    }
-  }
-  c.allNeeded = c.allNeeded && c.introduced > 0;
-  if (e.failingIndex < n) c.failingContext = e.facts[e.failingIndex].context;
+  e.contexts = contextCounts(e, reach);
 
   if (options.knownReproduction) {
     e.reproduced = options.knownReproduction->first;
@@ -769,30 +855,14 @@ std::string neededFailuresText(const Sequence& m) {
          text + "\n";
 }
 
-std::string explanationMarkdown(const Explanation& e) {
-  const Sequence& m = e.minimal;
-  const std::size_t n = m.ops.size();
-  std::string md = "# Explanation: " + briefOutcome(e.outcome) + "\n\n";
-  md += "On " + e.backend + ", policy " + e.policy + ", faults " + e.faults + ": " +
-        outcomeText(e.outcome) + ". Reproduced " + std::to_string(e.reproduced) + " of " +
-        std::to_string(e.confirmations) + " replays.\n\n";
-  if (!e.outcome.fault.empty()) {
-    md += "Planted by the fault plan's rule `" + e.outcome.fault +
-          "`: the sequence is how the renderer reaches it.\n\n";
-  }
-  md += "```\n";
-  for (const Operation& op : m.ops)
-    md += operationText(op) + "\n";
-  md += "```\n\n";
-  md += neededFailuresText(m);
-  if (!e.shrinkSteps.empty()) {
-    md += "Shrunk first, from " + plural(e.original.ops.size(), "operation") + " to " +
-          std::to_string(n) + ": " + joined(e.shrinkSteps, "; ") + ".\n";
-  }
-  md += e.oneMinimal ? "The sequence is 1-minimal: no single removal or simplification keeps the "
-                       "failure.\n"
-                     : "The sequence is not 1-minimal: some single edit keeps the failure.\n";
+namespace {
 
+/// The explanation's section on the necessary steps, the steps not needed, and those after the
+/// failing one.
+std::string necessaryStepsMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = e.minimal.ops.size();
+  std::string md;
   md +=
       "\n## Necessary steps\n\nRemoving any one of these (with the steps that depend on it) "
       "makes the failure disappear.\n";
@@ -842,7 +912,13 @@ std::string explanationMarkdown(const Explanation& e) {
     md +=
         "\nAfter the failing operation (never run, not explained): " + joined(after, "; ") + ".\n";
   }
+  return md;
+}
 
+/// The explanation's section on threads: which overlaps the failure needs (none without threads).
+std::string threadsMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  std::string md;
   if (e.oneThread) {
     md += "\n## Threads\n\nThe sequence runs on " + std::to_string(m.threadCount()) +
           " threads. With every operation on one thread: " + verdictText(*e.oneThread) + ".\n";
@@ -859,7 +935,13 @@ std::string explanationMarkdown(const Explanation& e) {
       md += "No operation of another thread is free to overlap the failing one.\n";
     }
   }
+  return md;
+}
 
+/// The explanation's section on arguments: which matter and which are free.
+std::string argumentsMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  std::string md;
   md += "\n## Arguments\n\n";
   if (e.arguments.empty()) md += "No operation takes arguments.\n";
   for (const Explanation::Argument& a : e.arguments) {
@@ -890,7 +972,14 @@ std::string explanationMarkdown(const Explanation& e) {
     if (!kept.empty()) md += "; " + values(kept) + " keep the failure";
     md += "\n";
   }
+  return md;
+}
 
+/// The explanation's section on the single insertions that prevent the failure, and those that
+/// change it.
+std::string preventingMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  std::string md;
   md += "\n## Preventing steps\n\n";
   const auto preventing = e.preventing();
   std::size_t waitsTried = 0;
@@ -933,7 +1022,13 @@ std::string explanationMarkdown(const Explanation& e) {
       plural(e.insertions.size(), "valid insertion") + ", " +
       std::to_string(e.insertions.size() - preventing.size() - changes.size()) +
       " of them keep the failure.\n";
+  return md;
+}
 
+/// The explanation's section on each step repeated right after itself.
+std::string repetitionMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  std::string md;
   md +=
       "\n## Repetition\n\nEach step with a copy inserted right after it (introduced names "
       "fresh):\n";
@@ -951,7 +1046,12 @@ std::string explanationMarkdown(const Explanation& e) {
       md += "\n";
     }
   }
+  return md;
+}
 
+/// The explanation's section on how many contexts the failure needs, and in which it fails.
+std::string countsMarkdown(const Explanation& e) {
+  std::string md;
   const Explanation::Contexts& c = e.contexts;
   if (c.introduced > 0) {
     md += "\n## Counts\n\n";
@@ -990,6 +1090,41 @@ std::string explanationMarkdown(const Explanation& e) {
     }
     md += "\n";
   }
+  return md;
+}
+
+}  // namespace
+
+std::string explanationMarkdown(const Explanation& e) {
+  const Sequence& m = e.minimal;
+  const std::size_t n = m.ops.size();
+  std::string md = "# Explanation: " + briefOutcome(e.outcome) + "\n\n";
+  md += "On " + e.backend + ", policy " + e.policy + ", faults " + e.faults + ": " +
+        outcomeText(e.outcome) + ". Reproduced " + std::to_string(e.reproduced) + " of " +
+        std::to_string(e.confirmations) + " replays.\n\n";
+  if (!e.outcome.fault.empty()) {
+    md += "Planted by the fault plan's rule `" + e.outcome.fault +
+          "`: the sequence is how the renderer reaches it.\n\n";
+  }
+  md += "```\n";
+  for (const Operation& op : m.ops)
+    md += operationText(op) + "\n";
+  md += "```\n\n";
+  md += neededFailuresText(m);
+  if (!e.shrinkSteps.empty()) {
+    md += "Shrunk first, from " + plural(e.original.ops.size(), "operation") + " to " +
+          std::to_string(n) + ": " + joined(e.shrinkSteps, "; ") + ".\n";
+  }
+  md += e.oneMinimal ? "The sequence is 1-minimal: no single removal or simplification keeps the "
+                       "failure.\n"
+                     : "The sequence is not 1-minimal: some single edit keeps the failure.\n";
+
+  md += necessaryStepsMarkdown(e);
+  md += threadsMarkdown(e);
+  md += argumentsMarkdown(e);
+  md += preventingMarkdown(e);
+  md += repetitionMarkdown(e);
+  md += countsMarkdown(e);
 
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f s", e.elapsedSeconds);
@@ -1001,6 +1136,148 @@ std::string explanationMarkdown(const Explanation& e) {
   md += ".\n";
   return md;
 }
+
+namespace {
+
+/// A step's fields: its number, 1-based, and its text.
+void writeStep(JsonWriter& j, const Sequence& m, std::size_t index) {
+  j.key("at").value(static_cast<uint64_t>(index + 1));
+  j.key("op").value(operationText(m.ops[index]));
+}
+
+/// The removals whose step is `necessary`, or not.
+void writeRemovals(JsonWriter& j, const Explanation& e, bool necessary) {
+  j.beginArray();
+  for (const Explanation::Removal& r : e.removals) {
+    if (r.necessary() != necessary) continue;
+    j.beginObject();
+    writeStep(j, e.minimal, r.index);
+    j.key("role").value(roleKey(e.facts[r.index]));
+    j.key("establishes").value(e.facts[r.index].establishes);
+    j.key("context");
+    if (e.facts[r.index].context) {
+      j.value(*e.facts[r.index].context);
+    } else {
+      j.null();
+    }
+    j.key("also_removes").beginArray();
+    for (std::size_t d : r.alsoRemoved)
+      j.value(static_cast<uint64_t>(d + 1));
+    j.endArray();
+    j.key("verdict").value(verdictName(r.experiment.verdict));
+    j.key("without");
+    writeOutcome(j, r.experiment.outcome);
+    j.endObject();
+  }
+  j.endArray();
+}
+
+/// The arguments that are `free`, or bound.
+void writeArguments(JsonWriter& j, const Explanation& e, bool free) {
+  j.beginArray();
+  for (const Explanation::Argument& a : e.arguments) {
+    if (a.isFree() != free) continue;
+    j.beginObject();
+    writeStep(j, e.minimal, a.index);
+    j.key("argument").value(a.name);
+    j.key("value").value(a.value);
+    j.key("tried").beginArray();
+    for (std::size_t k = 0; k < a.tried.size(); ++k) {
+      j.beginObject();
+      j.key("value").value(a.tried[k]);
+      j.key("verdict").value(verdictName(a.experiments[k].verdict));
+      j.key("outcome");
+      writeOutcome(j, a.experiments[k].outcome);
+      j.endObject();
+    }
+    j.endArray();
+    j.endObject();
+  }
+  j.endArray();
+}
+
+/// The insertions that prevent the failure (`preventing`), or change it.
+void writeInsertions(JsonWriter& j, const Explanation& e, bool preventing) {
+  const Sequence& m = e.minimal;
+  j.beginArray();
+  for (const Explanation::Insertion& ins : e.insertions) {
+    if ((ins.experiment.verdict == EditVerdict::Prevents) != preventing ||
+        (!preventing && ins.experiment.verdict == EditVerdict::Keeps)) {
+      continue;
+    }
+    j.beginObject();
+    j.key("insert").value(operationText(ins.inserted));
+    j.key("before");
+    if (ins.position < m.ops.size()) {
+      j.value(static_cast<uint64_t>(ins.position + 1));
+    } else {
+      j.value("end");
+    }
+    j.key("description").value(ins.describe(m));
+    j.key("verdict").value(verdictName(ins.experiment.verdict));
+    j.key("outcome");
+    writeOutcome(j, ins.experiment.outcome);
+    j.endObject();
+  }
+  j.endArray();
+}
+
+/// Each step repeated right after itself.
+void writeRepetitions(JsonWriter& j, const Explanation& e) {
+  j.key("repetition").beginArray();
+  for (const Explanation::Repetition& r : e.repetitions) {
+    j.beginObject();
+    writeStep(j, e.minimal, r.index);
+    j.key("copy");
+    if (r.copy) {
+      j.value(operationText(*r.copy));
+    } else {
+      j.null();
+    }
+    j.key("verdict");
+    if (r.experiment) {
+      j.value(verdictName(r.experiment->verdict));
+      j.key("outcome");
+      writeOutcome(j, r.experiment->outcome);
+    } else {
+      j.null();
+    }
+    j.key("failing_context");
+    if (r.failingContext) {
+      j.value(*r.failingContext);
+    } else {
+      j.null();
+    }
+    j.endObject();
+  }
+  j.endArray();
+}
+
+/// How many contexts the failure needs, and in which it fails.
+void writeContexts(JsonWriter& j, const Explanation::Contexts& c) {
+  j.key("contexts").beginObject();
+  j.key("introduced").value(c.introduced);
+  j.key("needs_at_least");
+  if (c.allNeeded) {
+    j.value(c.introduced);
+  } else {
+    j.null();
+  }
+  j.key("failing_context");
+  if (c.failingContext) {
+    j.value(*c.failingContext);
+  } else {
+    j.null();
+  }
+  j.key("failing_contexts_with_one_more").beginArray();
+  for (uint32_t k : c.failingContextsWithOneMore)
+    j.value(k);
+  j.endArray();
+  j.key("failed_elsewhere_with_one_more").value(c.failedElsewhereWithOneMore);
+  j.endObject();
+}
+
+}  // namespace
 
 std::string explanationJson(const Explanation& e) {
   const Sequence& m = e.minimal;
@@ -1029,144 +1306,23 @@ std::string explanationJson(const Explanation& e) {
     j.value(step);
   j.endArray();
 
-  const auto step = [&](std::size_t index) {
-    j.key("at").value(static_cast<uint64_t>(index + 1));
-    j.key("op").value(operationText(m.ops[index]));
-  };
-  const auto writeRemovals = [&](bool necessary) {
-    j.beginArray();
-    for (const Explanation::Removal& r : e.removals) {
-      if (r.necessary() != necessary) continue;
-      j.beginObject();
-      step(r.index);
-      j.key("role").value(roleKey(e.facts[r.index]));
-      j.key("establishes").value(e.facts[r.index].establishes);
-      j.key("context");
-      if (e.facts[r.index].context) {
-        j.value(*e.facts[r.index].context);
-      } else {
-        j.null();
-      }
-      j.key("also_removes").beginArray();
-      for (std::size_t d : r.alsoRemoved)
-        j.value(static_cast<uint64_t>(d + 1));
-      j.endArray();
-      j.key("verdict").value(verdictName(r.experiment.verdict));
-      j.key("without");
-      writeOutcome(j, r.experiment.outcome);
-      j.endObject();
-    }
-    j.endArray();
-  };
   j.key("necessary");
-  writeRemovals(true);
+  writeRemovals(j, e, true);
   j.key("not_necessary");
-  writeRemovals(false);
+  writeRemovals(j, e, false);
 
-  const auto writeArguments = [&](bool free) {
-    j.beginArray();
-    for (const Explanation::Argument& a : e.arguments) {
-      if (a.isFree() != free) continue;
-      j.beginObject();
-      step(a.index);
-      j.key("argument").value(a.name);
-      j.key("value").value(a.value);
-      j.key("tried").beginArray();
-      for (std::size_t k = 0; k < a.tried.size(); ++k) {
-        j.beginObject();
-        j.key("value").value(a.tried[k]);
-        j.key("verdict").value(verdictName(a.experiments[k].verdict));
-        j.key("outcome");
-        writeOutcome(j, a.experiments[k].outcome);
-        j.endObject();
-      }
-      j.endArray();
-      j.endObject();
-    }
-    j.endArray();
-  };
   j.key("free_arguments");
-  writeArguments(true);
+  writeArguments(j, e, true);
   j.key("bound_arguments");
-  writeArguments(false);
+  writeArguments(j, e, false);
 
-  const auto writeInsertions = [&](bool preventing) {
-    j.beginArray();
-    for (const Explanation::Insertion& ins : e.insertions) {
-      if ((ins.experiment.verdict == EditVerdict::Prevents) != preventing ||
-          (!preventing && ins.experiment.verdict == EditVerdict::Keeps)) {
-        continue;
-      }
-      j.beginObject();
-      j.key("insert").value(operationText(ins.inserted));
-      j.key("before");
-      if (ins.position < m.ops.size()) {
-        j.value(static_cast<uint64_t>(ins.position + 1));
-      } else {
-        j.value("end");
-      }
-      j.key("description").value(ins.describe(m));
-      j.key("verdict").value(verdictName(ins.experiment.verdict));
-      j.key("outcome");
-      writeOutcome(j, ins.experiment.outcome);
-      j.endObject();
-    }
-    j.endArray();
-  };
   j.key("preventing");
-  writeInsertions(true);
+  writeInsertions(j, e, true);
   j.key("changing");
-  writeInsertions(false);
+  writeInsertions(j, e, false);
   j.key("insertions_tried").value(static_cast<uint64_t>(e.insertions.size()));
-
-  j.key("repetition").beginArray();
-  for (const Explanation::Repetition& r : e.repetitions) {
-    j.beginObject();
-    step(r.index);
-    j.key("copy");
-    if (r.copy) {
-      j.value(operationText(*r.copy));
-    } else {
-      j.null();
-    }
-    j.key("verdict");
-    if (r.experiment) {
-      j.value(verdictName(r.experiment->verdict));
-      j.key("outcome");
-      writeOutcome(j, r.experiment->outcome);
-    } else {
-      j.null();
-    }
-    j.key("failing_context");
-    if (r.failingContext) {
-      j.value(*r.failingContext);
-    } else {
-      j.null();
-    }
-    j.endObject();
-  }
-  j.endArray();
-
-  j.key("contexts").beginObject();
-  j.key("introduced").value(e.contexts.introduced);
-  j.key("needs_at_least");
-  if (e.contexts.allNeeded) {
-    j.value(e.contexts.introduced);
-  } else {
-    j.null();
-  }
-  j.key("failing_context");
-  if (e.contexts.failingContext) {
-    j.value(*e.contexts.failingContext);
-  } else {
-    j.null();
-  }
-  j.key("failing_contexts_with_one_more").beginArray();
-  for (uint32_t k : e.contexts.failingContextsWithOneMore)
-    j.value(k);
-  j.endArray();
-  j.key("failed_elsewhere_with_one_more").value(e.contexts.failedElsewhereWithOneMore);
-  j.endObject();
+  writeRepetitions(j, e);
+  writeContexts(j, e.contexts);
 
   j.key("reproduced").value(e.reproduced);
   j.key("confirmations").value(e.confirmations);
