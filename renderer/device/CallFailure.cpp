@@ -35,13 +35,12 @@ void setMemoryBounded(bool bounded) {
 }
 
 bool ranOutForReal(std::string_view message, bool declaresOom) {
+  if (!gMemoryBounded && !declaresOom) return false;
   // Device memory that a sequence asks past the device's size is the runtime's right answer.
   for (const std::string_view code :
        {"SIM_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
         "VK_ERROR_OUT_OF_DEVICE_MEMORY"}) {
-    if ((gMemoryBounded || declaresOom) && message.find(code) != std::string_view::npos) {
-      return true;
-    }
+    if (message.find(code) != std::string_view::npos) return true;
   }
   // CL_OUT_OF_RESOURCES also says a runtime broke its queue: a failure only under a bound.
   return gMemoryBounded && message.find("CL_OUT_OF_RESOURCES") != std::string_view::npos;
