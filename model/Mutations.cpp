@@ -1,6 +1,7 @@
 #include "model/Mutations.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -77,28 +78,92 @@ std::vector<std::string> introducedBefore(const Sequence& seq, std::size_t upTo,
   return found;
 }
 
-/// An operation the model's generator would make, its used names taken from those introduced
-/// before `position`, its introduced names new.
-void insertDrawn(Sequence& seq, const GeneratorConfig& config, Draw& draw, std::string& how) {
-  GeneratorConfig one = config;
-  one.threads = 1;
-  one.inject = {};
-  const Sequence drawn = generateSequence(one, draw.next());
-  if (drawn.ops.empty()) return;
-  Operation op = drawn.ops[draw.below(drawn.ops.size())];
-  const std::size_t position = draw.below(seq.ops.size() + 1);
+/// Puts `op` at `position`: its introduced names new, each other name taken from those of its kind
+/// introduced before `position`, slot `pinned` (when below op.names.size()) taking `pinnedName`.
+void placeAt(Sequence& seq, Operation op, std::size_t position, Draw& draw,
+             std::size_t pinned = SIZE_MAX, const std::string& pinnedName = {}) {
   std::set<std::string> taken = namesIn(seq);
   std::map<std::string, std::string> outside;
   for (std::size_t i = 0; i < op.names.size(); ++i) {
-    if (op.useOfName(i) == SlotUse::Introduce) continue;
+    if (op.useOfName(i) == SlotUse::Introduce || outside.contains(op.names[i])) continue;
+    if (i == pinned) {
+      outside[op.names[i]] = pinnedName;
+      continue;
+    }
     const std::vector<std::string> options = introducedBefore(seq, position, op.kindOfName(i));
     if (!options.empty()) outside[op.names[i]] = options[draw.below(options.size())];
   }
-  std::vector<Operation> placed = renamedApart({op}, seq.lifecycle(), taken, outside);
+  std::vector<Operation> placed = renamedApart({std::move(op)}, seq.lifecycle(), taken, outside);
   const unsigned threads = std::max(1U, seq.threadCount());
   placed.front().thread = static_cast<unsigned>(draw.below(threads));
   seq.ops.insert(seq.ops.begin() + static_cast<std::ptrdiff_t>(position), placed.front());
+}
+
+/// Operations the model's generator would make, each with its own names.
+std::vector<Operation> drawnOps(const GeneratorConfig& config, Draw& draw) {
+  GeneratorConfig one = config;
+  one.threads = 1;
+  one.inject = {};
+  return generateSequence(one, draw.next()).ops;
+}
+
+/// An operation the model's generator would make, its used names taken from those introduced
+/// before `position`, its introduced names new.
+void insertDrawn(Sequence& seq, const GeneratorConfig& config, Draw& draw, std::string& how) {
+  const std::vector<Operation> drawn = drawnOps(config, draw);
+  if (drawn.empty()) return;
+  const Operation& op = drawn[draw.below(drawn.size())];
+  const std::size_t position = draw.below(seq.ops.size() + 1);
   how += "insert " + std::string(op.name()) + " at " + std::to_string(position + 1);
+  placeAt(seq, op, position, draw);
+}
+
+/// Where `name`, made by operation `made`, ends: the position of the operation that ends it, or
+/// the sequence's size when none does.
+std::size_t endOf(const Sequence& seq, const std::string& name, std::size_t made) {
+  for (std::size_t p = made + 1; p < seq.ops.size(); ++p) {
+    const Operation& op = seq.ops[p];
+    for (std::size_t i = 0; i < op.names.size(); ++i) {
+      if (op.names[i] == name && op.useOfName(i) == SlotUse::End) return p;
+    }
+  }
+  return seq.ops.size();
+}
+
+/// A name of the sequence given one more operation that uses it, between the operations that make
+/// and end it. A
+/// runtime's path often needs several operations on one object: a fill of a large buffer, then a
+/// read of it. Drawn insertion rarely picks the same object twice among a sequence's dozens.
+void useName(Sequence& seq, const GeneratorConfig& config, Draw& draw, std::string& how) {
+  std::vector<std::pair<std::size_t, std::size_t>> intros;  // (operation, slot)
+  for (std::size_t p = 0; p < seq.ops.size(); ++p) {
+    for (std::size_t i = 0; i < seq.ops[p].names.size(); ++i) {
+      if (seq.ops[p].useOfName(i) == SlotUse::Introduce) intros.emplace_back(p, i);
+    }
+  }
+  if (intros.empty()) return;
+  const auto [made, slot] = intros[draw.below(intros.size())];
+  const std::string name = seq.ops[made].names[slot];
+  const std::size_t kind = seq.ops[made].kindOfName(slot);
+  // A few drawn sequences, to meet an operation that takes a name of this kind.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    std::vector<std::pair<const Operation*, std::size_t>> takers;  // (operation, slot)
+    const std::vector<Operation> drawn = drawnOps(config, draw);
+    for (const Operation& op : drawn) {
+      for (std::size_t i = 0; i < op.names.size(); ++i) {
+        if (op.useOfName(i) == SlotUse::Use && op.kindOfName(i) == kind) {
+          takers.emplace_back(&op, i);
+          break;
+        }
+      }
+    }
+    if (takers.empty()) continue;
+    const auto [op, at] = takers[draw.below(takers.size())];
+    const std::size_t position = made + 1 + draw.below(endOf(seq, name, made) - made);
+    how += "use " + name + " in " + std::string(op->name()) + " at " + std::to_string(position + 1);
+    placeAt(seq, *op, position, draw, at, name);
+    return;
+  }
 }
 
 void removeOne(Sequence& seq, Draw& draw, std::string& how) {
@@ -332,6 +397,8 @@ Sequence mutate(const Sequence& parent, const Sequence& donor, const GeneratorCo
       static constexpr EditFn kEdits[] = {
           [](Sequence& s, const Sequence&, const GeneratorConfig& c, unsigned, Draw& d,
              std::string& h) { insertDrawn(s, c, d, h); },
+          [](Sequence& s, const Sequence&, const GeneratorConfig& c, unsigned, Draw& d,
+             std::string& h) { useName(s, c, d, h); },
           [](Sequence& s, const Sequence&, const GeneratorConfig&, unsigned, Draw& d,
              std::string& h) { removeOne(s, d, h); },
           [](Sequence& s, const Sequence& other, const GeneratorConfig&, unsigned, Draw& d,

@@ -62,6 +62,30 @@ std::string nameState(const ModelState& state, const ModelState::Name& n, std::s
   return text + "]";
 }
 
+/// The power of two a number lies under, as the argument signals name it: "2^35" for 16 GiB.
+std::string powerOfTwo(uint64_t value) {
+  return "2^" + std::to_string(std::bit_width(value));
+}
+
+/// Remembers, for each name `op` introduces, the magnitudes of the numbers it was made with:
+/// "b[bytes 2^35]". A name made without numbers has none.
+void recordMagnitudes(const LifecycleModel& model, const Operation& op,
+                      std::map<std::string, std::string, std::less<>>& out) {
+  std::string sizes;
+  for (std::size_t a = 0; a < op.args.size() && a < op.form->args.size(); ++a) {
+    const ArgDecl& decl = op.form->args[a];
+    if (decl.isWord()) continue;
+    if (!sizes.empty()) sizes += ',';
+    sizes += decl.key + " " + powerOfTwo(op.args[a]);
+  }
+  if (sizes.empty()) return;
+  for (std::size_t k = 0; k < op.names.size(); ++k) {
+    if (op.useOfName(k) != SlotUse::Introduce) continue;
+    const std::string& prefix = model.resources[op.kindOfName(k)].prefix;
+    out[op.names[k]] = prefix + "[" + sizes + "]";
+  }
+}
+
 /// How many operations the run reached: through the failing one, or all of them.
 std::size_t reached(const Sequence& seq, const RunOutcome& outcome) {
   if (outcome.failed() && outcome.at && !outcome.at->isEnd()) {
@@ -115,6 +139,7 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
   std::map<std::string, std::size_t> stateCounts;
   std::map<const OpDecl*, std::size_t> opCounts;
   std::map<std::string, std::string_view, std::less<>> lastOn;  // name -> last operation on it
+  std::map<std::string, std::string, std::less<>> magnitude;    // name -> "b[bytes 2^35]"
   for (std::size_t i = 0; i < upTo; ++i) {
     const Operation& op = seq.ops[i];
     if (!state.check(op).ok()) break;  // a file that breaks the model: nothing past it counts
@@ -136,6 +161,15 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
         }
       }
     }
+    // What the operation acts on, by size: a fill of a 16 GiB buffer takes another path in a
+    // runtime than a fill of 256 bytes, so a mutant that brings a large object to an operation
+    // is kept, and mutated further around that object.
+    for (std::size_t k = 0; k < op.names.size(); ++k) {
+      if (op.useOfName(k) == SlotUse::Introduce) continue;
+      if (const auto m = magnitude.find(op.names[k]); m != magnitude.end()) {
+        signals.add("sized " + std::string(op.name()) + " " + m->second);
+      }
+    }
     if (op.mark) text += " !" + std::string(failWordName(op.mark->word));
     const std::size_t times = ++stateCounts[text];
     if (times >= 2) signals.add(text + " x" + std::string(bucket(times)));
@@ -143,14 +177,14 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
     state.applyValid(op);
     for (const std::string& name : op.names)
       lastOn[name] = op.name();
+    recordMagnitudes(state.model(), op, magnitude);
     // Each argument's magnitude: its word, or the power of two it lies under. A runtime takes
     // other paths at other sizes (32-bit counts past 4 GiB, pools past a page), and a kept
     // mutant that reached a new magnitude is mutated further there.
     for (std::size_t a = 0; a < op.args.size() && a < op.form->args.size(); ++a) {
       const ArgDecl& decl = op.form->args[a];
       signals.add("arg " + std::string(op.name()) + " " + decl.key + " " +
-                  (decl.isWord() ? decl.valueText(op.args[a])
-                                 : "2^" + std::to_string(std::bit_width(op.args[a]))));
+                  (decl.isWord() ? decl.valueText(op.args[a]) : powerOfTwo(op.args[a])));
     }
     // Counts over the run: how often each operation ran, how many names of a kind live at once.
     const std::size_t runs = ++opCounts[op.form];

@@ -2,6 +2,7 @@
 // every built-in model, with threads and marks; edge values stay inside an argument's bounds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "model/Mutations.h"
@@ -95,6 +96,38 @@ TEST(Mutations, RepeatingALifeCopiesANameAndWhatWasMadeFromItUnderNewNames) {
         << printSequence(child);
   }
   EXPECT_GT(lives, 0U) << "no seed of 400 repeated x0's life alone";
+}
+
+TEST(Mutations, UsingANameAddsAnOperationOnItBetweenItsMakingAndItsEnd) {
+  const LifecycleModel& model =
+      internModel(parseModel("model own\nresource box prefix x\nresource item prefix i\n"
+                             "op open -> box\nop put box -> item\nop poke item\nop take item!\n"
+                             "op close box!\nrelease item box\n",
+                             "own.model"));
+  GeneratorConfig config;
+  config.model = &model;
+  const Sequence parent =
+      parseSequence("open x0\nopen x1\nput x0 i0\nput x1 i1\nclose x0\n", "p.seq", &model);
+  std::size_t uses = 0;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    std::string how;
+    const Sequence child = mutate(parent, parent, config, seed, &how);
+    ASSERT_TRUE(isValid(child)) << how << "\n" << printSequence(child);
+    if (!how.starts_with("use x0 in ") || how.find(';') != std::string::npos) continue;
+    ++uses;
+    // One operation more, on x0, after open x0 and before close x0.
+    ASSERT_EQ(child.ops.size(), parent.ops.size() + 1) << how << "\n" << printSequence(child);
+    std::size_t added = 0;
+    while (added < parent.ops.size() && child.ops[added] == parent.ops[added])
+      ++added;
+    const Operation& op = child.ops[added];
+    EXPECT_NE(std::find(op.names.begin(), op.names.end(), "x0"), op.names.end())
+        << how << "\n"
+        << printSequence(child);
+    EXPECT_GE(added, 1U) << how;
+    EXPECT_LE(added, 4U) << how;  // before close x0
+  }
+  EXPECT_GT(uses, 0U) << "no seed of 400 used x0 alone";
 }
 
 TEST(Mutations, RepairDropsWhatLostItsPreconditionAndWhatDependsOnIt) {

@@ -85,5 +85,21 @@ TEST(Signals, EachArgumentsMagnitudeOrWordIsASignal) {
   EXPECT_FALSE(hasSignal(signalsOf(seq, t), "arg make bytes 2^35"));
 }
 
+TEST(Signals, AnOperationOnANameCarriesTheSizeTheNameWasMadeWith) {
+  const LifecycleModel& model =
+      internModel(parseModel("model sized\nresource buf prefix b\n"
+                             "op make -> buf bytes=256 (4..68719476736) mode=fast {fast|slow}\n"
+                             "op fill buf\nop drop buf!\nrelease buf\n",
+                             "sized.model"));
+  const Sequence big = parseSequence("make b0 bytes=17179869184\nfill b0\n", "t.seq", &model);
+  const Sequence small = parseSequence("make b0\nfill b0\ndrop b0\n", "t.seq", &model);
+  EXPECT_TRUE(hasSignal(signalsOf(big, TrialResult{}), "sized fill b[bytes 2^35]"))
+      << texts(signalsOf(big, TrialResult{}));
+  const std::vector<Signal> s = signalsOf(small, TrialResult{});
+  EXPECT_TRUE(hasSignal(s, "sized fill b[bytes 2^9]")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "sized drop b[bytes 2^9]")) << texts(s);
+  EXPECT_FALSE(hasSignal(s, "sized fill b[bytes 2^35]")) << texts(s);
+}
+
 }  // namespace
 }  // namespace gpufuzz
