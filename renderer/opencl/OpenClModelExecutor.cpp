@@ -118,7 +118,8 @@ const kit::OpTable<OpenClModelExecutor>& OpenClModelExecutor::table() {
           {"release_event", &E::releaseEvent},
           {"set_mem_object_destructor_callback", &E::setDestructorCallback},
       },
-      {{"svm", &E::freeSvm}}};
+      {{"svm", &E::freeSvm}},
+  };
   return ops;
 }
 
