@@ -342,6 +342,11 @@ class CudaDriverExecutor final : public ModelExecutor {
   /// memcpy_dtod and memcpy_peer: a peer copy when asked (`peer`) or where the stream's device
   /// cannot reach both buffers, else cuMemcpyDtoDAsync.
   void copyDevice(const ModelCall& c, bool peer);
+  /// memcpy_htod and memcpy_dtoh: `dst` and `src` are a buf and a hostbuf either way round,
+  /// `device` the buf. `copy` makes the driver call `call` for a byte count on a stream.
+  template <typename Dst, typename Src, typename Copy>
+  void copyWithHost(const ModelCall& c, Dst& dst, Src& src, const Buf& device, CallPoint point,
+                    const char* call, Copy copy);
   void poolAccess(const ModelCall& c);
   void graphCapture(const ModelCall& c);
   void graphInstantiate(const ModelCall& c);

@@ -305,40 +305,38 @@ void CudaDriverExecutor::hostFill(const ModelCall& c) {
   std::fill(h.shadow.begin(), h.shadow.end(), static_cast<int16_t>(value));
 }
 
-void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
-  const std::shared_ptr<Buf> dstBuf = bufs_.named(c.names[0]);
-  const std::shared_ptr<HostBuf> srcHost = hostBufs_.named(c.names[1]);
-  Buf& dst = *dstBuf;
-  HostBuf& src = *srcHost;
-  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToDevice);
+template <typename Dst, typename Src, typename Copy>
+void CudaDriverExecutor::copyWithHost(const ModelCall& c, Dst& dst, Src& src, const Buf& device,
+                                      CallPoint point, const char* call, Copy copy) {
+  const std::shared_ptr<Stream> s = target(c.names[2], point);
   // A detour copies on the executor's stream of the pool's device, which every name shares.
-  const seam::KeepState keep(!dst.reachableFrom(s->ctx->device));
-  const std::shared_ptr<Stream> on = reaching(s, dst, CallPoint::CopyToDevice);
+  const seam::KeepState keep(!device.reachableFrom(s->ctx->device));
+  const std::shared_ptr<Stream> on = reaching(s, device, point);
   const size_t bytes = std::min(dst.bytes, src.bytes);
-  order(dst.use, on, CallPoint::CopyToDevice);
-  order(src.use, on, CallPoint::CopyToDevice);
-  ok(driver_.memcpyHtoDAsync(dst.address, src.host, bytes, on->handle), CallPoint::CopyToDevice,
-     "cuMemcpyHtoDAsync(" + dst.name + ", " + src.name + ", " + streamLabel(*on) + ")");
-  rejoin(s, on, CallPoint::CopyToDevice);
+  order(dst.use, on, point);
+  order(src.use, on, point);
+  ok(copy(bytes, on->handle), point,
+     std::string(call) + "(" + dst.name + ", " + src.name + ", " + streamLabel(*on) + ")");
+  rejoin(s, on, point);
   std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
 }
 
+void CudaDriverExecutor::memcpyHtoD(const ModelCall& c) {
+  const std::shared_ptr<Buf> dst = bufs_.named(c.names[0]);
+  const std::shared_ptr<HostBuf> src = hostBufs_.named(c.names[1]);
+  copyWithHost(c, *dst, *src, *dst, CallPoint::CopyToDevice, "cuMemcpyHtoDAsync",
+               [&](size_t bytes, CUstream on) {
+                 return driver_.memcpyHtoDAsync(dst->address, src->host, bytes, on);
+               });
+}
+
 void CudaDriverExecutor::memcpyDtoH(const ModelCall& c) {
-  const std::shared_ptr<HostBuf> dstHost = hostBufs_.named(c.names[0]);
-  const std::shared_ptr<Buf> srcBuf = bufs_.named(c.names[1]);
-  HostBuf& dst = *dstHost;
-  Buf& src = *srcBuf;
-  const std::shared_ptr<Stream> s = target(c.names[2], CallPoint::CopyToHost);
-  // A detour copies on the executor's stream of the pool's device, which every name shares.
-  const seam::KeepState keep(!src.reachableFrom(s->ctx->device));
-  const std::shared_ptr<Stream> on = reaching(s, src, CallPoint::CopyToHost);
-  const size_t bytes = std::min(dst.bytes, src.bytes);
-  order(dst.use, on, CallPoint::CopyToHost);
-  order(src.use, on, CallPoint::CopyToHost);
-  ok(driver_.memcpyDtoHAsync(dst.host, src.address, bytes, on->handle), CallPoint::CopyToHost,
-     "cuMemcpyDtoHAsync(" + dst.name + ", " + src.name + ", " + streamLabel(*on) + ")");
-  rejoin(s, on, CallPoint::CopyToHost);
-  std::copy_n(src.shadow.begin(), std::min(bytes, kShadowBytes), dst.shadow.begin());
+  const std::shared_ptr<HostBuf> dst = hostBufs_.named(c.names[0]);
+  const std::shared_ptr<Buf> src = bufs_.named(c.names[1]);
+  copyWithHost(c, *dst, *src, *src, CallPoint::CopyToHost, "cuMemcpyDtoHAsync",
+               [&](size_t bytes, CUstream on) {
+                 return driver_.memcpyDtoHAsync(dst->host, src->address, bytes, on);
+               });
 }
 
 void CudaDriverExecutor::hostCheck(const ModelCall& c) {
