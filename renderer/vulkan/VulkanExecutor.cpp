@@ -273,8 +273,8 @@ VulkanExecutor::VulkanExecutor(const BackendOptions& options) {
   shadow_.layerTracksCopies = !copiesUnseen();
   // Layer 1.4.309 on lavapipe 25.0.7 let the 11th free of a pending command buffer through
   // unreported: it had retired the finished submission before any wait (a 20-minute campaign,
-  // bench/RESULTS.md). 1.3.239 retires only at waits and semaphore notifications. The first
-  // release that retires on its own is not known, so every later layer counts as one.
+  // corpus/runtimes/README.md). 1.3.239 retires only at waits and semaphore notifications. The
+  // first release that retires on its own is not known, so every later layer counts as one.
   shadow_.layerRetiresOnItsOwn = instance_.layerVersion > VK_MAKE_API_VERSION(0, 1, 3, 239);
 }
 
