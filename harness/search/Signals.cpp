@@ -1,6 +1,7 @@
 #include "harness/search/Signals.h"
 
 #include <bit>
+#include <cstdint>
 #include <map>
 #include <unordered_set>
 
@@ -67,22 +68,25 @@ std::string powerOfTwo(uint64_t value) {
   return "2^" + std::to_string(std::bit_width(value));
 }
 
-/// Remembers, for each name `op` introduces, the magnitudes of the numbers it was made with:
-/// "b[bytes 2^35]". A name made without numbers has none.
-void recordMagnitudes(const LifecycleModel& model, const Operation& op,
-                      std::map<std::string, std::string, std::less<>>& out) {
-  std::string sizes;
+/// Remembers, for each name `op` introduces, the size it was made with: the product of the
+/// operation's numbers, in powers of 16 ("b[size 16^9]" for 16 GiB). Sixteen-fold steps keep a
+/// renderer's width and height, or a buffer's every power of two, from multiplying the signals
+/// past what a queue can follow. A name made without numbers has no size.
+void recordSizes(const LifecycleModel& model, const Operation& op,
+                 std::map<std::string, std::string, std::less<>>& out) {
+  bool sized = false;
+  uint64_t product = 1;
   for (std::size_t a = 0; a < op.args.size() && a < op.form->args.size(); ++a) {
-    const ArgDecl& decl = op.form->args[a];
-    if (decl.isWord()) continue;
-    if (!sizes.empty()) sizes += ',';
-    sizes += decl.key + " " + powerOfTwo(op.args[a]);
+    if (op.form->args[a].isWord()) continue;
+    sized = true;
+    const uint64_t v = op.args[a];
+    product = v != 0 && product > UINT64_MAX / v ? UINT64_MAX : product * v;
   }
-  if (sizes.empty()) return;
+  if (!sized) return;
+  const std::string size = "size 16^" + std::to_string((std::bit_width(product) + 3) / 4);
   for (std::size_t k = 0; k < op.names.size(); ++k) {
     if (op.useOfName(k) != SlotUse::Introduce) continue;
-    const std::string& prefix = model.resources[op.kindOfName(k)].prefix;
-    out[op.names[k]] = prefix + "[" + sizes + "]";
+    out[op.names[k]] = model.resources[op.kindOfName(k)].prefix + "[" + size + "]";
   }
 }
 
@@ -139,7 +143,7 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
   std::map<std::string, std::size_t> stateCounts;
   std::map<const OpDecl*, std::size_t> opCounts;
   std::map<std::string, std::string_view, std::less<>> lastOn;  // name -> last operation on it
-  std::map<std::string, std::string, std::less<>> magnitude;    // name -> "b[bytes 2^35]"
+  std::map<std::string, std::string, std::less<>> magnitude;    // name -> "b[size 16^9]"
   for (std::size_t i = 0; i < upTo; ++i) {
     const Operation& op = seq.ops[i];
     if (!state.check(op).ok()) break;  // a file that breaks the model: nothing past it counts
@@ -177,7 +181,7 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
     state.applyValid(op);
     for (const std::string& name : op.names)
       lastOn[name] = op.name();
-    recordMagnitudes(state.model(), op, magnitude);
+    recordSizes(state.model(), op, magnitude);
     // Each argument's magnitude: its word, or the power of two it lies under. A runtime takes
     // other paths at other sizes (32-bit counts past 4 GiB, pools past a page), and a kept
     // mutant that reached a new magnitude is mutated further there.

@@ -93,12 +93,12 @@ TEST(Signals, AnOperationOnANameCarriesTheSizeTheNameWasMadeWith) {
                              "sized.model"));
   const Sequence big = parseSequence("make b0 bytes=17179869184\nfill b0\n", "t.seq", &model);
   const Sequence small = parseSequence("make b0\nfill b0\ndrop b0\n", "t.seq", &model);
-  EXPECT_TRUE(hasSignal(signalsOf(big, TrialResult{}), "sized fill b[bytes 2^35]"))
+  EXPECT_TRUE(hasSignal(signalsOf(big, TrialResult{}), "sized fill b[size 16^9]"))
       << texts(signalsOf(big, TrialResult{}));
   const std::vector<Signal> s = signalsOf(small, TrialResult{});
-  EXPECT_TRUE(hasSignal(s, "sized fill b[bytes 2^9]")) << texts(s);
-  EXPECT_TRUE(hasSignal(s, "sized drop b[bytes 2^9]")) << texts(s);
-  EXPECT_FALSE(hasSignal(s, "sized fill b[bytes 2^35]")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "sized fill b[size 16^3]")) << texts(s);
+  EXPECT_TRUE(hasSignal(s, "sized drop b[size 16^3]")) << texts(s);
+  EXPECT_FALSE(hasSignal(s, "sized fill b[size 16^9]")) << texts(s);
 }
 
 }  // namespace
