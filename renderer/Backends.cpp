@@ -15,6 +15,7 @@
 #if GPUFUZZ_HAVE_OPENCL
 #include "renderer/opencl/OpenClBackend.h"
 #include "renderer/opencl/OpenClModelExecutor.h"
+#include "renderer/opencl/OpenClPreload.h"
 #endif
 #if GPUFUZZ_HAVE_VULKAN
 #include "renderer/vulkan/VulkanBackend.h"
@@ -140,8 +141,8 @@ const std::array kRegistry = {
     withModels(missingBackend("cuda-async", kNoCudaToolkit), kCudaModels, nullptr),
 #endif
 #if GPUFUZZ_HAVE_OPENCL
-    withModels(builtBackend("opencl", makeOpenCl, /*probeInChild=*/true), kOpenClModels,
-               makeOpenClExecutor),
+    withModels(builtBackend("opencl", makeOpenCl, /*probeInChild=*/true, preloadOpenClLibraries),
+               kOpenClModels, makeOpenClExecutor),
 #else
     withModels(missingBackend("opencl",
                               "this gpufuzz was built without the opencl backend (no CL/cl.h at "
