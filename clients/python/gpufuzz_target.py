@@ -42,7 +42,7 @@ __all__ = ["Target", "Failure", "Error", "Invalid", "Mismatch", "Leak", "Unsuppo
            "Operation", "SequenceError", "Model", "ModelError", "Resource", "Slot", "Argument",
            "OperationSpec", "BUILTIN_MODEL", "main", "run_sequence", "serve_forks",
            "parse_sequence", "load_sequence", "parse_model_facts", "load_model_facts",
-           "load_model", "builtin_model", "model_facts_path", "Injected", "may_fail",
+           "load_model", "builtin_model", "model_facts_path", "model_hash", "Injected", "may_fail",
            "FAIL_WORDS"]
 
 FORK_SERVER_VERSION = 1
