@@ -17,7 +17,8 @@ threads of a threaded sequence, and serves as a fork server when the harness ask
     if __name__ == "__main__":
         gpufuzz.main(Mine())
 
-The model is the file $GPUFUZZ_MODEL names (the harness always sets it), else the one the
+The model is read as the normalized facts gpufuzz writes: the file $GPUFUZZ_MODEL_FACTS names
+(the harness always sets it), else the facts beside the model file $GPUFUZZ_MODEL or the
 sequence's `# model:` directive names, else the built-in `all` (BUILTIN_MODEL). An operation of a
 model with a name that is no method's can be registered: `self.handle("op-name", function)`.
 
@@ -40,13 +41,15 @@ import sys
 __all__ = ["Target", "Failure", "Error", "Invalid", "Mismatch", "Leak", "Unsupported", "Sequence",
            "Operation", "SequenceError", "Model", "ModelError", "Resource", "Slot", "Argument",
            "OperationSpec", "BUILTIN_MODEL", "main", "run_sequence", "serve_forks",
-           "parse_sequence", "load_sequence", "parse_model", "load_model", "builtin_model",
-           "Injected", "may_fail", "FAIL_WORDS"]
+           "parse_sequence", "load_sequence", "parse_model_facts", "load_model_facts",
+           "load_model", "builtin_model", "model_facts_path", "model_hash", "Injected", "may_fail",
+           "FAIL_WORDS"]
 
 FORK_SERVER_VERSION = 1
 EVENTS_FD_VARIABLE = "GPUFUZZ_EVENTS_FD"
 FORK_SERVER_FD_VARIABLE = "GPUFUZZ_FORK_SERVER_FD"
 MODEL_VARIABLE = "GPUFUZZ_MODEL"
+MODEL_FACTS_VARIABLE = "GPUFUZZ_MODEL_FACTS"
 STACKS_FILE_VARIABLE = "GPUFUZZ_STACKS_FILE"
 MAX_MESSAGE = 64 * 1024
 MAX_FDS = 2
@@ -109,44 +112,85 @@ class Unsupported(Exception):
 
 # ---------------------------------------------------------------------------------------------
 # Lifecycle models (docs/models.md): the kinds of resource, the operations and their arguments, the
-# order of the release. gpufuzz checks a model strictly; this reader takes what it can use and
-# refuses, with FILE:LINE:COLUMN, only what it cannot understand.
+# order of the release. This library reads a model's normalized facts, one fact a line, which
+# gpufuzz writes from a model it has checked (`gpufuzz model normalize`); it parses no `.model`.
 
-# The built-in model `all`, as the harness ships it (`gpufuzz model show all`): the vocabulary of
-# a sequence that names no model. The same text is in the C++ library (kBuiltinModel).
+# The built-in model `all` as its normalized facts (`gpufuzz model normalize all`): the vocabulary
+# of a sequence that names no model. The C++ library holds the same text (kBuiltinModel), and a
+# test checks both against gpufuzz's output.
 BUILTIN_MODEL = """\
-# gpufuzz model
-model all
+gpufuzz-model-facts 1
+model all 26fc6db1938459b1
 note The shipped GpuRenderer and the bare device runtime beneath it: the union of renderer and device.
-
-resource renderer prefix r
-resource context  prefix c
-resource buffer   prefix b  owner context
-
-op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15  fails:oom|host-oom|lost
-op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  fails:host-oom|lost  +pending(renderer)
-op sync         renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
-op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  fails:oom|host-oom|lost  +textured(renderer)
-op read_back    renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
-op destroy      renderer!                                                   weight:16  fails:host-oom|lost
-
-op ctx_create   -> context                                                  weight:9  fails:oom|host-oom
-op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16  fails:oom|host-oom|lost
-op buf_destroy  buffer!                                                     weight:9
-op ctx_destroy  context!                                                    weight:8
-
-release renderer buffer context
+resource renderer r
+resource context c
+resource buffer b
+owner buffer context
+op create
+weight create 15
+slot create renderer new
+arg create width int 64 1 4096
+arg create height int 64 1 4096
+fails create oom host-oom lost
+op draw
+weight draw 30
+slot draw renderer use
+arg draw triangles int 4 1 1024
+arg draw seed int 0 0 4294967295
+fails draw host-oom lost
+effect draw set pending renderer
+op sync
+weight sync 7
+slot sync renderer use
+fails sync host-oom lost
+effect sync clear pending renderer
+op set_textures
+weight set_textures 10
+slot set_textures renderer use
+arg set_textures count int 1 0 16
+arg set_textures size int 32 1 2048
+arg set_textures seed int 0 0 4294967295
+fails set_textures oom host-oom lost
+effect set_textures set textured renderer
+op read_back
+weight read_back 7
+slot read_back renderer use
+fails read_back host-oom lost
+effect read_back clear pending renderer
+op destroy
+weight destroy 16
+slot destroy renderer end
+fails destroy host-oom lost
+op ctx_create
+weight ctx_create 9
+slot ctx_create context new
+fails ctx_create oom host-oom
+op buf_create
+weight buf_create 16
+slot buf_create context use
+slot buf_create buffer new
+arg buf_create bytes int 256 1 2147483648
+fails buf_create oom host-oom lost
+op buf_destroy
+weight buf_destroy 9
+slot buf_destroy buffer end
+op ctx_destroy
+weight ctx_destroy 8
+slot ctx_destroy context end
+release renderer destroy
+release buffer buf_destroy
+release context ctx_destroy
 """
 # Names a `# model:` directive may give for the built-in model: `renderer` and `device` are parts
 # of `all`, so every sequence of theirs is one of `all`.
 BUILTIN_MODEL_NAMES = ("all", "renderer", "device")
 RENDERER_OPS = ("create", "draw", "sync", "set_textures", "read_back", "destroy")
 DEVICE_OPS = ("ctx_create", "buf_create", "buf_destroy", "ctx_destroy")
+# The first line of the facts this library reads: the form and its version.
+MODEL_FACTS_HEADER = "gpufuzz-model-facts 1"
 
-_MAX_U64 = 2**64 - 1
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
-_WORD = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _INT = re.compile(r"(0|[1-9][0-9]*)\Z")
+_MAX_U64 = 2**64 - 1
 
 
 class SequenceError(Exception):
@@ -154,11 +198,12 @@ class SequenceError(Exception):
 
 
 class ModelError(SequenceError):
-    """A model file this library cannot read; the message starts with FILE:LINE:COLUMN."""
+    """Model facts this library cannot read (the message starts with FILE:LINE:COLUMN), or a model
+    file without facts beside it."""
 
 
 class Resource:
-    """`resource KIND [prefix P] [owner KIND2]`."""
+    """A kind of name: `kind`, `prefix`, `owner` (a kind, or None) and `line` (of its fact)."""
 
     __slots__ = ("kind", "prefix", "owner", "line")
 
@@ -183,7 +228,7 @@ class Slot:
 
 
 class Argument:
-    """`key=DEFAULT (LOW..HIGH)` (`words` None, values ints) or `key=DEFAULT {a|b}` (words)."""
+    """An integer in `low`..`high` (`words` None, values ints), or one of `words`."""
 
     __slots__ = ("key", "default", "low", "high", "words")
 
@@ -210,10 +255,9 @@ class Argument:
 
 
 class OperationSpec:
-    """`op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [fails:WORD|...] [+FLAG(KIND)...]`.
-
-    `slots`: the used names' Slots in order; `introduces`: the kinds of the new names;
-    `args`: {key: Argument} in declaration order; `flags`: [("+" or "-", FLAG, KIND)]."""
+    """One operation. `slots`: the used names' Slots in order; `introduces`: the kinds of the new
+    names; `args`: {key: Argument} in declaration order; `weight`; `fails`: the words a mark may
+    ask of it; `flags`: [("+" or "-", FLAG, KIND)]; `line`: of its `op` fact."""
 
     __slots__ = ("name", "slots", "introduces", "args", "weight", "flags", "line", "fails")
 
@@ -262,220 +306,233 @@ class OperationSpec:
 
 
 class Model:
-    """A parsed model: `resources` {KIND: Resource} and `operations` {NAME: OperationSpec} in
-    declaration order, `release` [KIND] (kinds it does not list are left to the process's
-    exit), `name`, `note`, `path`, `text`."""
+    """A model as its facts give it: `resources` {KIND: Resource} and `operations` {NAME:
+    OperationSpec} in declaration order, `release` [KIND], `released_by` {KIND: NAME} (each
+    kind's default release), `name`, `hash` (of the model file's text), `note`, `path` and
+    `text` (of the facts)."""
 
-    def __init__(self, name, note, resources, operations, release, path="<model>", text=""):
+    def __init__(self, name, note, resources, operations, release, path="<facts>", text="",
+                 model_hash=None, released_by=None):
         self.name, self.note, self.path, self.text = name, note, path, text
         self.resources, self.operations, self.release = resources, operations, list(release)
+        self.hash, self.released_by = model_hash, dict(released_by or {})
 
     def operation(self, name):
         return self.operations.get(name)
 
     def release_operation(self, kind):
         """The operation that releases a leftover of `kind` by default: the kind's only ending
-        operation, when it has no other slot (nor a new name); else None."""
-        ending = [o for o in self.operations.values()
-                  if any(s.mode == "end" and s.kind == kind for s in o.slots)]
-        if len(ending) == 1 and len(ending[0].slots) == 1 and not ending[0].introduces:
-            return ending[0]
-        return None
+        operation, when it has no other slot (nor a new name); else None. gpufuzz works it out."""
+        name = self.released_by.get(kind)
+        return None if name is None else self.operations[name]
 
     def __repr__(self):
         return f"<Model {self.name or '?'}: {len(self.resources)} kinds, " \
                f"{len(self.operations)} operations>"
 
 
-def _model_tokens(line, fail):
-    """[(token, column)] of a model line up to its comment: words, `->`, `(...)`, `{...}`."""
-    tokens, i, n = [], 0, len(line)
-    while i < n:
-        c = line[i]
-        if c.isspace():
-            i += 1
-            continue
-        if c == "#":
-            break
-        start = i
-        if c in "({":
-            close = ")" if c == "(" else "}"
-            end = line.find(close, i)
-            if end < 0 or "#" in line[i:end]:
-                fail(f"'{c}' without its '{close}'", i + 1)
-            i = end + 1
-        elif line.startswith("->", i):
-            i += 2
-        else:
-            while i < n and not line[i].isspace() and line[i] not in "#({":
-                i += 1
-        tokens.append((line[start:i], start + 1))
-    return tokens
+_SLOT_MODES = ("use", "end", "list")
+# fact -> (fewest, most) words, the first included; most None: any number.
+_FACT_WORDS = {"model": (3, 3), "resource": (3, 3), "owner": (3, 3), "op": (2, 2),
+               "weight": (3, 3), "slot": (4, 4), "arg": (6, None), "fails": (3, 2 + 3),
+               "effect": (5, 5), "release": (2, 3)}
+_FACT_FORMS = {"model": "model NAME HASH", "resource": "resource KIND PREFIX",
+               "owner": "owner KIND OWNER", "op": "op NAME", "weight": "weight OP N",
+               "slot": "slot OP KIND use|end|list|new",
+               "arg": "arg OP KEY int DEFAULT MIN MAX, or arg OP KEY word DEFAULT WORD...",
+               "fails": "fails OP WORD...", "effect": "effect OP set|clear FLAG KIND",
+               "release": "release KIND [OP]"}
 
 
-def _model_argument(key, default, group, fail, column, group_column):
-    inner = group[1:-1]
-    if group[0] == "{":
-        words = tuple(w.strip() for w in inner.split("|"))
-        for w in words:
-            if not _WORD.match(w):
-                fail(f"'{w}' is not a word of {key}'s {{a|b|c}}", group_column)
-        if not _WORD.match(default):
-            fail(f"{key}={default}: the default is one of its words", column)
-        return Argument(key, default, words=words)
-    low, dots, high = (part.strip() for part in inner.partition(".."))
-    if not dots:
-        fail(f"{key}'s bounds are (MIN..MAX), not {group}", group_column)
-    for text, what, col in ((default, "default", column), (low, "bound", group_column),
-                            (high, "bound", group_column)):
-        if not _INT.match(text) or int(text) > _MAX_U64:
-            fail(f"{key}: {what} '{text}' is not an unsigned decimal integer (at most 2^64-1)",
-                 col)
-    if int(low) > int(high):
-        fail(f"{key}: bounds {low}..{high} are empty", group_column)
-    return Argument(key, int(default), int(low), int(high))
+def _words(line):
+    """[(word, column)] of a facts line, split at blanks."""
+    return [(m.group(), m.start() + 1) for m in re.finditer(r"\S+", line)]
 
 
-def parse_model(text, path="<model>"):
-    """Parses a model's text; raises ModelError with the place of what it cannot understand."""
-    name, note, resources, operations, release = None, None, {}, {}, []
-    references = []  # (kind, line, column): each must be declared somewhere in the file
-    for number, raw in enumerate(text.split("\n"), 1):
+def parse_model_facts(text, path="<facts>"):
+    """Reads a model's normalized facts (docs/models.md: the text `gpufuzz model normalize`
+    prints). A line whose first word this library does not know is skipped: later versions of the
+    form may add facts. Raises ModelError (FILE:LINE:COLUMN) for another form or version, a fact
+    with the wrong number of words, a value that is not one, or a name no earlier line declares."""
+    lines = text.split("\n")
+    first = lines[0].rstrip("\r")
+    if first != MODEL_FACTS_HEADER:
+        if first.startswith("gpufuzz-model-facts "):
+            raise ModelError(f"{path}:1:1: '{first[:40]}' is a version of the facts this library "
+                             f"cannot read ({MODEL_FACTS_HEADER})")
+        raise ModelError(f"{path}:1:1: not a model's facts: the first line is "
+                         f"'{MODEL_FACTS_HEADER}' (gpufuzz model normalize)")
+    name, model_hash, note, resources, operations, release, released_by = \
+        None, None, None, {}, {}, [], {}
+    for number, raw in enumerate(lines[1:], 2):
         line = raw.rstrip("\r")
-
-        def fail(message, column=1, number=number):
-            raise ModelError(f"{path}:{number}:{column}: {message}")
-
-        content = line.split("#", 1)[0]
-        if content.split()[:1] == ["note"]:  # free text: not tokenized
-            note = content.split("note", 1)[1].strip()
+        w = _words(line)
+        if not w:
             continue
-        tokens = _model_tokens(line, fail)
-        if not tokens:
+        fact = w[0][0]
+
+        def fail(message, field=0, number=number, w=w):
+            raise ModelError(f"{path}:{number}:{w[min(field, len(w) - 1)][1]}: {message}")
+
+        if fact == "note":
+            note = line[w[0][1] + 3:].strip()
             continue
-        (word, column), rest = tokens[0], tokens[1:]
+        if fact not in _FACT_WORDS:
+            continue  # a fact of a later version
+        fewest, most = _FACT_WORDS[fact]
+        if len(w) < fewest or (most is not None and len(w) > most):
+            fail(f"'{fact}' is {_FACT_FORMS[fact]}")
+        words = [word for word, _ in w]
 
-        def ident(token, what):
-            if not _IDENT.match(token[0]):
-                fail(f"'{token[0]}' is not {what} ([a-z][a-z0-9_]*)", token[1])
-            return token[0]
+        def kind(field, words=words, fail=fail):
+            if words[field] not in resources:
+                fail(f"'{words[field]}' is not a kind of an earlier resource fact", field)
+            return words[field]
 
-        if word == "model":
+        def operation(field, words=words, fail=fail):
+            if words[field] not in operations:
+                fail(f"'{words[field]}' is not an operation of an earlier op fact", field)
+            return operations[words[field]]
+
+        def integer(field, words=words, fail=fail):
+            if not _INT.match(words[field]) or int(words[field]) > _MAX_U64:
+                fail(f"'{words[field]}' is not an unsigned decimal integer", field)
+            return int(words[field])
+
+        if fact == "model":
             if name is not None:
-                fail("'model' is given twice", column)
-            if len(rest) != 1:
-                fail("'model' takes one name: model NAME", column)
-            name = ident(rest[0], "a model's name")
-        elif word == "resource":
-            if not rest:
-                fail("'resource' takes a kind: resource KIND [prefix P] [owner KIND2]", column)
-            kind = ident(rest[0], "a kind's name")
-            if kind in resources:
-                fail(f"resource '{kind}' is declared twice", rest[0][1])
-            prefix, owner, k = kind[0], None, 1
-            while k < len(rest):
-                option = rest[k]
-                if option[0] not in ("prefix", "owner") or k + 1 >= len(rest):
-                    fail(f"'{option[0]}': a resource takes prefix P and owner KIND", option[1])
-                value = ident(rest[k + 1], "a prefix" if option[0] == "prefix" else "a kind")
-                if option[0] == "prefix":
-                    prefix = value
-                else:
-                    owner = value
-                    references.append((value, number, rest[k + 1][1]))
-                k += 2
-            resources[kind] = Resource(kind, prefix, owner, number)
-        elif word == "op":
-            if not rest:
-                fail("'op' takes a name: op NAME SLOT... [-> KIND...] [ARG...]", column)
-            op = ident(rest[0], "an operation's name")
-            if op in operations:
-                fail(f"operation '{op}' is declared twice", rest[0][1])
-            slots, introduces, args, weight, flags, fails = [], [], {}, 1, [], None
-            introducing, k = False, 1
-            while k < len(rest):
-                token, col = rest[k]
-                k += 1
-                if token == "->":
-                    introducing = True
-                    continue
-                if token.startswith("->"):
-                    introducing, token, col = True, token[2:], col + 2
-                if "=" in token:
-                    key, _, default = token.partition("=")
-                    ident((key, col), "an argument's key")
-                    if key in args:
-                        fail(f"argument '{key}' is declared twice", col)
-                    if k >= len(rest) or rest[k][0][0] not in "({":
-                        fail(f"argument '{key}' has no bounds (MIN..MAX) nor words {{a|b}}", col)
-                    args[key] = _model_argument(key, default, rest[k][0], fail, col, rest[k][1])
-                    k += 1
-                elif token.startswith("weight:"):
-                    if not _INT.match(token[7:]) or int(token[7:]) < 1:
-                        fail(f"'{token}': weight:N takes an integer N >= 1", col)
-                    weight = int(token[7:])
-                elif token.startswith("fails:"):
-                    if fails is not None:
-                        fail("fails: is given twice", col)
-                    fails = token[6:].split("|")
-                    for w in fails:
-                        if w not in FAIL_WORDS:
-                            fail(f"unknown failure '{w}' in fails:, expected "
-                                 f"{', '.join(FAIL_WORDS)}", col)
-                    if len(set(fails)) != len(fails):
-                        fail(f"'{token}': a word is given twice", col)
-                elif token[0] in "+-":
-                    flag = ident((token[1:], col + 1), "a flag's name")
-                    if k >= len(rest) or rest[k][0][0] != "(":
-                        fail(f"flag '{token}' has no kind: {token}(KIND)", col)
-                    kind = ident((rest[k][0][1:-1].strip(), rest[k][1] + 1), "a kind")
-                    references.append((kind, number, rest[k][1] + 1))
-                    flags.append((token[0], flag, kind))
-                    k += 1
-                elif token[0] in "({":
-                    fail(f"'{token}' follows no argument", col)
-                elif introducing:
-                    introduces.append(ident((token, col), "a kind (a new name has no ! nor *)"))
-                    references.append((token, number, col))
-                else:
-                    mode = {"!": "end", "*": "list"}.get(token[-1], "use")
-                    kind = ident((token[:-1] if mode != "use" else token, col), "a slot: KIND, "
-                                 "KIND! or KIND*")
-                    if mode == "list" and any(s.mode == "list" for s in slots):
-                        fail(f"'{token}': an operation has at most one KIND* slot", col)
-                    slots.append(Slot(kind, mode))
-                    references.append((kind, number, col))
-            operations[op] = OperationSpec(op, slots, introduces, args, weight, flags, number,
-                                           fails or ())
-        elif word == "release":
-            for token in rest:
-                kind = ident(token, "a kind")
-                references.append((kind, number, token[1]))
-                if kind not in release:
-                    release.append(kind)
-        else:
-            fail(f"unknown declaration '{word}' (model, note, resource, op, release)", column)
-    for kind, number, column in references:
-        if kind not in resources:
-            raise ModelError(f"{path}:{number}:{column}: '{kind}' is not a declared resource kind"
-                             f" (resource {kind} ...)")
-    return Model(name, note, resources, operations, release, path, text)
+                fail("a second model fact")
+            name, model_hash = words[1], words[2]
+        elif fact == "resource":
+            if words[1] in resources:
+                fail(f"kind '{words[1]}' is declared twice", 1)
+            resources[words[1]] = Resource(words[1], words[2], None, number)
+        elif fact == "owner":
+            owner = kind(2)
+            resources[kind(1)].owner = owner
+        elif fact == "op":
+            if words[1] in operations:
+                fail(f"operation '{words[1]}' is declared twice", 1)
+            operations[words[1]] = OperationSpec(words[1], [], [], {}, line=number)
+        elif fact == "weight":
+            o = operation(1)
+            o.weight = integer(2)
+            if o.weight < 1:
+                fail("a weight is at least 1", 2)
+        elif fact == "slot":
+            o, k, mode = operation(1), kind(2), words[3]
+            if mode == "new":
+                o.introduces.append(k)
+            elif mode in _SLOT_MODES:
+                if o.introduces:
+                    fail("a used slot after a new one", 3)
+                if mode == "list" and o.has_list:
+                    fail("a second list slot", 3)
+                o.slots.append(Slot(k, mode))
+            else:
+                fail(f"'{mode}' is not a slot's use: use, end, list or new", 3)
+        elif fact == "arg":
+            o, key = operation(1), words[2]
+            if key in o.args:
+                fail(f"argument '{key}' is declared twice", 2)
+            if words[3] == "int":
+                if len(words) != 7:
+                    fail("'arg' is arg OP KEY int DEFAULT MIN MAX")
+                default, low, high = integer(4), integer(5), integer(6)
+                if not low <= default <= high:
+                    fail("the default is not within MIN..MAX", 4)
+                o.args[key] = Argument(key, default, low, high)
+            elif words[3] == "word":
+                choices = tuple(words[5:])
+                if words[4] not in choices:
+                    fail("the default is not one of the words", 4)
+                o.args[key] = Argument(key, words[4], words=choices)
+            else:
+                fail(f"'{words[3]}' is not an argument's type: int or word", 3)
+        elif fact == "fails":
+            o = operation(1)
+            for field, word in enumerate(words[2:], 2):
+                if word not in FAIL_WORDS:
+                    fail(f"unknown failure '{word}': {', '.join(FAIL_WORDS)}", field)
+            o.fails = frozenset(words[2:])
+        elif fact == "effect":
+            o = operation(1)
+            if words[2] not in ("set", "clear"):
+                fail(f"'{words[2]}' is not an effect: set or clear", 2)
+            o.flags.append(("+" if words[2] == "set" else "-", words[3], kind(4)))
+        elif fact == "release":
+            k = kind(1)
+            if k in release:
+                fail(f"kind '{k}' is released twice", 1)
+            release.append(k)
+            if len(words) == 3:
+                released_by[k] = operation(2).name
+    if name is None:
+        raise ModelError(f"{path}:{len(lines)}:1: the facts have no 'model NAME HASH'")
+    return Model(name, note, resources, operations, release, path, text, model_hash, released_by)
 
 
-_models = {}  # path -> the Model its text was read as (a fork server reads each once)
+def model_facts_path(model_path):
+    """Where a model file's facts are kept: its path with `.model` replaced by `.facts` (`.facts`
+    added when it does not end in `.model`). gpufuzz writes them beside every model file it
+    writes."""
+    if model_path.endswith(".model"):
+        model_path = model_path[:-len(".model")]
+    return model_path + ".facts"
 
 
-def load_model(path):
-    """Reads and parses a model file (the same file's same text is parsed once per process)."""
+def model_hash(data):
+    """The hash gpufuzz takes of a model file's text (bytes): 64-bit FNV-1a, as 16 hex digits."""
+    h = 14695981039346656037
+    for byte in data:
+        h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+_models = {}  # path -> the Model its facts were read as (a fork server reads each once)
+
+
+def _read(path, what):
     try:
         with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ModelError(f"{path}: cannot read the model file: {e}") from None
+            return f.read()
+    except OSError as e:
+        raise ModelError(f"{path}: cannot read the {what}: {e}") from None
+
+
+def _cached_facts(path, data):
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ModelError(f"{path}: cannot read the model facts: {e}") from None
     cached = _models.get(path)
     if cached is not None and cached.text == text:
         return cached
-    model = _models[path] = parse_model(text, path)
+    model = _models[path] = parse_model_facts(text, path)
+    return model
+
+
+def load_model_facts(path):
+    """Reads a file of model facts (the same file's same text is read once per process)."""
+    return _cached_facts(path, _read(path, "model facts"))
+
+
+def load_model(path):
+    """The model a model file declares, read from the facts beside it (model_facts_path). Raises
+    ModelError when the model file cannot be read, when there are no facts beside it, and when
+    they were written from another text of it."""
+    digest = model_hash(_read(path, "model file"))
+    facts = model_facts_path(path)
+    again = f"write them with `gpufuzz model normalize {path} > {facts}`"
+    try:
+        with open(facts, "rb") as f:
+            data = f.read()
+    except OSError:
+        raise ModelError(f"{path}: no facts beside the model file ({facts}): {again}") from None
+    model = _cached_facts(facts, data)
+    if model.hash != digest:
+        raise ModelError(f"{facts}: the facts are of another text of {path} (hash {model.hash}, "
+                         f"the file's is {digest}): {again}")
     return model
 
 
@@ -483,13 +540,16 @@ def builtin_model():
     """The built-in model `all` (BUILTIN_MODEL)."""
     model = _models.get(None)
     if model is None:
-        model = _models[None] = parse_model(BUILTIN_MODEL, "<built-in model all>")
+        model = _models[None] = parse_model_facts(BUILTIN_MODEL, "<built-in model all>")
     return model
 
 
 def _model_of(directives, places, path):
-    """(model, given) for a sequence: $GPUFUZZ_MODEL, else its `# model:`, else the built-in;
-    `given`: whether a model was named at all."""
+    """(model, given) for a sequence: $GPUFUZZ_MODEL_FACTS, else the facts beside
+    $GPUFUZZ_MODEL, else its `# model:`, else the built-in; `given`: whether a model was named."""
+    facts = os.environ.get(MODEL_FACTS_VARIABLE)
+    if facts:
+        return load_model_facts(facts), True
     named = os.environ.get(MODEL_VARIABLE)
     if named:
         return load_model(named), True
@@ -504,7 +564,8 @@ def _model_of(directives, places, path):
         return builtin_model(), True
     raise SequenceError(f"{path}:{places['model']}:1: the built-in model '{value}' is not one "
                         f"this library holds ({', '.join(BUILTIN_MODEL_NAMES)}): set "
-                        f"{MODEL_VARIABLE} to its file (gpufuzz model show {value} > FILE)")
+                        f"{MODEL_FACTS_VARIABLE} to its facts (gpufuzz model normalize {value} > "
+                        "FILE)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,7 +600,7 @@ class Operation:
 class Sequence:
     """A parsed file: `directives` ({"policy": "shipped", ...}), `operations`, `model` (the
     Model it was read in), `threads` (how many its `@T` lines and `# threads:` ask for) and
-    `model_given` (whether $GPUFUZZ_MODEL or `# model:` named the model)."""
+    `model_given` (whether the environment or `# model:` named the model)."""
 
     def __init__(self, path, directives, operations, model=None, threads=1, model_given=False):
         self.path, self.directives, self.operations = path, directives, operations
@@ -582,7 +643,7 @@ def _mark(token, fail):
 
 
 def parse_sequence(text, path="<sequence>", model=None):
-    """Parses the normalized text in `model` (None: the one $GPUFUZZ_MODEL or the file's
+    """Parses the normalized text in `model` (None: the one the environment or the file's
     `# model:` names, else the built-in); raises SequenceError with the place of the first
     problem (ModelError for a model that cannot be read)."""
     directives, places, operations, kinds = {}, {}, [], {}  # kinds: name -> KIND, None once ended
@@ -1165,14 +1226,15 @@ def _answer_stacks():
 
 
 def _warm_models():
-    """Parses the built-in model and the one $GPUFUZZ_MODEL names once, before any fork."""
+    """Reads the built-in model and the one the environment names once, before any fork."""
     builtin_model()
-    named = os.environ.get(MODEL_VARIABLE)
-    if named:
-        try:
-            load_model(named)
-        except ModelError:
-            pass  # each run says so itself
+    try:
+        if os.environ.get(MODEL_FACTS_VARIABLE):
+            load_model_facts(os.environ[MODEL_FACTS_VARIABLE])
+        elif os.environ.get(MODEL_VARIABLE):
+            load_model(os.environ[MODEL_VARIABLE])
+    except ModelError:
+        pass  # each run says so itself
 
 
 # ---------------------------------------------------------------------------------------------

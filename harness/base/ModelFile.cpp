@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "harness/base/AtomicFile.h"
+#include "model/NormalizedModel.h"
 
 namespace gpufuzz {
 
@@ -17,9 +18,16 @@ std::filesystem::path modelFileIn(const std::filesystem::path& dir, const Lifecy
   const std::filesystem::path file =
       std::filesystem::absolute(dir / "models" / (model.name + "-" + model.hash + ".model"));
   std::filesystem::create_directories(file.parent_path());
+  // The facts first: a reader that finds the model file finds its facts beside it.
+  writeFileAtomically(modelFactsPath(file.string()), normalizedModel(model));
   writeFileAtomically(file, model.text);
   written.emplace(key, file);
   return file;
+}
+
+std::filesystem::path modelFactsFileIn(const std::filesystem::path& dir,
+                                       const LifecycleModel& model) {
+  return modelFactsPath(modelFileIn(dir, model).string());
 }
 
 namespace {
@@ -46,6 +54,7 @@ Sequence withPortableModel(const Sequence& seq, const std::filesystem::path& dir
     return out;
   }
   std::filesystem::create_directories(dir);
+  writeFileAtomically(dir / (model.name + ".facts"), normalizedModel(model));
   writeFileAtomically(dir / (model.name + ".model"), model.text);
   out.directives.model = "./" + model.name + ".model";
   return out;

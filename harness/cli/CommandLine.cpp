@@ -68,8 +68,9 @@ constexpr CommandRow kCommands[] = {
      "gpufuzz report  DIR [-o FILE.html]   one self-contained HTML page of DIR's campaign"},
     {"sweep", 'w', 1, SIZE_MAX, "one or more files",
      "gpufuzz sweep   FILE... [--inject W] fail each call that can fail, one run a call"},
-    {"model", 'o', 2, 2, "'check FILE' or 'show NAME'",
-     "gpufuzz model   check FILE | show NAME   validate a lifecycle model; print a built-in one"},
+    {"model", 'o', 2, 2, "'check FILE', 'show NAME' or 'normalize NAME|FILE'",
+     "gpufuzz model   check FILE | show NAME | normalize MODEL   check a model; print one or its "
+     "facts"},
 };
 
 std::string commandNames() {

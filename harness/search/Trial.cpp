@@ -147,6 +147,8 @@ SupervisionLimits TrialRunner::limitsFor(const Sequence& seq, Millis deadline,
   limits.environment = setup_.environment;
   limits.environment.emplace_back(kModelVariable,
                                   modelFileIn(setup_.workDir, seq.lifecycle()).string());
+  limits.environment.emplace_back(kModelFactsVariable,
+                                  modelFactsFileIn(setup_.workDir, seq.lifecycle()).string());
   limits.forkServer = setup_.forkServer;
   std::lock_guard lock(kindsMutex_);
   for (const RunOutcome& kind : confirmedKinds_) {

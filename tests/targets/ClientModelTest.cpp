@@ -1,7 +1,9 @@
 // ClientModelTest.cpp: the C++ client library (clients/cpp/gpufuzz/target.hpp) in a lifecycle
-// model's words (docs/models.md): the model reader (what it takes, what it refuses and where),
-// sequences read in a model (names by slot, KIND* lists, new names, arguments and their defaults,
-// `@T`), which model a sequence is read in (GPUFUZZ_MODEL, `# model:`, the built-in), and runs in
+// model's words (docs/models.md): the reader of a model's normalized facts (what it takes, what it
+// skips, what it refuses and where), sequences read in a model (names by slot, KIND* lists, new
+// names, arguments and their defaults, `@T`), which model a sequence is read in
+// (GPUFUZZ_MODEL_FACTS, the facts beside GPUFUZZ_MODEL's file or `# model:`'s, the built-in), and
+// runs in
 // process, their events read back from a pipe: dispatch by name to registered handlers, run()
 // overridden as before, `unsupported` (and its older form without a model), the release of
 // leftovers in the model's order (release handlers, the default through the ending operation,
@@ -27,6 +29,8 @@
 #include <vector>
 
 #include "gpufuzz/target.hpp"
+#include "model/LifecycleModel.h"
+#include "model/NormalizedModel.h"
 
 namespace {
 
@@ -95,12 +99,21 @@ class Fixture : public ::testing::Test {
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     dir_ = pattern;
     ::unsetenv(gt::kModelVariable);
-    modelPath_ = write("probe.model", kProbeModel);
+    ::unsetenv(gt::kModelFactsVariable);
+    modelPath_ = writeModel("probe.model", kProbeModel);
     model_ = gt::loadModel(modelPath_);
   }
   void TearDown() override {
     ::unsetenv(gt::kModelVariable);
+    ::unsetenv(gt::kModelFactsVariable);
     fs::remove_all(dir_);
+  }
+
+  /// Writes a model file and its facts beside it, as gpufuzz writes them.
+  std::string writeModel(const std::string& name, std::string_view text) {
+    const std::string path = write(name, text);
+    write(gpufuzz::modelFactsPath(name), gpufuzz::normalizedModel(gpufuzz::parseModel(text, path)));
+    return path;
   }
 
   std::string write(const std::string& name, std::string_view text) {
@@ -210,9 +223,11 @@ TEST(ModelReader, TheBuiltinModelIsTheVocabularyOfOld) {
   EXPECT_EQ(gt::builtinModel().get(), m.get());  // parsed once
 }
 
-TEST_F(Fixture, AModelOfEveryKindOfLine) {
+TEST_F(Fixture, TheFactsOfAModelOfEveryKindOfLine) {
   const gt::Model& m = *model_;
   EXPECT_EQ(m.name, "probe");
+  EXPECT_EQ(m.path, (dir_ / "probe.facts").string());
+  EXPECT_EQ(m.hash, gpufuzz::parseModel(kProbeModel, "probe.model").hash);
   EXPECT_EQ(m.note.substr(0, 26), "The client library's tests");
   ASSERT_EQ(m.resources.size(), 6u);
   EXPECT_EQ(m.resource("buf")->owner, "pool");
@@ -228,64 +243,81 @@ TEST_F(Fixture, AModelOfEveryKindOfLine) {
   const gt::Argument& priority = *m.op("stream_create")->arg("priority");
   EXPECT_TRUE(priority.isWord());
   EXPECT_EQ(priority.defaultWord, "normal");
+  EXPECT_EQ(priority.defaultValue, 1u);
   EXPECT_EQ(priority.words, (std::vector<std::string>{"low", "normal", "high"}));
   EXPECT_EQ(m.op("free")->slots[0].mode, gt::Slot::Mode::End);
+  ASSERT_EQ(m.op("launch")->flags.size(), 1u);
+  EXPECT_EQ(m.op("launch")->flags[0].name, "pending");
   EXPECT_EQ(m.release,
             (std::vector<std::string>{"buf", "event", "stream", "pool", "thing", "mark"}));
   EXPECT_EQ(m.releaseOperation("stream")->name, "stream_destroy");
   EXPECT_EQ(m.releaseOperation("buf"), nullptr);             // free also takes a stream
   EXPECT_EQ(m.releaseOperation("thing"), nullptr);           // nothing ends it
   EXPECT_EQ(m.releaseOperation("mark"), nullptr);            // two operations end it
-  EXPECT_EQ(gt::loadModel(modelPath_).get(), model_.get());  // the same text is parsed once
+  EXPECT_EQ(gt::loadModel(modelPath_).get(), model_.get());  // the same text is read once
 }
 
-TEST(ModelReader, ATolerantReader) {
-  const gt::Model m = gt::parseModel(
-      "op use   thing  n=1(0..9)  w=a{a | b}   weight:4 +f(thing)\n"
-      "resource thing owner box prefix x\nop make ->thing\nresource box\n\r\n  # a comment\n"
-      "note Streams (CUDA) {and} -> more: a|b  # not this\nrelease thing\n",
-      "m.model");
-  EXPECT_EQ(m.name, "");
+constexpr std::string_view kHeader = "gpufuzz-model-facts 1\n";
+
+TEST(FactsReader, ALaterVersionsFactIsSkippedAndANoteIsFreeText) {
+  const gt::Model m = gt::parseModelFacts(
+      std::string(kHeader) +
+          "model m 0123456789abcdef\r\n\nnote  Streams (CUDA) {and} -> more: a|b \n"
+          "resource thing x\nresource box b\nowner thing box\ncolour thing red\n"
+          "op make\nslot make thing new\nop use\nslot use thing use\narg use n int 1 0 9\n"
+          "arg use w word a a b\nweight use 4\neffect use set f thing\nfails use lost oom\n"
+          "release thing\nrelease box\n",
+      "m.facts");
+  EXPECT_EQ(m.name, "m");
+  EXPECT_EQ(m.hash, "0123456789abcdef");
+  EXPECT_EQ(m.note, "Streams (CUDA) {and} -> more: a|b");
   EXPECT_EQ(m.op("use")->arg("n")->max, 9u);
   EXPECT_EQ(m.op("use")->arg("w")->words, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(m.op("use")->weight, 4u);
+  EXPECT_EQ(m.op("use")->fails, (std::vector<std::string>{"lost", "oom"}));
   EXPECT_EQ(m.op("make")->introduces, std::vector<std::string>{"thing"});
   EXPECT_EQ(m.resource("thing")->prefix, "x");
   EXPECT_EQ(m.resource("thing")->owner, "box");
-  EXPECT_EQ(m.note, "Streams (CUDA) {and} -> more: a|b");
-  EXPECT_EQ(m.release, std::vector<std::string>{"thing"});
+  EXPECT_EQ(m.release, (std::vector<std::string>{"thing", "box"}));
+  EXPECT_EQ(m.releaseOperation("thing"), nullptr);
 }
 
-TEST(ModelReader, WhatItCannotUnderstandIsRefusedWithItsPlace) {
+TEST(FactsReader, WhatItCannotReadIsRefusedWithItsPlace) {
+  const std::string head = std::string(kHeader) + "model m 0123456789abcdef\nresource r r\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"model a\nmodel b\n", "m.model:2:1: 'model' is given twice"},
-      {"resource r\nfrobnicate r\n", "m.model:2:1: unknown declaration 'frobnicate'"},
-      {"resource r\nop make -> r\nop make -> r\n", "m.model:3:4: operation 'make' is declared"},
-      {"resource r\nresource r\n", "m.model:2:10: resource 'r' is declared twice"},
-      {"resource r\nop use q\n", "m.model:2:8: 'q' is not a declared resource kind"},
-      {"resource r\nop use r x=1\n", "m.model:2:10: argument 'x' has no bounds"},
-      {"resource r\nop use r x=1 (1-2)\n", "m.model:2:14: x's bounds are (MIN..MAX)"},
-      {"resource r\nop use r x=a (1..2)\n", "m.model:2:10: x: default 'a' is not an unsigned"},
-      {"resource r\nop use r x=1 (1..18446744073709551616)\n", "m.model:2:14: x: bound"},
-      {"resource r\nop use r x=3 (4..2)\n", "m.model:2:14: x: bounds 4..2 are empty"},
-      {"resource r\nop use r x=1 (1..2\n", "m.model:2:14: '(' without its ')'"},
-      {"resource r\nop use r x=a {a||b}\n", "m.model:2:14: '' is not a word of x's"},
-      {"resource r\nop use r x=1 (0..2) x=1 (0..2)\n", "m.model:2:21: argument 'x' is decl"},
-      {"resource r\nop use r weight:0\n", "m.model:2:10: 'weight:0': weight:N takes"},
-      {"resource r\nop use r +busy\n", "m.model:2:10: flag '+busy' has no kind"},
-      {"resource r\nop use r +busy(q)\n", "m.model:2:16: 'q' is not a declared resource"},
-      {"resource r\nop use r* r*\n", "m.model:2:11: 'r*': an operation has at most one"},
-      {"resource r\nop use r (1..2)\n", "m.model:2:10: '(1..2)' follows no argument"},
-      {"resource r\nop make -> r!\n", "m.model:2:12: 'r!' is not a kind (a new name"},
-      {"resource r colour red\n", "m.model:1:12: 'colour': a resource takes prefix P"},
-      {"resource r owner\n", "m.model:1:12: 'owner': a resource takes prefix P"},
-      {"resource r\nrelease r q\n", "m.model:2:11: 'q' is not a declared resource kind"},
-      {"op\n", "m.model:1:1: 'op' takes a name"},
+      {"", "m.facts:1:1: not a model's facts"},
+      {"# gpufuzz model\nmodel m\n", "m.facts:1:1: not a model's facts"},
+      {"gpufuzz-model-facts 2\nmodel m 0\n", "m.facts:1:1: 'gpufuzz-model-facts 2' is a version"},
+      {std::string(kHeader) + "resource r r\n", "m.facts:3:1: the facts have no 'model NAME HASH'"},
+      {head + "model n 0\n", "m.facts:4:1: a second model fact"},
+      {head + "resource r s\n", "m.facts:4:10: kind 'r' is declared twice"},
+      {head + "resource q\n", "m.facts:4:1: 'resource' is resource KIND PREFIX"},
+      {head + "owner r q\n", "m.facts:4:9: 'q' is not a kind of an earlier resource fact"},
+      {head + "op a\nop a\n", "m.facts:5:4: operation 'a' is declared twice"},
+      {head + "slot a r use\n", "m.facts:4:6: 'a' is not an operation of an earlier op fact"},
+      {head + "op a\nslot a r keep\n", "m.facts:5:10: 'keep' is not a slot's use"},
+      {head + "op a\nslot a r new\nslot a r use\n", "m.facts:6:10: a used slot after a new"},
+      {head + "op a\nslot a r list\nslot a r list\n", "m.facts:6:10: a second list slot"},
+      {head + "op a\nweight a 0\n", "m.facts:5:10: a weight is at least 1"},
+      {head + "op a\nweight a 01\n", "m.facts:5:10: '01' is not an unsigned decimal"},
+      {head + "op a\narg a n int 1 0 18446744073709551616\n", "m.facts:5:17: '18446744"},
+      {head + "op a\narg a n int 5 0 4\n", "m.facts:5:13: the default is not within"},
+      {head + "op a\narg a n int 1 0\n", "m.facts:5:1: 'arg' is arg OP KEY int"},
+      {head + "op a\narg a n word c a b\n", "m.facts:5:14: the default is not one of the"},
+      {head + "op a\narg a n text 1 0 2\n", "m.facts:5:9: 'text' is not an argument's type"},
+      {head + "op a\narg a n int 1 0 2\narg a n int 1 0 2\n", "m.facts:6:7: argument 'n' is"},
+      {head + "op a\nfails a oops\n", "m.facts:5:9: unknown failure 'oops'"},
+      {head + "op a\neffect a flip f r\n", "m.facts:5:10: 'flip' is not an effect"},
+      {head + "release r\nrelease r\n", "m.facts:5:9: kind 'r' is released twice"},
+      {head + "release r gone\n", "m.facts:4:11: 'gone' is not an operation"},
   };
   for (const auto& [text, want] : cases) {
-    const std::string got = bad([&] { gt::parseModel(text, "m.model"); });
+    const std::string got = bad([&] { gt::parseModelFacts(text, "m.facts"); });
     EXPECT_NE(got.find(want), std::string::npos) << text << "\n got: " << got;
   }
-  EXPECT_NE(bad([] { gt::loadModel("/nonexistent/x.model"); }).find("cannot read the model file"),
+  EXPECT_NE(bad([] {
+              gt::loadModelFacts("/nonexistent/x.facts");
+            }).find("/nonexistent/x.facts: cannot read the model facts"),
             std::string::npos);
 }
 
@@ -371,13 +403,19 @@ TEST_F(Fixture, WhatTheModelDoesNotAllowIsRefusedWithItsPlace) {
 }
 
 TEST_F(Fixture, WhichModelASequenceIsReadIn) {
-  write("finding/probe.model",
-        std::string(kProbeModel).replace(kProbeModel.find("model probe"), 11, "model copy"));
+  const std::string copy =
+      std::string(kProbeModel).replace(kProbeModel.find("model probe"), 11, "model copy");
+  writeModel("finding/probe.model", copy);
   const std::string path = write("finding/minimal.seq", "# model: ./probe.model\npool_create p0\n");
   EXPECT_EQ(gt::loadSequence(path).vocabulary().name, "copy");  // relative to the file
   EXPECT_TRUE(gt::loadSequence(path).modelGiven);
   ::setenv(gt::kModelVariable, modelPath_.c_str(), 1);  // GPUFUZZ_MODEL overrides it
   EXPECT_EQ(gt::loadSequence(path).vocabulary().name, "probe");
+  // GPUFUZZ_MODEL_FACTS overrides both: the harness sets it to the facts of GPUFUZZ_MODEL's file.
+  ::setenv(gt::kModelFactsVariable, (dir_ / "finding/probe.facts").c_str(), 1);
+  EXPECT_EQ(gt::loadSequence(path).vocabulary().name, "copy");
+  EXPECT_TRUE(gt::loadSequence(path).modelGiven);
+  ::unsetenv(gt::kModelFactsVariable);
   ::unsetenv(gt::kModelVariable);
   const std::string absolute = write(
       "other.seq", "# model: " + (dir_ / "finding/probe.model").string() + "\npool_create p0\n");
@@ -394,6 +432,25 @@ TEST_F(Fixture, WhichModelASequenceIsReadIn) {
   EXPECT_NE(bad([&] {
               gt::parseSequence("# model: ./gone.model\ncreate r0\n", path);
             }).find("gone.model: cannot read the model file"),
+            std::string::npos);
+}
+
+TEST_F(Fixture, AModelFileWithoutItsFactsOrWithStaleOnesIsRefused) {
+  const std::string bare = write("bare.model", kProbeModel);
+  const std::string none = bad([&] { gt::loadModel(bare); });
+  EXPECT_NE(none.find(bare + ": no facts beside the model file (" + (dir_ / "bare.facts").string() +
+                      "): write them with `gpufuzz model normalize " + bare),
+            std::string::npos)
+      << none;
+  // The model file edited after its facts were written: the hashes differ.
+  write("probe.model", std::string(kProbeModel) + "# edited\n");
+  const std::string stale = bad([&] { gt::loadModel(modelPath_); });
+  EXPECT_NE(stale.find((dir_ / "probe.facts").string() + ": the facts are of another text of " +
+                       modelPath_),
+            std::string::npos)
+      << stale;
+  ::setenv(gt::kModelVariable, modelPath_.c_str(), 1);
+  EXPECT_NE(bad([] { gt::parseSequence("pool_create p0\n", "t.seq"); }).find("another text"),
             std::string::npos);
 }
 
@@ -610,14 +667,13 @@ class MarkedRenderer : public gt::Target {
 TEST_F(Fixture, AMarkedCallFailsAndWhatUsesItsNamesIsSkipped) {
   MarkedRenderer target(true);
   const auto [status, events] = run(
-      gt::parseSequence("create r0 !oom@2\ndraw r0\ncreate r1\ndraw r1 !lost\n", "t.seq"),
-      target);
+      gt::parseSequence("create r0 !oom@2\ndraw r0\ncreate r1\ndraw r1 !lost\n", "t.seq"), target);
   EXPECT_EQ(status, 0);
-  EXPECT_EQ(events, (std::vector<std::string>{
-                        "start 4", "begin 1 create", "fail 1 buf_alloc: oom (injected)", "skip 2",
-                        "begin 3 create", "done 3", "begin 4 draw",
-                        "fail 4 launch: lost (injected)", "begin end end", "done end",
-                        "outcome pass - - "}));
+  EXPECT_EQ(events,
+            (std::vector<std::string>{
+                "start 4", "begin 1 create", "fail 1 buf_alloc: oom (injected)", "skip 2",
+                "begin 3 create", "done 3", "begin 4 draw", "fail 4 launch: lost (injected)",
+                "begin end end", "done end", "outcome pass - - "}));
   EXPECT_TRUE(target.alive.empty()) << "r1 released at the end, r0 never made";
   // A mark whose call never comes does nothing.
   MarkedRenderer again(true);

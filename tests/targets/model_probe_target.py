@@ -15,10 +15,14 @@ POSITIONAL shows a KIND* slot's list as [a,b]. What else it does, by environment
     PROBE_SLOW=op:SECONDS,..  these sleep SECONDS first
     PROBE_PLAIN=1             a target with one method (pool_create) and nothing else: every
                               other operation is the library's own `unsupported`
+    PROBE_MODEL_FILES=DIR     setup writes DIR/paths (the values of GPUFUZZ_MODEL and
+                              GPUFUZZ_MODEL_FACTS, a line each) and copies the two files to
+                              DIR/model and DIR/facts
 
 `block` waits (10 s at most, then fails) until `unblock` runs: only threads let it pass."""
 
 import os
+import shutil
 import sys
 import threading
 import time
@@ -64,6 +68,13 @@ class Probe(gpufuzz.Target):
         for kind in setting("PROBE_RELEASE"):
             self.handle_release(kind, lambda name, kind=kind: log("release", kind, name))
         log("setup", sequence.model.name, f"threads={sequence.threads}")
+        folder = os.environ.get("PROBE_MODEL_FILES")
+        if folder:
+            with open(os.path.join(folder, "paths"), "w") as f:
+                f.write(os.environ.get(gpufuzz.MODEL_VARIABLE, "") + "\n" +
+                        os.environ.get(gpufuzz.MODEL_FACTS_VARIABLE, "") + "\n")
+            shutil.copy(os.environ[gpufuzz.MODEL_VARIABLE], os.path.join(folder, "model"))
+            shutil.copy(os.environ[gpufuzz.MODEL_FACTS_VARIABLE], os.path.join(folder, "facts"))
 
     def behave(self, op):
         if op in self.slow:

@@ -1,13 +1,16 @@
 """The Python client library (clients/python/gpufuzz_target.py) in a lifecycle model's words
-(docs/models.md): the model reader (what it takes, what it refuses and where), sequences read in a
-model (names by slot, KIND* lists, arguments and their defaults, `@T`), which model a run uses
-(GPUFUZZ_MODEL, `# model:`, the built-in), and, with model_probe_target.py run as the harness runs
-a target: dispatch by name (a handler, a method, Target.run), `unsupported`, the release of
+(docs/models.md): the reader of a model's normalized facts (what it takes, what it skips, what it
+refuses and where), sequences read in a model (names by slot, KIND* lists, arguments and their
+defaults, `@T`), which model a run uses (GPUFUZZ_MODEL_FACTS, the facts beside GPUFUZZ_MODEL's
+file or `# model:`'s, the built-in), and, with model_probe_target.py run as the harness runs a
+target: dispatch by name (a handler, a method, Target.run), `unsupported`, the release of
 leftovers in the model's order (release handlers, the default through the ending operation,
 owners, kinds left alone), threads (overlap, the order of names, the lowest failure), the fork
-server; and that without a model everything reads as it always did.
+server; the facts the harness hands a target; and that without a model everything reads as it
+always did. gpufuzz writes the facts of the test's models (`gpufuzz model normalize`).
 
-    python3 tests/targets/test_client_models.py [-v]
+    python3 tests/targets/test_client_models.py [BIN_DIR] [-v]   (BIN_DIR: where gpufuzz is;
+                                                                  default build/bin)
 """
 
 import os
@@ -23,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PROBE = os.path.join(HERE, "model_probe_target.py")
 PYTHON = sys.executable
+BIN_DIR = os.path.join(ROOT, "build/bin")
 sys.path.insert(0, os.path.join(ROOT, "clients/python"))
 import gpufuzz_target as gpufuzz  # noqa: E402
 # The harness-like start and the pipe reader of the older client tests, beside this file.
@@ -63,19 +67,50 @@ release buf event stream pool thing mark
 """
 
 
+def gpufuzz_program(*args):
+    """What `gpufuzz ARGS...` prints; a failure fails the test."""
+    done = subprocess.run([os.path.join(BIN_DIR, "gpufuzz"), *args], capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"gpufuzz {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
+    return done.stdout
+
+
+_FACTS = {}  # a model file's text -> its facts, as gpufuzz writes them
+
+
+def facts_of(path):
+    """The facts gpufuzz writes of the model file at `path`."""
+    with open(path) as f:
+        text = f.read()
+    if text not in _FACTS:
+        _FACTS[text] = gpufuzz_program("model", "normalize", path)
+    return _FACTS[text]
+
+
+MODEL_VARIABLES = (gpufuzz.MODEL_VARIABLE, gpufuzz.MODEL_FACTS_VARIABLE)
+
+
 class Fixture(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="gpufuzz-client-models-")
-        self.model = self.write("probe.model", PROBE_MODEL)
-        self.saved = os.environ.get(gpufuzz.MODEL_VARIABLE)
-        os.environ.pop(gpufuzz.MODEL_VARIABLE, None)
+        self.model = self.write_model("probe.model", PROBE_MODEL)
+        self.saved = {name: os.environ.pop(name, None) for name in MODEL_VARIABLES}
 
     def tearDown(self):
-        if self.saved is None:
-            os.environ.pop(gpufuzz.MODEL_VARIABLE, None)
-        else:
-            os.environ[gpufuzz.MODEL_VARIABLE] = self.saved
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         self.dir.cleanup()
+
+    def write_model(self, name, text):
+        """Writes a model file and its facts beside it, as gpufuzz writes them."""
+        path = self.write(name, text)
+        with open(gpufuzz.model_facts_path(path), "w") as f:
+            f.write(facts_of(path))
+        return path
 
     def write(self, name, text):
         path = os.path.join(self.dir.name, name)
@@ -90,13 +125,16 @@ class Fixture(unittest.TestCase):
 
     def run_target(self, path, env=None, model=True, timeout=60):
         """Runs the probe as the harness would, GPUFUZZ_MODEL set to the probe's model unless
-        `model` is False (or a path): (status, events, output)."""
+        `model` is False (or a path), GPUFUZZ_MODEL_FACTS to the facts beside it: (status,
+        events, output)."""
         r, w = os.pipe()
         environment = {k: v for k, v in os.environ.items()
                        if not k.startswith(("GPUFUZZ_", "PROBE_"))}
         environment.update(GPUFUZZ_EVENTS_FD=str(w), **(env or {}))
         if model:
             environment[gpufuzz.MODEL_VARIABLE] = self.model if model is True else model
+            environment[gpufuzz.MODEL_FACTS_VARIABLE] = gpufuzz.model_facts_path(
+                environment[gpufuzz.MODEL_VARIABLE])
         proc = subprocess.Popen([PYTHON, PROBE, path], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment,
                                 pass_fds=(w,), preexec_fn=harness_like_start)
@@ -111,9 +149,12 @@ class Fixture(unittest.TestCase):
                 if line.split(" ", 1)[0] in ("method", "handle", "run", "release", "leak_check")]
 
 
-class ModelReader(Fixture):
-    def parse(self, text, path="m.model"):
-        return gpufuzz.parse_model(text, path)
+HEADER = gpufuzz.MODEL_FACTS_HEADER + "\n"
+
+
+class FactsReader(Fixture):
+    def parse(self, text, path="m.facts"):
+        return gpufuzz.parse_model_facts(text, path)
 
     def test_the_builtin_model_is_the_vocabulary_of_old(self):
         m = gpufuzz.builtin_model()
@@ -131,16 +172,20 @@ class ModelReader(Fixture):
                          [("renderer", "destroy"), ("buffer", "buf_destroy"),
                           ("context", "ctx_destroy")])
 
-    def test_the_builtin_model_is_the_same_text_in_both_libraries(self):
+    def test_the_builtin_model_is_gpufuzzs_facts_and_the_same_text_in_both_libraries(self):
+        self.assertEqual(gpufuzz.BUILTIN_MODEL, gpufuzz_program("model", "normalize", "all"))
         with open(os.path.join(ROOT, "clients/cpp/gpufuzz/target.hpp")) as f:
             header = f.read()
         match = re.search(r'kBuiltinModel = R"gpufuzz\((.*?)\)gpufuzz"', header, re.S)
         self.assertIsNotNone(match, "no kBuiltinModel in target.hpp")
         self.assertEqual(match.group(1), gpufuzz.BUILTIN_MODEL)
 
-    def test_a_model_of_every_kind_of_line(self):
+    def test_the_facts_of_a_model_of_every_kind_of_line(self):
         m = gpufuzz.load_model(self.model)
-        self.assertEqual((m.name, m.path), ("probe", self.model))
+        facts = gpufuzz.model_facts_path(self.model)
+        self.assertEqual((m.name, m.path), ("probe", facts))
+        with open(self.model, "rb") as f:
+            self.assertEqual(m.hash, gpufuzz.model_hash(f.read()))
         self.assertTrue(m.note.startswith("The client library's tests"))
         self.assertEqual([r.prefix for r in m.resources.values()], list("psbetm"))
         self.assertEqual(m.resources["buf"].owner, "pool")
@@ -162,47 +207,55 @@ class ModelReader(Fixture):
         self.assertIsNone(m.release_operation("buf"))  # free also takes a stream
         self.assertIsNone(m.release_operation("thing"))  # nothing ends it
         self.assertIsNone(m.release_operation("mark"))  # two operations end it
-        self.assertIs(gpufuzz.load_model(self.model), m)  # the same text is parsed once
+        self.assertIs(gpufuzz.load_model(self.model), m)  # the same text is read once
+        self.assertIs(gpufuzz.load_model_facts(facts), m)
 
-    def test_a_tolerant_reader(self):
-        m = self.parse("op use   thing  n=1(0..9)  w=a{a | b}   weight:4 +f(thing)\n"
-                       "resource thing owner box prefix x\n"
-                       "op make ->thing\n"
-                       "resource box\n"
-                       "\r\n   # only a comment\n"
-                       "release thing\n")
-        self.assertIsNone(m.name)
-        self.assertEqual(m.operations["use"].args["n"].high, 9)
-        self.assertEqual(m.operations["use"].args["w"].words, ("a", "b"))
+    def test_a_later_versions_fact_is_skipped_and_a_note_is_free_text(self):
+        m = self.parse(HEADER + "model m 0123456789abcdef\r\n\nnote  Streams (CUDA) {and} -> "
+                       "more: a|b \nresource thing x\nresource box b\nowner thing box\n"
+                       "colour thing red\nop make\nslot make thing new\nop use\n"
+                       "slot use thing use\narg use n int 1 0 9\narg use w word a a b\n"
+                       "weight use 4\neffect use set f thing\nfails use lost oom\n"
+                       "release thing\nrelease box\n")
+        self.assertEqual((m.name, m.hash), ("m", "0123456789abcdef"))
+        self.assertEqual(m.note, "Streams (CUDA) {and} -> more: a|b")
+        use = m.operations["use"]
+        self.assertEqual((use.args["n"].high, use.args["w"].words), (9, ("a", "b")))
+        self.assertEqual((use.weight, use.fails), (4, frozenset({"lost", "oom"})))
         self.assertEqual(m.operations["make"].introduces, ["thing"])
         self.assertEqual((m.resources["thing"].prefix, m.resources["thing"].owner), ("x", "box"))
-        self.assertEqual(m.release, ["thing"])  # box: left to the process's exit
+        self.assertEqual(m.release, ["thing", "box"])
+        self.assertIsNone(m.release_operation("thing"))
 
-    def test_what_it_cannot_understand_is_refused_with_its_place(self):
+    def test_what_it_cannot_read_is_refused_with_its_place(self):
+        head = HEADER + "model m 0123456789abcdef\nresource r r\n"
         cases = {
-            "model a\nmodel b\n": "m.model:2:1: 'model' is given twice",
-            "resource r\nfrobnicate r\n": "m.model:2:1: unknown declaration 'frobnicate'",
-            "resource r\nop make -> r\nop make -> r\n": "m.model:3:4: operation 'make' is declared",
-            "resource r\nresource r\n": "m.model:2:10: resource 'r' is declared twice",
-            "resource r\nop use q\n": "m.model:2:8: 'q' is not a declared resource kind",
-            "resource r\nop use r x=1\n": "m.model:2:10: argument 'x' has no bounds",
-            "resource r\nop use r x=1 (1-2)\n": "m.model:2:14: x's bounds are (MIN..MAX)",
-            "resource r\nop use r x=a (1..2)\n": "m.model:2:10: x: default 'a' is not an unsigned",
-            "resource r\nop use r x=1 (1..18446744073709551616)\n": "m.model:2:14: x: bound",
-            "resource r\nop use r x=3 (4..2)\n": "m.model:2:14: x: bounds 4..2 are empty",
-            "resource r\nop use r x=1 (1..2\n": "m.model:2:14: '(' without its ')'",
-            "resource r\nop use r x=a {a||b}\n": "m.model:2:14: '' is not a word of x's",
-            "resource r\nop use r x=1 (0..2) x=1 (0..2)\n": "m.model:2:21: argument 'x' is decl",
-            "resource r\nop use r weight:0\n": "m.model:2:10: 'weight:0': weight:N takes",
-            "resource r\nop use r +busy\n": "m.model:2:10: flag '+busy' has no kind",
-            "resource r\nop use r +busy(q)\n": "m.model:2:16: 'q' is not a declared resource",
-            "resource r\nop use r* r*\n": "m.model:2:11: 'r*': an operation has at most one",
-            "resource r\nop use r (1..2)\n": "m.model:2:10: '(1..2)' follows no argument",
-            "resource r\nop make -> r!\n": "m.model:2:12: 'r!' is not a kind (a new name",
-            "resource r colour red\n": "m.model:1:12: 'colour': a resource takes prefix P",
-            "resource r owner\n": "m.model:1:12: 'owner': a resource takes prefix P",
-            "resource r\nrelease r q\n": "m.model:2:11: 'q' is not a declared resource kind",
-            "op\n": "m.model:1:1: 'op' takes a name",
+            "": "m.facts:1:1: not a model's facts",
+            "# gpufuzz model\nmodel m\n": "m.facts:1:1: not a model's facts",
+            "gpufuzz-model-facts 2\nmodel m 0\n": "m.facts:1:1: 'gpufuzz-model-facts 2' is a "
+                                                   "version",
+            HEADER + "resource r r\n": "m.facts:3:1: the facts have no 'model NAME HASH'",
+            head + "model n 0\n": "m.facts:4:1: a second model fact",
+            head + "resource r s\n": "m.facts:4:10: kind 'r' is declared twice",
+            head + "resource q\n": "m.facts:4:1: 'resource' is resource KIND PREFIX",
+            head + "owner r q\n": "m.facts:4:9: 'q' is not a kind of an earlier resource fact",
+            head + "op a\nop a\n": "m.facts:5:4: operation 'a' is declared twice",
+            head + "slot a r use\n": "m.facts:4:6: 'a' is not an operation of an earlier op fact",
+            head + "op a\nslot a r keep\n": "m.facts:5:10: 'keep' is not a slot's use",
+            head + "op a\nslot a r new\nslot a r use\n": "m.facts:6:10: a used slot after a new",
+            head + "op a\nslot a r list\nslot a r list\n": "m.facts:6:10: a second list slot",
+            head + "op a\nweight a 0\n": "m.facts:5:10: a weight is at least 1",
+            head + "op a\nweight a 01\n": "m.facts:5:10: '01' is not an unsigned decimal",
+            head + "op a\narg a n int 1 0 18446744073709551616\n": "m.facts:5:17: '18446744",
+            head + "op a\narg a n int 5 0 4\n": "m.facts:5:13: the default is not within",
+            head + "op a\narg a n int 1 0\n": "m.facts:5:1: 'arg' is arg OP KEY int",
+            head + "op a\narg a n word c a b\n": "m.facts:5:14: the default is not one of the",
+            head + "op a\narg a n text 1 0 2\n": "m.facts:5:9: 'text' is not an argument's type",
+            head + "op a\narg a n int 1 0 2\narg a n int 1 0 2\n": "m.facts:6:7: argument 'n' is",
+            head + "op a\nfails a oops\n": "m.facts:5:9: unknown failure 'oops'",
+            head + "op a\neffect a flip f r\n": "m.facts:5:10: 'flip' is not an effect",
+            head + "release r\nrelease r\n": "m.facts:5:9: kind 'r' is released twice",
+            head + "release r gone\n": "m.facts:4:11: 'gone' is not an operation",
         }
         for text, want in cases.items():
             with self.subTest(text=text):
@@ -210,12 +263,27 @@ class ModelReader(Fixture):
                     self.parse(text)
                 self.assertIn(want, str(raised.exception))
         with self.assertRaises(gpufuzz.ModelError) as raised:
-            gpufuzz.load_model(os.path.join(self.dir.name, "missing.model"))
-        self.assertIn("missing.model: cannot read the model file", str(raised.exception))
+            gpufuzz.load_model_facts(os.path.join(self.dir.name, "missing.facts"))
+        self.assertIn("missing.facts: cannot read the model facts", str(raised.exception))
 
-    def test_a_note_is_free_text(self):
-        m = self.parse("note Streams (CUDA) {and} -> more: a|b  # not this\n")
-        self.assertEqual(m.note, "Streams (CUDA) {and} -> more: a|b")
+    def test_a_model_file_without_its_facts_or_with_stale_ones_is_refused(self):
+        bare = self.write("bare.model", PROBE_MODEL)
+        with self.assertRaises(gpufuzz.ModelError) as raised:
+            gpufuzz.load_model(bare)
+        self.assertIn(f"{bare}: no facts beside the model file ({gpufuzz.model_facts_path(bare)}):"
+                      f" write them with `gpufuzz model normalize {bare}", str(raised.exception))
+        # The model file edited after its facts were written: the hashes differ.
+        self.write("probe.model", PROBE_MODEL + "# edited\n")
+        with self.assertRaises(gpufuzz.ModelError) as raised:
+            gpufuzz.load_model(self.model)
+        self.assertIn(f"{gpufuzz.model_facts_path(self.model)}: the facts are of another text of "
+                      f"{self.model}", str(raised.exception))
+
+    def test_the_hash_is_gpufuzzs(self):
+        # `gpufuzz model check` prints the hash it takes of the file's text.
+        shown = gpufuzz_program("model", "check", self.model)
+        with open(self.model, "rb") as f:
+            self.assertIn(f"hash {gpufuzz.model_hash(f.read())})", shown)
 
 
 class SequencesOfAModel(Fixture):
@@ -293,7 +361,7 @@ class SequencesOfAModel(Fixture):
 
     def test_which_model_a_sequence_is_read_in(self):
         folder = os.path.join(self.dir.name, "finding")
-        self.write("finding/probe.model", PROBE_MODEL.replace("model probe", "model copy"))
+        self.write_model("finding/probe.model", PROBE_MODEL.replace("model probe", "model copy"))
         path = self.write("finding/minimal.seq", "# model: ./probe.model\npool_create p0\n")
         # The directive: a path relative to the sequence file.
         s = gpufuzz.load_sequence(path)
@@ -301,6 +369,11 @@ class SequencesOfAModel(Fixture):
         # GPUFUZZ_MODEL overrides it, as --model overrides the directive.
         os.environ[gpufuzz.MODEL_VARIABLE] = self.model
         self.assertEqual(gpufuzz.load_sequence(path).model.name, "probe")
+        # GPUFUZZ_MODEL_FACTS overrides both: the harness sets it to the facts of GPUFUZZ_MODEL.
+        os.environ[gpufuzz.MODEL_FACTS_VARIABLE] = os.path.join(folder, "probe.facts")
+        s = gpufuzz.load_sequence(path)
+        self.assertEqual((s.model.name, s.model_given), ("copy", True))
+        del os.environ[gpufuzz.MODEL_FACTS_VARIABLE]
         del os.environ[gpufuzz.MODEL_VARIABLE]
         # An absolute path; a built-in name; none at all.
         self.write("other.seq", f"# model: {os.path.join(folder, 'probe.model')}\npool_create "
@@ -376,7 +449,9 @@ class Runs(Fixture):
         env = {"PROBE_PLAIN": "1"}
         _, events, _ = self.run_target(path, env, model=False)
         self.assertEqual(events[-1], "outcome error 1 create unsupported operation")
-        builtin = self.write("all.model", gpufuzz.BUILTIN_MODEL)
+        # As the harness writes a built-in model: its text, and its facts beside it.
+        builtin = self.write("all.model", gpufuzz_program("model", "show", "all"))
+        self.write("all.facts", gpufuzz_program("model", "normalize", "all"))
         _, events, _ = self.run_target(path, env, model=builtin)
         self.assertEqual(events[-1], "outcome unsupported 1 create unsupported operation")
         _, events, _ = self.run_target(self.seq("create r0\n", "# model: all\n"), env, model=False)
@@ -429,10 +504,11 @@ class Runs(Fixture):
         status, events, out = self.run_target(path)
         self.assertEqual((status, events), (2, []))
         self.assertIn(path + ":4:1: 'alloc' takes 3 name(s), not 2", out)
-        broken = self.write("broken.model", "resource r\nop x q\n")
+        broken = self.write("broken.model", "model broken\n")
+        facts = self.write("broken.facts", HEADER + "model broken 0\nop x\nslot x q use\n")
         status, events, out = self.run_target(path, model=broken)
         self.assertEqual((status, events), (2, []))
-        self.assertIn(broken + ":2:6: 'q' is not a declared resource kind", out)
+        self.assertIn(facts + ":4:8: 'q' is not a kind of an earlier resource fact", out)
 
 
 class Threads(Fixture):
@@ -493,7 +569,8 @@ class ForkServer(Fixture):
             self.assertEqual(sock.recv(65536), b"hello 1")
             path = self.seq("pool_create p0\nthing_make t0\n")
             results = []
-            for entries in ([f"GPUFUZZ_MODEL={self.model}"], []):
+            facts = gpufuzz.model_facts_path(self.model)
+            for entries in ([f"GPUFUZZ_MODEL={self.model}", f"GPUFUZZ_MODEL_FACTS={facts}"], []):
                 out_r, out_w = os.pipe()
                 ev_r, ev_w = os.pipe()
                 fields = [b"run", str(len(entries) + 1).encode(), b"GPUFUZZ_EVENTS_FD=3",
@@ -516,5 +593,29 @@ class ForkServer(Fixture):
             server.wait(timeout=30)
 
 
+class Harness(Fixture):
+    def test_a_target_gets_the_facts_of_its_sequences_model_beside_the_model_file(self):
+        seen = os.path.join(self.dir.name, "seen")
+        os.makedirs(seen)
+        path = self.seq("pool_create p0\nthing_make t0\n", "# model: ./probe.model\n")
+        environment = dict(os.environ, PROBE_MODEL_FILES=seen)
+        done = subprocess.run([os.path.join(BIN_DIR, "gpufuzz"), "replay", path, "--target",
+                               f"{PYTHON} {PROBE}"],
+                              capture_output=True, text=True, env=environment, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        with open(os.path.join(seen, "paths")) as f:
+            model, facts = f.read().split("\n")[:2]
+        self.assertTrue(os.path.isabs(model) and model.endswith(".model"), model)
+        self.assertEqual(facts, gpufuzz.model_facts_path(model))
+        with open(os.path.join(seen, "model")) as f:
+            self.assertEqual(f.read(), PROBE_MODEL)
+        with open(os.path.join(seen, "facts")) as f:
+            self.assertEqual(f.read(), facts_of(self.model))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        BIN_DIR = sys.argv.pop(1)
+    if not os.access(os.path.join(BIN_DIR, "gpufuzz"), os.X_OK):
+        sys.exit(f"no gpufuzz in {BIN_DIR}: give the folder of the built programs")
     unittest.main()

@@ -524,18 +524,17 @@ class Marks(unittest.TestCase):
                 self.assertIn("m.seq" + where, str(caught.exception))
                 self.assertIn(message, str(caught.exception))
 
-    def test_fails_is_read_from_a_model_and_checked(self):
-        model = gpufuzz.parse_model(
-            "model t\nresource pool\nop make -> pool fails:oom|lost\nop drop pool!\n"
-            "release pool\n", "t.model")
+    def test_fails_is_read_from_a_models_facts_and_checked(self):
+        head = (gpufuzz.MODEL_FACTS_HEADER + "\nmodel t 0123456789abcdef\nresource pool p\n"
+                "op make\nslot make pool new\nop drop\nslot drop pool end\n")
+        model = gpufuzz.parse_model_facts(head + "fails make oom lost\nrelease pool drop\n",
+                                          "t.facts")
         self.assertEqual(model.operation("make").fails, frozenset({"oom", "lost"}))
         self.assertEqual(model.operation("drop").fails, frozenset())
-        for bad in ("fails:oops", "fails:oom|oom", "fails:oom fails:lost"):
+        for bad in ("fails make oops", "fails make", "fails gone oom"):
             with self.subTest(bad=bad):
                 with self.assertRaises(gpufuzz.ModelError):
-                    gpufuzz.parse_model(f"model t\nresource pool\nop make -> pool {bad}\n"
-                                        "op drop pool!\nrelease pool\n", "t.model")
-
+                    gpufuzz.parse_model_facts(f"{head}{bad}\nrelease pool drop\n", "t.facts")
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,12 +1,15 @@
 """The cmdlists example targets (examples/targets/cmdlists-py, examples/targets/cmdlists-cpp), run
-by hand as the harness runs them (GPUFUZZ_MODEL, GPUFUZZ_EVENTS_FD): the planted bug
+by hand as the harness runs them (GPUFUZZ_MODEL, GPUFUZZ_MODEL_FACTS, GPUFUZZ_EVENTS_FD): the
+planted bug
 (EXAMPLE_PLANTED_BUG=1) hangs the expected minimal sequence at its image_destroy, and without any
 one of its operations it passes; the near misses pass, and the shapes around it still hang; with
 the bug off every valid sequence passes (random ones of the model, threads among them), and the
-two targets agree on every sequence, bug on or off.
+two targets agree on every sequence, bug on or off. gpufuzz writes the model's facts.
 
     python3 tests/targets/test_cmdlists_examples.py [BIN_DIR]    (BIN_DIR: where cmdlists-target
-                                                                  is; without it, Python only)
+                                                                  and gpufuzz are; without it,
+                                                                  Python only, gpufuzz from
+                                                                  build/bin)
 """
 
 import concurrent.futures
@@ -15,6 +18,7 @@ import random
 import select
 import signal
 import subprocess
+import shutil
 import sys
 import tempfile
 import time
@@ -28,6 +32,7 @@ sys.path.insert(0, os.path.join(ROOT, "clients/python"))
 import gpufuzz_target as gpufuzz  # noqa: E402
 
 BIN_DIR = None
+FACTS = None  # the model's facts, written by gpufuzz into a folder of the run's own
 QUIET = 1.5  # seconds without an event after a `begin`: a hang
 
 MINIMAL = ["queue_create q0", "fence_create f0", "image_create i0", "list_create q0 l0",
@@ -45,7 +50,7 @@ def run(command, path, bug):
     """Runs a target on a sequence file: ("pass"|"hang"|class, at), or ("refused", None)."""
     r, w = os.pipe()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUFUZZ_", "EXAMPLE_"))}
-    env.update(GPUFUZZ_EVENTS_FD=str(w), GPUFUZZ_MODEL=MODEL,
+    env.update(GPUFUZZ_EVENTS_FD=str(w), GPUFUZZ_MODEL=MODEL, GPUFUZZ_MODEL_FACTS=FACTS,
                EXAMPLE_PLANTED_BUG="1" if bug else "0")
     proc = subprocess.Popen(command + [path], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=env, pass_fds=(w,),
@@ -121,7 +126,7 @@ class PlantedBug(Fixture):
         self.assertEqual(self.outcome(MINIMAL, bug=False), ("pass", "-"))
 
     def test_without_any_one_of_its_operations_it_does_not_hang(self):
-        model = gpufuzz.load_model(MODEL)
+        model = gpufuzz.load_model_facts(FACTS)
         for i in range(len(MINIMAL)):
             without = MINIMAL[:i] + MINIMAL[i + 1:]
             try:
@@ -209,7 +214,7 @@ def generate(model, rng, length, threads):
 
 class RandomSequences(Fixture):
     def test_without_the_bug_every_valid_sequence_passes_and_the_targets_agree(self):
-        model = gpufuzz.load_model(MODEL)
+        model = gpufuzz.load_model_facts(FACTS)
         rng = random.Random(20261)
         sequences = [generate(model, rng, rng.randint(5, 40), 1) for _ in range(40)]
         got = self.outcomes([(ops, bug) for ops in sequences for bug in (False, True)])
@@ -221,7 +226,7 @@ class RandomSequences(Fixture):
         self.assertGreater(hangs, 0, "the planted bug never met in 40 random sequences")
 
     def test_threads_pass_without_the_bug(self):
-        model = gpufuzz.load_model(MODEL)
+        model = gpufuzz.load_model_facts(FACTS)
         rng = random.Random(7)
         sequences = [generate(model, rng, rng.randint(5, 30), 3) for _ in range(15)]
         for n, (ops, got) in enumerate(zip(sequences,
@@ -230,9 +235,25 @@ class RandomSequences(Fixture):
                 self.assertEqual(got, ("pass", "-"))
 
 
+def write_facts(folder):
+    """Writes the model's facts into `folder` with gpufuzz, as the harness does; their path."""
+    program = os.path.join(BIN_DIR or os.path.join(ROOT, "build/bin"), "gpufuzz")
+    if not os.access(program, os.X_OK):
+        sys.exit(f"no {program}: give the folder of the built programs")
+    path = os.path.join(folder, "cmdlists.facts")
+    with open(path, "w") as f:
+        subprocess.run([program, "model", "normalize", MODEL], stdout=f, check=True)
+    return path
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         BIN_DIR = sys.argv.pop(1)
         if not os.access(os.path.join(BIN_DIR, "cmdlists-target"), os.X_OK):
             sys.exit(f"no cmdlists-target in {BIN_DIR}")
-    unittest.main()
+    facts_folder = tempfile.mkdtemp(prefix="gpufuzz-cmdlists-facts-")
+    try:
+        FACTS = write_facts(facts_folder)
+        unittest.main()
+    finally:
+        shutil.rmtree(facts_folder)

@@ -17,8 +17,9 @@
 // (or override Target::run(op) and dispatch on op.op yourself, throwing Unsupported for what the
 // target lacks).
 //
-// What main() does: `PROGRAM FILE` reads the lifecycle model (docs/models.md: the file
-// GPUFUZZ_MODEL names, else the sequence's `# model:`, else the built-in `all`, kBuiltinModel),
+// What main() does: `PROGRAM FILE` reads the lifecycle model as the normalized facts gpufuzz
+// writes (docs/models.md: the file GPUFUZZ_MODEL_FACTS names, else the facts beside the model file
+// GPUFUZZ_MODEL or the sequence's `# model:` names, else the built-in `all`, kBuiltinModel),
 // reads FILE in it (a normalized sequence: directives, then one operation a line), calls
 // Target::start(), Target::run() for each operation (on its thread, for `@T` lines), and
 // Target::release() for what is still alive at the end (kind by kind in the model's `release`
@@ -159,32 +160,78 @@ class Events {
 
 /// The variable that names the model file of the run (docs/models.md; the harness always sets it).
 inline constexpr const char* kModelVariable = "GPUFUZZ_MODEL";
+/// The variable that names that model's normalized facts, the form this library reads (the
+/// harness always sets it too).
+inline constexpr const char* kModelFactsVariable = "GPUFUZZ_MODEL_FACTS";
+/// The first line of the facts this library reads: the form and its version.
+inline constexpr std::string_view kModelFactsHeader = "gpufuzz-model-facts 1";
 /// How many threads a sequence may have (`@0` .. `@7`).
 inline constexpr unsigned kMaxThreads = 8;
 
-/// The built-in model `all`, as the harness ships it (`gpufuzz model show all`): the vocabulary
-/// of a sequence that names no model. The same text is in the Python library (BUILTIN_MODEL).
-inline constexpr std::string_view kBuiltinModel = R"gpufuzz(# gpufuzz model
-model all
+/// The built-in model `all` as its normalized facts (`gpufuzz model normalize all`): the
+/// vocabulary of a sequence that names no model. The Python library holds the same text
+/// (BUILTIN_MODEL), and a test checks both against gpufuzz's output.
+inline constexpr std::string_view kBuiltinModel = R"gpufuzz(gpufuzz-model-facts 1
+model all 26fc6db1938459b1
 note The shipped GpuRenderer and the bare device runtime beneath it: the union of renderer and device.
-
-resource renderer prefix r
-resource context  prefix c
-resource buffer   prefix b  owner context
-
-op create       -> renderer  width=64 (1..4096) height=64 (1..4096)       weight:15  fails:oom|host-oom|lost
-op draw         renderer     triangles=4 (1..1024) seed=0 (0..4294967295)   weight:30  fails:host-oom|lost  +pending(renderer)
-op sync         renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
-op set_textures renderer     count=1 (0..16) size=32 (1..2048) seed=0 (0..4294967295)  weight:10  fails:oom|host-oom|lost  +textured(renderer)
-op read_back    renderer                                                    weight:7  fails:host-oom|lost   -pending(renderer)
-op destroy      renderer!                                                   weight:16  fails:host-oom|lost
-
-op ctx_create   -> context                                                  weight:9  fails:oom|host-oom
-op buf_create   context -> buffer  bytes=256 (1..2147483648)                weight:16  fails:oom|host-oom|lost
-op buf_destroy  buffer!                                                     weight:9
-op ctx_destroy  context!                                                    weight:8
-
-release renderer buffer context
+resource renderer r
+resource context c
+resource buffer b
+owner buffer context
+op create
+weight create 15
+slot create renderer new
+arg create width int 64 1 4096
+arg create height int 64 1 4096
+fails create oom host-oom lost
+op draw
+weight draw 30
+slot draw renderer use
+arg draw triangles int 4 1 1024
+arg draw seed int 0 0 4294967295
+fails draw host-oom lost
+effect draw set pending renderer
+op sync
+weight sync 7
+slot sync renderer use
+fails sync host-oom lost
+effect sync clear pending renderer
+op set_textures
+weight set_textures 10
+slot set_textures renderer use
+arg set_textures count int 1 0 16
+arg set_textures size int 32 1 2048
+arg set_textures seed int 0 0 4294967295
+fails set_textures oom host-oom lost
+effect set_textures set textured renderer
+op read_back
+weight read_back 7
+slot read_back renderer use
+fails read_back host-oom lost
+effect read_back clear pending renderer
+op destroy
+weight destroy 16
+slot destroy renderer end
+fails destroy host-oom lost
+op ctx_create
+weight ctx_create 9
+slot ctx_create context new
+fails ctx_create oom host-oom
+op buf_create
+weight buf_create 16
+slot buf_create context use
+slot buf_create buffer new
+arg buf_create bytes int 256 1 2147483648
+fails buf_create oom host-oom lost
+op buf_destroy
+weight buf_destroy 9
+slot buf_destroy buffer end
+op ctx_destroy
+weight ctx_destroy 8
+slot ctx_destroy context end
+release renderer destroy
+release buffer buf_destroy
+release context ctx_destroy
 )gpufuzz";
 
 /// A sequence file that is not what the harness writes.
@@ -193,19 +240,19 @@ class BadSequence : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A model file this library cannot read (`FILE:LINE:COLUMN: message`). A BadSequence too: the
-/// sequence cannot be read without it.
+/// Model facts this library cannot read (`FILE:LINE:COLUMN: message`), or a model file without
+/// facts beside it. A BadSequence too: the sequence cannot be read without its model.
 class BadModel : public BadSequence {
  public:
   using BadSequence::BadSequence;
 };
 
-/// `resource KIND [prefix P] [owner KIND2]`.
+/// A kind of name: `resource KIND PREFIX`, and `owner KIND OWNER` when it has one.
 struct Resource {
   std::string kind;
   std::string prefix;
   std::string owner;  // empty: none
-  int line = 0;
+  int line = 0;       // of its `resource` fact
 };
 
 /// A used name of an operation: `KIND`, `KIND!` (ends it) or `KIND*` (zero or more names).
@@ -215,7 +262,7 @@ struct Slot {
   Mode mode = Mode::Use;
 };
 
-/// `key=DEFAULT (MIN..MAX)` (an unsigned integer) or `key=DEFAULT {a|b|c}` (one of the words).
+/// An unsigned integer argument in [min, max], or one of `words`.
 struct Argument {
   std::string key;
   std::uint64_t defaultValue = 0;
@@ -226,7 +273,7 @@ struct Argument {
   bool isWord() const { return !words.empty(); }
 };
 
-/// `+FLAG(KIND)` (set) or `-FLAG(KIND)` (cleared).
+/// A flag the operation sets or clears on its first name of `kind`.
 struct Flag {
   bool set = true;
   std::string name;
@@ -237,7 +284,8 @@ struct Flag {
 inline constexpr std::array<std::string_view, 3> kFailWords = {"oom", "host-oom", "lost"};
 inline constexpr std::uint64_t kMaxMarkNth = 64;
 
-/// `op NAME SLOT... [-> KIND...] [ARG...] [weight:N] [fails:WORD|...] [+FLAG(KIND)]...`.
+/// One operation: its used slots, the kinds of its new names, its arguments in declaration
+/// order, its weight, the failures a mark may ask of it, and its flags.
 struct OperationSpec {
   std::string name;
   std::vector<Slot> slots;
@@ -247,7 +295,7 @@ struct OperationSpec {
   /// The words of `fails:`: what a mark on this operation may ask for.
   std::vector<std::string> fails;
   std::vector<Flag> flags;
-  int line = 0;
+  int line = 0;  // of its `op` fact
 
   bool hasList() const {
     for (const Slot& s : slots) {
@@ -265,16 +313,21 @@ struct OperationSpec {
   }
 };
 
-/// A parsed model: its kinds and operations in declaration order, and the release order (a kind
-/// it does not list is left to the process's exit).
+/// A model as its facts give it: its kinds and operations in declaration order, the release
+/// order, and each kind's default release.
 struct Model {
   std::string name;
+  /// 16 hex digits: the hash of the model file's text that the facts were written from.
+  std::string hash;
   std::string note;
+  /// The facts' path, and their text.
   std::string path;
   std::string text;
   std::vector<Resource> resources;
   std::vector<OperationSpec> ops;
   std::vector<std::string> release;
+  /// Kind -> the operation that releases a leftover of it by default (`release KIND OP`).
+  std::map<std::string, std::string, std::less<>> releasedBy;
 
   const OperationSpec* op(std::string_view opName) const {
     for (const OperationSpec& o : ops) {
@@ -289,18 +342,10 @@ struct Model {
     return nullptr;
   }
   /// The operation that releases a leftover of `kind` by default: the kind's only ending
-  /// operation, when it has no other slot (nor a new name); else null.
+  /// operation, when it has no other slot (nor a new name); else null. gpufuzz works it out.
   const OperationSpec* releaseOperation(std::string_view kind) const {
-    const OperationSpec* ending = nullptr;
-    for (const OperationSpec& o : ops) {
-      for (const Slot& s : o.slots) {
-        if (s.mode != Slot::Mode::End || s.kind != kind) continue;
-        if (ending && ending != &o) return nullptr;
-        ending = &o;
-      }
-    }
-    if (!ending || ending->slots.size() != 1 || !ending->introduces.empty()) return nullptr;
-    return ending;
+    const auto it = releasedBy.find(kind);
+    return it == releasedBy.end() ? nullptr : op(it->second);
   }
 };
 
@@ -327,26 +372,6 @@ class Lines {
   std::size_t begin_ = 0;
   int number_ = 0;
 };
-
-inline bool isIdent(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (const char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
-
-inline bool isWord(std::string_view s) {
-  if (s.empty()) return false;
-  for (const char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
 
 /// `0|[1-9][0-9]*`, at most 2^64-1.
 inline std::optional<std::uint64_t> parseUnsigned(std::string_view s) {
@@ -397,253 +422,193 @@ inline std::string place(const std::string& file, int line, std::size_t column) 
   return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
 }
 
+/// The hash gpufuzz takes of a model file's text: 64-bit FNV-1a, as 16 hex digits.
+inline std::string modelHash(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4)
+    out[static_cast<std::size_t>(i)] = kHex[h & 0xf];
+  return out;
+}
+
+inline std::string readWhole(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadModel(path + ": cannot read the " + what + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace detail
 
-/// Parses a model's text (docs/models.md). gpufuzz checks a model strictly; this reader takes what
-/// it can use and throws BadModel (`FILE:LINE:COLUMN: message`) only for what it cannot understand:
-/// an unknown declaration, a malformed slot, argument, weight or flag, a kind that is not
-/// declared, a name declared twice.
-inline Model parseModel(std::string_view text, const std::string& file = "model") {
-  using detail::Token;
+/// Where a model file's facts are kept: its path with `.model` replaced by `.facts` (`.facts`
+/// added when it does not end in `.model`). gpufuzz writes them beside every model file it writes.
+inline std::string modelFactsPath(std::string_view modelPath) {
+  if (modelPath.ends_with(".model")) modelPath.remove_suffix(6);
+  return std::string(modelPath) + ".facts";
+}
+
+/// Reads a model's normalized facts (docs/models.md: the text `gpufuzz model normalize` prints).
+/// A line whose first word this library does not know is skipped: later versions of the form
+/// may add facts. Throws BadModel (`FILE:LINE:COLUMN: message`) for another form or version, a
+/// fact with the wrong number of words, a value that is not one, or a name no earlier line
+/// declares.
+inline Model parseModelFacts(std::string_view text, const std::string& file = "facts") {
   Model model;
   model.path = file;
   model.text = std::string(text);
-  bool named = false;
-  struct Reference {
-    std::string kind;
-    int line;
-    std::size_t column;
-  };
-  std::vector<Reference> references;  // each must be declared somewhere in the file
   detail::Lines lines(text);
   std::string_view line;
+  if (!lines.next(line) || line != kModelFactsHeader) {
+    const std::string first(line.substr(0, 40));
+    throw BadModel(detail::place(file, 1, 1) +
+                   (first.starts_with("gpufuzz-model-facts ")
+                        ? "'" + first + "' is a version of the facts this library cannot read (" +
+                              std::string(kModelFactsHeader) + ")"
+                        : "not a model's facts: the first line is '" +
+                              std::string(kModelFactsHeader) + "' (gpufuzz model normalize)"));
+  }
   while (lines.next(line)) {
     const int lineNo = lines.number();
-    const auto bad = [&](std::size_t column, const std::string& message) {
-      return BadModel(detail::place(file, lineNo, column) + message);
+    const std::vector<detail::Token> w = detail::words(line);
+    if (w.empty()) continue;
+    const auto bad = [&](std::size_t field, const std::string& message) {
+      return BadModel(detail::place(file, lineNo, w[std::min(field, w.size() - 1)].column) +
+                      message);
     };
-    const std::string_view content = line.substr(0, std::min(line.find('#'), line.size()));
-    const std::string_view trimmed = detail::trim(content);
-    if (trimmed == "note" || trimmed.starts_with("note ") || trimmed.starts_with("note\t")) {
-      model.note = std::string(detail::trim(trimmed.substr(4)));  // free text: not split
-      continue;
-    }
-    // Words, `->`, and `(...)` or `{...}` groups, each a token.
-    std::vector<Token> tokens;
-    for (std::size_t i = 0; i < content.size();) {
-      const char c = content[i];
-      if (std::isspace(static_cast<unsigned char>(c))) {
-        ++i;
-        continue;
-      }
-      const std::size_t start = i;
-      if (c == '(' || c == '{') {
-        const char close = c == '(' ? ')' : '}';
-        const std::size_t at = content.find(close, i);
-        if (at == std::string_view::npos) {
-          throw bad(i + 1, std::string("'") + c + "' without its '" + close + "'");
-        }
-        i = at + 1;
-      } else if (content.substr(i).starts_with("->")) {
-        i += 2;
-      } else {
-        while (i < content.size() && !std::isspace(static_cast<unsigned char>(content[i])) &&
-               content[i] != '(' && content[i] != '{')
-          ++i;
-      }
-      tokens.push_back({std::string(content.substr(start, i - start)), start + 1});
-    }
-    if (tokens.empty()) continue;
-    const auto ident = [&](const std::string& word, std::size_t column, const char* what) {
-      if (!detail::isIdent(word)) throw bad(column, "'" + word + "' is not " + what);
-      return word;
+    const std::string& fact = w[0].text;
+    const auto fields = [&](std::size_t fewest, std::size_t most, const char* form) {
+      if (w.size() < fewest || w.size() > most) throw bad(0, "'" + fact + "' is " + form);
     };
-    const std::string& keyword = tokens[0].text;
-    const std::size_t count = tokens.size();
-    if (keyword == "model") {
-      if (named) throw bad(tokens[0].column, "'model' is given twice");
-      if (count != 2) throw bad(tokens[0].column, "'model' takes one name: model NAME");
-      model.name = ident(tokens[1].text, tokens[1].column, "a model's name");
-      named = true;
-    } else if (keyword == "resource") {
-      if (count < 2) {
-        throw bad(tokens[0].column,
-                  "'resource' takes a kind: resource KIND [prefix P] [owner KIND2]");
+    const auto kind = [&](std::size_t field) -> const std::string& {
+      if (!model.resource(w[field].text)) {
+        throw bad(field, "'" + w[field].text + "' is not a kind of an earlier resource fact");
       }
-      Resource r;
-      r.kind = ident(tokens[1].text, tokens[1].column, "a kind's name");
-      r.prefix = r.kind.substr(0, 1);
-      r.line = lineNo;
-      if (model.resource(r.kind)) {
-        throw bad(tokens[1].column, "resource '" + r.kind + "' is declared twice");
+      return w[field].text;
+    };
+    const auto operation = [&](std::size_t field) -> OperationSpec& {
+      for (OperationSpec& o : model.ops) {
+        if (o.name == w[field].text) return o;
       }
-      for (std::size_t k = 2; k < count; k += 2) {
-        const Token& option = tokens[k];
-        if ((option.text != "prefix" && option.text != "owner") || k + 1 >= count) {
-          throw bad(option.column,
-                    "'" + option.text + "': a resource takes prefix P and owner KIND");
-        }
-        const std::string value = ident(tokens[k + 1].text, tokens[k + 1].column,
-                                        option.text == "prefix" ? "a prefix" : "a kind");
-        if (option.text == "prefix") {
-          r.prefix = value;
-        } else {
-          r.owner = value;
-          references.push_back({value, lineNo, tokens[k + 1].column});
-        }
+      throw bad(field, "'" + w[field].text + "' is not an operation of an earlier op fact");
+    };
+    const auto number = [&](std::size_t field) {
+      const std::optional<std::uint64_t> n = detail::parseUnsigned(w[field].text);
+      if (!n) throw bad(field, "'" + w[field].text + "' is not an unsigned decimal integer");
+      return *n;
+    };
+    if (fact == "note") {
+      model.note = std::string(detail::trim(line.substr(w[0].column + 3)));
+    } else if (fact == "model") {
+      fields(3, 3, "model NAME HASH");
+      if (!model.name.empty()) throw bad(0, "a second model fact");
+      model.name = w[1].text;
+      model.hash = w[2].text;
+    } else if (fact == "resource") {
+      fields(3, 3, "resource KIND PREFIX");
+      if (model.resource(w[1].text)) throw bad(1, "kind '" + w[1].text + "' is declared twice");
+      model.resources.push_back({w[1].text, w[2].text, "", lineNo});
+    } else if (fact == "owner") {
+      fields(3, 3, "owner KIND OWNER");
+      const std::string& owned = kind(1);
+      const std::string& owner = kind(2);
+      for (Resource& r : model.resources) {
+        if (r.kind == owned) r.owner = owner;
       }
-      model.resources.push_back(std::move(r));
-    } else if (keyword == "op") {
-      if (count < 2) {
-        throw bad(tokens[0].column, "'op' takes a name: op NAME SLOT... [-> KIND...] [ARG...]");
-      }
+    } else if (fact == "op") {
+      fields(2, 2, "op NAME");
+      if (model.op(w[1].text)) throw bad(1, "operation '" + w[1].text + "' is declared twice");
       OperationSpec o;
-      o.name = ident(tokens[1].text, tokens[1].column, "an operation's name");
+      o.name = w[1].text;
       o.line = lineNo;
-      if (model.op(o.name))
-        throw bad(tokens[1].column, "operation '" + o.name + "' is declared twice");
-      bool introducing = false;
-      for (std::size_t k = 2; k < count;) {
-        std::string token = tokens[k].text;
-        std::size_t column = tokens[k].column;
-        ++k;
-        if (token == "->") {
-          introducing = true;
-          continue;
-        }
-        if (token.starts_with("->")) {
-          introducing = true;
-          token.erase(0, 2);
-          column += 2;
-        }
-        const bool group = k < count && (tokens[k].text[0] == '(' || tokens[k].text[0] == '{');
-        if (const std::size_t equals = token.find('='); equals != std::string::npos) {
-          Argument a;
-          a.key = ident(token.substr(0, equals), column, "an argument's key");
-          const std::string value = token.substr(equals + 1);
-          if (o.arg(a.key)) throw bad(column, "argument '" + a.key + "' is declared twice");
-          if (!group) {
-            throw bad(column, "argument '" + a.key + "' has no bounds (MIN..MAX) nor words {a|b}");
-          }
-          const Token& bounds = tokens[k++];
-          const std::string_view inner =
-              std::string_view(bounds.text).substr(1, bounds.text.size() - 2);
-          if (bounds.text[0] == '{') {
-            for (std::size_t from = 0;;) {
-              const std::size_t bar = std::min(inner.find('|', from), inner.size());
-              const std::string_view word = detail::trim(inner.substr(from, bar - from));
-              if (!detail::isWord(word)) {
-                throw bad(bounds.column,
-                          "'" + std::string(word) + "' is not a word of " + a.key + "'s {a|b|c}");
-              }
-              a.words.emplace_back(word);
-              if (bar == inner.size()) break;
-              from = bar + 1;
-            }
-            if (!detail::isWord(value)) {
-              throw bad(column, a.key + "=" + value + ": the default is one of its words");
-            }
-            a.defaultWord = value;
-          } else {
-            const std::size_t dots = inner.find("..");
-            if (dots == std::string_view::npos) {
-              throw bad(bounds.column, a.key + "'s bounds are (MIN..MAX), not " + bounds.text);
-            }
-            const auto number = [&](std::string_view digits, std::size_t at, const char* what) {
-              const std::optional<std::uint64_t> n = detail::parseUnsigned(detail::trim(digits));
-              if (!n) {
-                throw bad(at, a.key + ": " + what + " '" + std::string(detail::trim(digits)) +
-                                  "' is not an unsigned decimal integer (at most 2^64-1)");
-              }
-              return *n;
-            };
-            a.defaultValue = number(value, column, "default");
-            a.min = number(inner.substr(0, dots), bounds.column, "bound");
-            a.max = number(inner.substr(dots + 2), bounds.column, "bound");
-            if (a.min > a.max) {
-              throw bad(bounds.column, a.key + ": bounds " + std::to_string(a.min) + ".." +
-                                           std::to_string(a.max) + " are empty");
-            }
-          }
-          o.args.push_back(std::move(a));
-        } else if (token.starts_with("weight:")) {
-          const std::optional<std::uint64_t> w = detail::parseUnsigned(token.substr(7));
-          if (!w || *w < 1) throw bad(column, "'" + token + "': weight:N takes an integer N >= 1");
-          o.weight = *w;
-        } else if (token.starts_with("fails:")) {
-          if (!o.fails.empty()) throw bad(column, "fails: is given twice");
-          std::string_view rest = std::string_view(token).substr(6);
-          while (true) {
-            const std::size_t bar = rest.find('|');
-            const std::string word(rest.substr(0, bar));
-            if (std::find(kFailWords.begin(), kFailWords.end(), word) == kFailWords.end()) {
-              throw bad(column, "unknown failure '" + word + "' in fails:, expected oom, " +
-                                    "host-oom or lost");
-            }
-            if (std::find(o.fails.begin(), o.fails.end(), word) != o.fails.end())
-              throw bad(column, "'" + word + "' is given twice in fails:");
-            o.fails.push_back(word);
-            if (bar == std::string_view::npos) break;
-            rest = rest.substr(bar + 1);
-          }
-        } else if (!token.empty() && (token[0] == '+' || token[0] == '-')) {
-          Flag f;
-          f.set = token[0] == '+';
-          f.name = ident(token.substr(1), column + 1, "a flag's name");
-          if (!group || tokens[k].text[0] != '(') {
-            throw bad(column, "flag '" + token + "' has no kind: " + token + "(KIND)");
-          }
-          const Token& kind = tokens[k++];
-          f.kind = ident(std::string(detail::trim(
-                             std::string_view(kind.text).substr(1, kind.text.size() - 2))),
-                         kind.column + 1, "a kind");
-          references.push_back({f.kind, lineNo, kind.column + 1});
-          o.flags.push_back(std::move(f));
-        } else if (token.empty() || token[0] == '(' || token[0] == '{') {
-          throw bad(column, "'" + token + "' follows no argument");
-        } else if (introducing) {
-          o.introduces.push_back(ident(token, column, "a kind (a new name has no ! nor *)"));
-          references.push_back({token, lineNo, column});
-        } else {
-          Slot s;
-          if (token.back() == '!' || token.back() == '*') {
-            s.mode = token.back() == '!' ? Slot::Mode::End : Slot::Mode::List;
-            token.pop_back();
-          }
-          s.kind = ident(token, column, "a slot: KIND, KIND! or KIND*");
-          if (s.mode == Slot::Mode::List && o.hasList()) {
-            throw bad(column, "'" + token + "*': an operation has at most one KIND* slot");
-          }
-          references.push_back({s.kind, lineNo, column});
-          o.slots.push_back(std::move(s));
-        }
-      }
       model.ops.push_back(std::move(o));
-    } else if (keyword == "release") {
-      for (std::size_t k = 1; k < count; ++k) {
-        const std::string kind = ident(tokens[k].text, tokens[k].column, "a kind");
-        references.push_back({kind, lineNo, tokens[k].column});
-        if (std::find(model.release.begin(), model.release.end(), kind) == model.release.end()) {
-          model.release.push_back(kind);
-        }
+    } else if (fact == "weight") {
+      fields(3, 3, "weight OP N");
+      OperationSpec& o = operation(1);
+      o.weight = number(2);
+      if (o.weight < 1) throw bad(2, "a weight is at least 1");
+    } else if (fact == "slot") {
+      fields(4, 4, "slot OP KIND use|end|list|new");
+      OperationSpec& o = operation(1);
+      const std::string& k = kind(2);
+      const std::string& mode = w[3].text;
+      if (mode == "new") {
+        o.introduces.push_back(k);
+      } else if (mode == "use" || mode == "end" || mode == "list") {
+        if (!o.introduces.empty()) throw bad(3, "a used slot after a new one");
+        if (mode == "list" && o.hasList()) throw bad(3, "a second list slot");
+        o.slots.push_back({k, mode == "use"   ? Slot::Mode::Use
+                              : mode == "end" ? Slot::Mode::End
+                                              : Slot::Mode::List});
+      } else {
+        throw bad(3, "'" + mode + "' is not a slot's use: use, end, list or new");
       }
-    } else {
-      throw bad(tokens[0].column,
-                "unknown declaration '" + keyword + "' (model, note, resource, op, release)");
+    } else if (fact == "arg") {
+      fields(6, SIZE_MAX, "arg OP KEY int DEFAULT MIN MAX, or arg OP KEY word DEFAULT WORD...");
+      OperationSpec& o = operation(1);
+      if (o.arg(w[2].text)) throw bad(2, "argument '" + w[2].text + "' is declared twice");
+      Argument a;
+      a.key = w[2].text;
+      if (w[3].text == "int") {
+        fields(7, 7, "arg OP KEY int DEFAULT MIN MAX");
+        a.defaultValue = number(4);
+        a.min = number(5);
+        a.max = number(6);
+        if (a.min > a.max || a.defaultValue < a.min || a.defaultValue > a.max) {
+          throw bad(4, "the default is not within MIN..MAX");
+        }
+      } else if (w[3].text == "word") {
+        for (std::size_t i = 5; i < w.size(); ++i)
+          a.words.push_back(w[i].text);
+        const auto at = std::find(a.words.begin(), a.words.end(), w[4].text);
+        if (at == a.words.end()) throw bad(4, "the default is not one of the words");
+        a.defaultWord = w[4].text;
+        a.defaultValue = static_cast<std::uint64_t>(at - a.words.begin());
+        a.max = a.words.size() - 1;
+      } else {
+        throw bad(3, "'" + w[3].text + "' is not an argument's type: int or word");
+      }
+      o.args.push_back(std::move(a));
+    } else if (fact == "fails") {
+      fields(3, 2 + kFailWords.size(), "fails OP WORD...");
+      OperationSpec& o = operation(1);
+      for (std::size_t i = 2; i < w.size(); ++i) {
+        if (std::find(kFailWords.begin(), kFailWords.end(), w[i].text) == kFailWords.end()) {
+          throw bad(i, "unknown failure '" + w[i].text + "': oom, host-oom or lost");
+        }
+        o.fails.push_back(w[i].text);
+      }
+    } else if (fact == "effect") {
+      fields(5, 5, "effect OP set|clear FLAG KIND");
+      OperationSpec& o = operation(1);
+      if (w[2].text != "set" && w[2].text != "clear") {
+        throw bad(2, "'" + w[2].text + "' is not an effect: set or clear");
+      }
+      o.flags.push_back({w[2].text == "set", w[3].text, kind(4)});
+    } else if (fact == "release") {
+      fields(2, 3, "release KIND [OP]");
+      const std::string& k = kind(1);
+      if (std::find(model.release.begin(), model.release.end(), k) != model.release.end()) {
+        throw bad(1, "kind '" + k + "' is released twice");
+      }
+      model.release.push_back(k);
+      if (w.size() == 3) model.releasedBy[k] = operation(2).name;
     }
   }
-  for (const Reference& r : references) {
-    if (!model.resource(r.kind)) {
-      throw BadModel(detail::place(file, r.line, r.column) + "'" + r.kind +
-                     "' is not a declared resource kind (resource " + r.kind + " ...)");
-    }
+  if (model.name.empty()) {
+    throw BadModel(detail::place(file, lines.number(), 1) + "the facts have no 'model NAME HASH'");
   }
   return model;
 }
 
 namespace detail {
 
-/// Parsed models by path (nullptr's entry: the built-in), parsed once per process and text.
+/// Read models by path ("built-in": the built-in), read once per process and text.
 inline std::map<std::string, std::shared_ptr<const Model>>& modelCache() {
   static std::map<std::string, std::shared_ptr<const Model>> cache;
   return cache;
@@ -654,20 +619,40 @@ inline std::mutex& modelCacheMutex() {
   return m;
 }
 
-}  // namespace detail
-
-/// Reads and parses a model file (the same file's same text is parsed once per process).
-inline std::shared_ptr<const Model> loadModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadModel(path + ": cannot read the model file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::lock_guard<std::mutex> lock(detail::modelCacheMutex());
-  std::shared_ptr<const Model>& cached = detail::modelCache()["file:" + path];
-  if (!cached || cached->text != text.str()) {
-    cached = std::make_shared<const Model>(parseModel(text.str(), path));
+inline std::shared_ptr<const Model> cachedFacts(const std::string& path, const std::string& text) {
+  const std::lock_guard<std::mutex> lock(modelCacheMutex());
+  std::shared_ptr<const Model>& cached = modelCache()["facts:" + path];
+  if (!cached || cached->text != text) {
+    cached = std::make_shared<const Model>(parseModelFacts(text, path));
   }
   return cached;
+}
+
+}  // namespace detail
+
+/// Reads a file of model facts (the same file's same text is read once per process).
+inline std::shared_ptr<const Model> loadModelFacts(const std::string& path) {
+  return detail::cachedFacts(path, detail::readWhole(path, "model facts"));
+}
+
+/// The model a model file declares, read from the facts beside it (modelFactsPath). Throws
+/// BadModel when the model file cannot be read, when there are no facts beside it, and when
+/// they were written from another text of it.
+inline std::shared_ptr<const Model> loadModel(const std::string& path) {
+  const std::string hash = detail::modelHash(detail::readWhole(path, "model file"));
+  const std::string factsPath = modelFactsPath(path);
+  const std::string again =
+      "write them with `gpufuzz model normalize " + path + " > " + factsPath + "`";
+  std::ifstream in(factsPath, std::ios::binary);
+  if (!in) throw BadModel(path + ": no facts beside the model file (" + factsPath + "): " + again);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::shared_ptr<const Model> model = detail::cachedFacts(factsPath, text.str());
+  if (model->hash != hash) {
+    throw BadModel(factsPath + ": the facts are of another text of " + path + " (hash " +
+                   model->hash + ", the file's is " + hash + "): " + again);
+  }
+  return model;
 }
 
 /// The built-in model `all` (kBuiltinModel).
@@ -675,7 +660,7 @@ inline std::shared_ptr<const Model> builtinModel() {
   const std::lock_guard<std::mutex> lock(detail::modelCacheMutex());
   std::shared_ptr<const Model>& cached = detail::modelCache()["built-in"];
   if (!cached) {
-    cached = std::make_shared<const Model>(parseModel(kBuiltinModel, "<built-in model all>"));
+    cached = std::make_shared<const Model>(parseModelFacts(kBuiltinModel, "<built-in model all>"));
   }
   return cached;
 }
@@ -807,7 +792,7 @@ struct Sequence {
   std::shared_ptr<const Model> model{};
   /// How many threads its `@T` lines and `# threads:` ask for.
   unsigned threads = 1;
-  /// Whether GPUFUZZ_MODEL or `# model:` named the model (then a missing handler is
+  /// Whether the environment or `# model:` named the model (then a missing handler is
   /// `unsupported`; else the older `error ... unsupported operation`).
   bool modelGiven = false;
 
@@ -851,11 +836,15 @@ struct Sequence {
 
 namespace detail {
 
-/// The model of a sequence: GPUFUZZ_MODEL's, else its `# model:` directive's (a path relative
-/// to the file, or a built-in name), else the built-in.
+/// The model of a sequence: GPUFUZZ_MODEL_FACTS's, else the facts beside GPUFUZZ_MODEL's file,
+/// else its `# model:` directive's (the facts beside a file relative to the sequence, or a
+/// built-in name), else the built-in.
 inline std::shared_ptr<const Model> modelOf(const Sequence& seq, const std::string& file,
                                             int directiveLine, bool& given) {
   given = true;
+  if (const char* facts = std::getenv(kModelFactsVariable); facts && *facts) {
+    return loadModelFacts(facts);
+  }
   if (const char* named = std::getenv(kModelVariable); named && *named) return loadModel(named);
   const std::optional<std::string> value = seq.directive("model");
   if (!value) {
@@ -871,13 +860,14 @@ inline std::shared_ptr<const Model> modelOf(const Sequence& seq, const std::stri
   if (*value == "all" || *value == "renderer" || *value == "device") return builtinModel();
   throw BadSequence(detail::place(file, directiveLine, 1) + "the built-in model '" + *value +
                     "' is not one this library holds (all, renderer, device): set " +
-                    kModelVariable + " to its file (gpufuzz model show " + *value + " > FILE)");
+                    kModelFactsVariable + " to its facts (gpufuzz model normalize " + *value +
+                    " > FILE)");
 }
 
 }  // namespace detail
 
-/// Parses the normalized form of docs/sequences.md in `model` (null: the one GPUFUZZ_MODEL or the
-/// file's `# model:` names, else the built-in): blank lines and comments are skipped, `# key:
+/// Parses the normalized form of docs/sequences.md in `model` (null: the one the environment or
+/// the file's `# model:` names, else the built-in): blank lines and comments are skipped, `# key:
 /// value` before the first operation is a directive, every other line an operation of the
 /// model, checked as the harness wrote it (its names alive and of their slots' kinds, its
 /// arguments the model's). Throws BadSequence (`FILE:LINE:COLUMN: message`), or BadModel.
@@ -1079,7 +1069,7 @@ inline Sequence parseSequence(std::string_view text, std::shared_ptr<const Model
   return seq;
 }
 
-/// Parses a sequence in the model GPUFUZZ_MODEL or its `# model:` names (else the built-in).
+/// Parses a sequence in the model the environment or its `# model:` names (else the built-in).
 inline Sequence parseSequence(std::string_view text, const std::string& file = "sequence") {
   return parseSequence(text, nullptr, file);
 }
@@ -1916,10 +1906,14 @@ inline int main(int argc, char** argv, std::string_view version,
   }
   if (args.empty()) {
     if (const int socket = forkServerSocket(); socket >= 0) {
-      // The models are parsed once, before any fork, for every child that reads them.
+      // The models are read once, before any fork, for every child that reads them.
       try {
         builtinModel();
-        if (const char* named = std::getenv(kModelVariable); named && *named) loadModel(named);
+        if (const char* facts = std::getenv(kModelFactsVariable); facts && *facts) {
+          loadModelFacts(facts);
+        } else if (const char* named = std::getenv(kModelVariable); named && *named) {
+          loadModel(named);
+        }
       } catch (const BadSequence&) {
         // each run says so itself
       }

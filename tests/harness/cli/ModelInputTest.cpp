@@ -1,6 +1,7 @@
 // ModelInputTest.cpp: a bad lifecycle model, and a sequence that breaks its model, are refused
 // with their place and exit 2 by every subcommand that reads them (model check, fuzz, replay,
-// shrink, explain), before any child runs; `model show` and `model check` of good models pass.
+// shrink, explain), before any child runs; `model show`, `model check` and `model normalize` of
+// good models pass, the last printing the facts the model library writes.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "harness/base/AtomicFile.h"
+#include "model/LifecycleModel.h"
+#include "model/NormalizedModel.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {
@@ -81,6 +84,7 @@ TEST_F(ModelInput, EveryReaderRefusesABadModelWithItsPlace) {
     const std::string seq = write("uses-bad.seq", "# model: ./bad.model\npool_create p0\n");
     const std::string place = model + bad.place;
     expectRefused(testing::gpufuzz("model check " + model), place, bad.what);
+    expectRefused(testing::gpufuzz("model normalize " + model), place, bad.what);
     expectRefused(testing::gpufuzz("fuzz --model " + model + " --runs 1 --out " +
                                    (dir.path() / "out").string()),
                   place, bad.what);
@@ -137,6 +141,20 @@ TEST_F(ModelInput, ModelShowPrintsEachBuiltInModelThatModelCheckAccepts) {
   EXPECT_EQ(unknown.status, 2) << unknown.output;
   const auto action = testing::gpufuzz("model frob renderer");
   EXPECT_EQ(action.status, 2) << action.output;
+}
+
+TEST_F(ModelInput, ModelNormalizePrintsTheFactsOfABuiltInModelOrAFile) {
+  for (const std::string& name : builtinModelNames()) {
+    const auto r = testing::gpufuzz("model normalize " + name);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output, normalizedModel(builtinModel(name))) << name;
+  }
+  const std::string model = write("pools.model", kGoodModel);
+  const auto r = testing::gpufuzz("model normalize " + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, normalizedModel(parseModel(kGoodModel, model)))
+      << "the facts only, with no warning of the kind without release";
+  EXPECT_EQ(testing::gpufuzz("model normalize nothing-such").status, 2);
 }
 
 TEST_F(ModelInput, ModelCheckPrintsTheVocabularyAndWarnsOfAKindWithoutRelease) {
