@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/sim/SimBackend.h"
 #if GPUFUZZ_HAVE_CUDA

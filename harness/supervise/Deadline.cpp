@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/InputError.h"
 #include "harness/base/RunOutcome.h"
 #include "harness/supervise/Supervisor.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 
