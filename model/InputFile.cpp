@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 
 namespace gpufuzz {
 

@@ -11,9 +11,9 @@
 #include <mutex>
 #include <set>
 
+#include "base/InputError.h"
 #include "model/BuiltinModels.h"
 #include "model/InputFile.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 namespace {

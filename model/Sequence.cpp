@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/InputError.h"
 #include "model/InputFile.h"
 #include "model/ModelState.h"
 #include "model/Schedule.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/sim/SimBackend.h"
 #if GPUFUZZ_HAVE_CUDA
@@ -76,12 +76,12 @@ constexpr std::array<std::string_view, 1> kCudaModels = {"cuda-driver"};
 /// The runtime model the vulkan backend executes (VulkanExecutor.h).
 constexpr std::array<std::string_view, 1> kVulkanModels = {"vulkan"};
 
-/// The profile of each backend: measured on the H200 and this machine's CPU runtimes
-/// (bench/RESULTS.md, "--jobs on the GPU").
+/// The profile of each backend, from what limits its runtime (bench/RESULTS.md, "`--jobs` on the
+/// GPU" and "The seed's hang on cuda-async"):
 /// - cuda: each context is a CUDA context, and the driver makes them one at a time; more
-///   children only stretch every operation's latency; 2 a GPU ran the most sequences a second.
-/// - cuda-async: contexts are cheap, but a fresh process's start (cuInit, the primary context's
-///   retain) serializes the same way: 4 children ran as many executions a second as 16, with a
+///   children only stretch every operation's latency, so 2 a GPU run the most sequences a second.
+/// - cuda-async: contexts are cheap, but a fresh process's start, cuInit and the primary context's
+///   retain, serializes the same way: 4 children run as many executions a second as 16, with a
 ///   third of the p99. With --persistent a process starts once for many sequences: one a core.
 /// - opencl: NVIDIA's makes a CUDA context per OpenCL context, as cuda; pocl and rusticl do not.
 /// - sim: the seed's fault is planted where the renderer runs, and threads take turns by a

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
-#include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
 
 namespace gpufuzz {

@@ -8,9 +8,9 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/OutsideText.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

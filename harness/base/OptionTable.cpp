@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 
 namespace gpufuzz {
 

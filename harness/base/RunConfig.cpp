@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 #include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {

@@ -8,8 +8,8 @@ namespace gpufuzz {
 
 /// $TMPDIR when it is set (a node's scratch); else /dev/shm, a file system in memory, when this
 /// process may create files there; else /tmp. Every run makes and removes a sequence file and a
-/// stacks file: on the 2-core VM, where /tmp is ext4, each took 0.08 ms there against 0.035 ms in
-/// /dev/shm (bench/RESULTS.md, "Harness throughput").
+/// stacks file, which takes about twice as long on a disk's file system as in memory
+/// (bench/RESULTS.md, "Harness throughput").
 std::filesystem::path scratchFolder();
 
 }  // namespace gpufuzz

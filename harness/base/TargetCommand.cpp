@@ -1,7 +1,7 @@
 // TargetCommand.cpp: shell word splitting and quoting for --target.
 #include "harness/base/TargetCommand.h"
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 
 namespace gpufuzz {
 

@@ -3,6 +3,7 @@
 
 #include "harness/base/Json.h"
 #include "harness/search/Explainer.h"
+#include "harness/search/ExplanationReport.h"
 #include "harness/search/Minimize.h"
 #include "model/SequenceEdits.h"
 
@@ -126,7 +127,7 @@ void FindingSink::explainInto(const Finding& f, const std::filesystem::path& dir
   try {
     const Explanation e = explainFailure(trials_, freshJobs_, f.minimal, f.outcome, options);
     if (stops_.requested()) return;  // its trials were cut short: no explanation
-    writeFileAtomically(dir / "explanation.md", explanationMarkdown(e));
+    writeFileAtomically(dir / "explanation.md", explanationMarkdown(explanationReport(e)));
   } catch (const WriteError&) {
     throw;  // the disk, not the explanation: the campaign stops
   } catch (const std::exception& error) {

@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/base/ModelFile.h"
 #include "harness/search/Cause.h"
 #include "harness/supervise/CrashSite.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

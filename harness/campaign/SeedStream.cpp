@@ -3,8 +3,8 @@
 
 #include <charconv>
 
+#include "base/InputError.h"
 #include "model/SplitMix.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

@@ -5,10 +5,10 @@
 #include <boost/json.hpp>
 #include <type_traits>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "model/Outcome.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 
 namespace gpufuzz {
 

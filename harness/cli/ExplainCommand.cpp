@@ -9,6 +9,7 @@
 #include "harness/cli/FailingFile.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/search/Explainer.h"
+#include "harness/search/ExplanationReport.h"
 #include "harness/search/Minimize.h"
 
 namespace gpufuzz {
@@ -37,7 +38,8 @@ int runExplain(Session& session) {
   e.executions += first.executions;
   if (Session::stopRequested()) return 130;
 
-  const std::string markdown = explanationMarkdown(e);
+  const ExplanationReport explanation = explanationReport(e);
+  const std::string markdown = explanationMarkdown(explanation);
   const auto path = explanationPath(file, cl.value<Option::Out>(), e);
   writeFileAtomically(path, markdown);
   if (!session.quiet()) std::printf("\n%s\n", markdown.c_str());
@@ -54,7 +56,7 @@ int runExplain(Session& session) {
     report.executions = e.executions;
     report.elapsedSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    report.extra.emplace_back("explanation", explanationJson(e));
+    report.extra.emplace_back("explanation", explanationJson(explanation));
     report.extra.emplace_back("explanation_file", jsonString(path.string()));
     writeReport(*reportFile, report);
   }

@@ -3,9 +3,9 @@
 
 #include <cstdio>
 
+#include "base/InputError.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/ReportFile.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/InputError.h"
 #include "harness/base/OutsideText.h"
 #include "harness/base/RunConfig.h"
 #include "harness/campaign/Campaign.h"
@@ -16,7 +17,6 @@
 #include "harness/campaign/StatsFile.h"
 #include "harness/cli/Subcommands.h"
 #include "model/Generator.h"
-#include "renderer/InputError.h"
 #include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {

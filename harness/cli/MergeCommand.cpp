@@ -15,13 +15,13 @@
 #include <numeric>
 #include <set>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/campaign/FindingStore.h"
 #include "harness/campaign/SearchQueue.h"
 #include "harness/campaign/StatsFile.h"
 #include "harness/cli/Subcommands.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

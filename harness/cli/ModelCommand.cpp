@@ -3,10 +3,10 @@
 // built-in one printed as its file, or a model printed as the normalized facts targets read.
 #include <cstdio>
 
+#include "base/InputError.h"
 #include "harness/cli/Subcommands.h"
 #include "model/LifecycleModel.h"
 #include "model/NormalizedModel.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

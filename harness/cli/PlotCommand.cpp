@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/InputError.h"
 #include "harness/campaign/FindingStore.h"
 #include "harness/campaign/PlotData.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/cli/ToolScript.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

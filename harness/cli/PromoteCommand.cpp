@@ -13,6 +13,7 @@
 #include <map>
 #include <regex>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/base/ModelFile.h"
@@ -21,7 +22,6 @@
 #include "harness/cli/Subcommands.h"
 #include "harness/search/Minimize.h"
 #include "harness/search/Shrinker.h"
-#include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/faults/FaultPlan.h"
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/Json.h"
 #include "harness/campaign/FindingStore.h"
@@ -14,7 +15,6 @@
 #include "harness/campaign/StatsFile.h"
 #include "harness/cli/Subcommands.h"
 #include "harness/cli/ToolScript.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

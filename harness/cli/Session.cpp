@@ -15,12 +15,12 @@
 #include <cstring>
 #include <thread>
 
+#include "base/InputError.h"
 #include "harness/base/ExitStatus.h"
 #include "harness/base/ScratchFolder.h"
 #include "harness/protocol/RunnerCommandLine.h"
 #include "harness/supervise/ChildProcess.h"
 #include "renderer/Backends.h"
-#include "renderer/InputError.h"
 #include "renderer/Text.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/DeviceIndex.h"

@@ -71,8 +71,9 @@ class Session {
   unsigned jobs() const { return jobs_; }
   /// How many fresh children a shrink, its confirmations and an explanation run at once: jobs(),
   /// but with --persistent N > 1 no more than the backend's cap for fresh children, since its
-  /// workers' cap is lifted: cuda-async starts about 6 fresh processes a second for a whole
-  /// H200 (bench/RESULTS.md), so 16 candidates at once would take 4 s a round.
+  /// workers' cap is lifted. The driver starts fresh cuda-async processes one at a time for a
+  /// whole GPU, so 16 candidates at once would wait seconds a round to start (bench/RESULTS.md,
+  /// "The seed's hang on cuda-async").
   unsigned freshJobs() const { return std::min(jobs_, freshJobsCap_.value_or(jobs_)); }
   bool quiet() const { return cl_.value<Option::Quiet>(); }
   /// --persistent N: sequences a child may run in one process.

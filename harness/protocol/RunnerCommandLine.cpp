@@ -4,8 +4,8 @@
 
 #include <array>
 
+#include "base/InputError.h"
 #include "harness/base/OptionTable.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

@@ -47,6 +47,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/InputError.h"
 #include "harness/base/ExitStatus.h"
 #include "harness/base/RunConfig.h"
 #include "harness/protocol/Events.h"
@@ -58,7 +59,6 @@
 #include "harness/runner/ThreadLanes.h"
 #include "model/Sequence.h"
 #include "renderer/Backends.h"
-#include "renderer/InputError.h"
 #include "renderer/device/DeviceError.h"
 #include "renderer/device/RuntimeSeam.h"
 #include "renderer/faults/FaultInjector.h"

@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "harness/search/Explainer.h"
 #include "harness/supervise/CrashSite.h"
+#include "model/renderer/LifecycleFacts.h"
 
 namespace gpufuzz {
 

@@ -3,7 +3,8 @@
 // upload or release, one repeated step) is run once in a child process, and the report says
 // which edits keep the failure (the same class at the same kind of operation) and which flip it.
 // The steps are annotated from a replay of the sequence through the renderer's lifecycle under
-// the policy in force, so the report reads in terms of contexts, queued work and releases.
+// the policy in force (LifecycleFacts), so the report reads in terms of contexts, queued work and
+// releases. ExplanationReport holds the report, and renders it as Markdown and as JSON.
 #pragma once
 
 #include <cstdint>
@@ -16,44 +17,9 @@
 #include "harness/search/Shrinker.h"
 #include "harness/search/Trial.h"
 #include "model/Sequence.h"
+#include "model/renderer/LifecycleFacts.h"
 
 namespace gpufuzz {
-
-/// What a step establishes, from the lifecycle replay: the groups of the necessary steps.
-enum class StepRole : uint8_t {
-  IntroducesContext,        // create, ctx_create: one more device context
-  Allocates,                // buf_create
-  QueuesWork,               // draw, or set_textures uploading textures
-  Waits,                    // sync, read_back
-  ReplacesTextures,         // set_textures over earlier textures
-  DestroysWithPending,      // a context released while work queued on it has not been waited for
-  DestroysWithLiveBuffers,  // a context released while buffers it owns live
-  Destroys,                 // any other release of a renderer or a context
-  FreesBuffer,              // buf_destroy
-  Other,
-};
-/// "introduces-context", ...: the role's name in JSON.
-std::string_view stepRoleName(StepRole role);
-
-/// One operation of the explained sequence, as the lifecycle replay sees it.
-struct StepFacts {
-  StepRole role = StepRole::Other;
-  /// For people: "introduces renderer r1: context #1 (the second context)".
-  std::string establishes;
-  /// The 0-based creation ordinal of the device context the operation concerns, if any.
-  std::optional<uint32_t> context;
-  /// In a model without the renderer's semantics: the step's lifecycle role in the model's
-  /// terms ("ends-pool-owning-buf", "uses-stream-pending"), which causes count. Empty otherwise.
-  std::string modelRole = {};
-};
-/// The role a cause counts and a report groups by: modelRole, else the StepRole's name.
-std::string roleKey(const StepFacts& f);
-
-/// Replays `seq` through the lifecycle the renderer's `policy` gives it (which renderers and
-/// contexts are alive, which have work queued since their last wait, how many contexts were
-/// created so far). A sequence of a model without the renderer's semantics is replayed through
-/// its model instead (modelFacts). `seq` must be valid.
-std::vector<StepFacts> lifecycleFacts(const Sequence& seq, TeardownPolicy policy);
 
 /// How one experiment ended, against the failure being explained.
 enum class EditVerdict : uint8_t {
@@ -187,14 +153,6 @@ struct ExplainOptions {
 /// at once; Quick trials, or Confirmed ones when the failure is `slow`.
 Explanation explainFailure(TrialRunner& trials, unsigned jobs, const Sequence& failing,
                            const RunOutcome& failure, const ExplainOptions& options = {});
-
-/// The report, as Markdown (also what `gpufuzz explain` prints).
-std::string explanationMarkdown(const Explanation& e);
-/// The marks of `minimal` as the failures it needs ("- `create r1` (step 2) to fail with oom at
-/// its first call that can"), under a line that says so; empty without marks.
-std::string neededFailuresText(const Sequence& minimal);
-/// The `explanation` object of a `--report` (JSON text).
-std::string explanationJson(const Explanation& e);
 
 /// Where the explanation of `sequenceFile` goes: beside it when it is a finding's minimal.seq
 /// (a finding.json next to it), else `<outDir>/<finding id>/explanation.md`.

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/InputError.h"
 #include "harness/base/OutsideText.h"
 #include "harness/supervise/CudaTools.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/InputError.h"
 #include "harness/base/RunOutcome.h"
 #include "harness/supervise/Supervisor.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 
@@ -23,11 +23,12 @@ struct BackendDeadlines {
 
 const BackendDeadlines kBackendDeadlines[] = {
     // Context create ~110-145 ms, destroy ~55-75 ms, with queued work up to ~640 ms; cuInit in a
-    // fresh process 100-240 ms (measured on the H200). The driver makes contexts one at a time
-    // for every process, so a child's operation waits behind the others' (2 jobs: p99 by kind
-    // 0.1-0.3 s, over every kind 0.4 s; bench/RESULTS.md): a tail bounded by the jobs, not the
-    // heavy one of a shared VM's scheduler, which 5 x p99 covers. A floor of 1 s, not 3 s, and
-    // a long confirmation of 10 s, not 20 s: a hang is seen in 1-2 s and confirmed in 10.
+    // fresh process 100-240 ms (bench/RESULTS.md, "The driver's context rate" and "Harness
+    // throughput"). The driver makes contexts one at a time for every process, so a child's
+    // operation waits behind the others' (2 jobs: p99 by kind 0.1-0.3 s, over every kind 0.4 s;
+    // bench/RESULTS.md): a tail bounded by the jobs, not the heavy one of a shared VM's
+    // scheduler, which 5 x p99 covers. A floor of 1 s, not 3 s, and a long confirmation of 10 s,
+    // not 20 s: a hang is seen in 1-2 s and confirmed in 10.
     // Until 32 operations were seen the deadline stays at 3 s.
     {"cuda", 5, Millis{1'000}, Millis{3'000}, Millis{30'000}, Millis{20'000}, 4, Millis{10'000}},
     // A context is a stream and a pool: microseconds (cuStreamCreate 0.003 ms, cuMemPoolCreate
@@ -38,7 +39,7 @@ const BackendDeadlines kBackendDeadlines[] = {
     // pocl: platform start-up 30-200 ms, a program build from source ~450 ms cold (then kept on
     // disk: RasterProgram.h), more on a loaded machine.
     {"opencl", 20, Millis{2'000}, Millis{0}, Millis{60'000}, Millis{10'000}, 10, Millis{5'000}},
-    // lavapipe shades ~25 M pixel-triangles/s on this 2-core VM: a 512 x 512 draw of 1024
+    // lavapipe shades ~25 M pixel-triangles/s on two cores: a 512 x 512 draw of 1024
     // triangles takes ~10 s; instance + device under the layer ~15-100 ms (platform.md).
     {"vulkan", 20, Millis{2'000}, Millis{0}, Millis{120'000}, Millis{20'000}, 4, Millis{30'000}},
     // A target of docs/target.md: unknown work, perhaps an interpreter's start-up (CPython with
@@ -54,7 +55,7 @@ struct ModelDeadlines {
 
 const ModelDeadlines kModelDeadlines[] = {
     // The cuda-driver model creates driver contexts on cuda-async too. Its first cuCtxCreate in a
-    // fresh process took 2.2-2.9 s on the H200 (tools/gpu-models, replay): 1 s made it slow.
+    // fresh process pays the driver's start-up, which takes seconds, so 1 s would call it slow.
     {"cuda-driver", Millis{5'000}},
 };
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <limits>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 
 namespace gpufuzz {
 

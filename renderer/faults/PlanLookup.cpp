@@ -10,7 +10,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 #include "renderer/faults/FaultPlan.h"
 
 namespace gpufuzz {

@@ -18,8 +18,9 @@ namespace clmodel {
 
 namespace {
 
-/// Past 64 MiB, so that a CPU device's large buffers are read at windows too. On pocl with two
-/// cores a kernel, a fill and a copy over 256 MiB take 0.7 s in all; a kernel over 5 GiB took 8 s.
+/// A CPU device's room for live buffers: past 64 MiB, so that its large buffers are read at
+/// windows too, and small enough that its cores fill, copy or run a kernel over all of it well
+/// inside the 2 s deadline floor. Gigabytes would take them seconds an operation.
 constexpr uint64_t kCpuBufferRoom = uint64_t{256} << 20;
 
 using Clock = std::chrono::steady_clock;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 
 namespace gpufuzz {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "renderer/InputError.h"
+#include "base/InputError.h"
 #include "renderer/faults/FaultPlan.h"
 #include "tests/ProjectPaths.h"
 #include "tests/ScratchDir.h"

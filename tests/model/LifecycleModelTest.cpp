@@ -10,10 +10,10 @@
 #include <iterator>
 #include <set>
 
+#include "base/InputError.h"
 #include "model/ModelState.h"
 #include "model/Operation.h"
 #include "model/Sequence.h"
-#include "renderer/InputError.h"
 #include "tests/ProjectPaths.h"
 #include "tests/model/Printers.h"
 

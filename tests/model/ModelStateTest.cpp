@@ -10,12 +10,12 @@
 #include <map>
 #include <set>
 
+#include "base/InputError.h"
 #include "model/Generator.h"
 #include "model/LifecycleModel.h"
 #include "model/ModelFacts.h"
 #include "model/Sequence.h"
 #include "model/SequenceEdits.h"
-#include "renderer/InputError.h"
 #include "tests/ScratchDir.h"
 #include "tests/TestOps.h"
 #include "tests/model/Printers.h"

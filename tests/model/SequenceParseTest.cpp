@@ -6,9 +6,9 @@
 
 #include <unistd.h>
 
+#include "base/InputError.h"
 #include "model/Sequence.h"
 #include "model/SequenceEdits.h"
-#include "renderer/InputError.h"
 #include "tests/TestOps.h"
 #include "tests/model/Printers.h"
 #include "tests/model/TestSequence.h"

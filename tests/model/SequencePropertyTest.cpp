@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "base/InputError.h"
 #include "model/Sequence.h"
 #include "model/renderer/ReferenceModel.h"
-#include "renderer/InputError.h"
 #include "tests/TestOps.h"
 #include "tests/model/Printers.h"
 

@@ -5,10 +5,10 @@
 
 #include <set>
 
+#include "base/InputError.h"
 #include "model/Generator.h"
 #include "model/Sequence.h"
 #include "model/SequenceEdits.h"
-#include "renderer/InputError.h"
 #include "tests/model/TestSequence.h"
 
 namespace gpufuzz {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/InputError.h"
 #include "harness/base/RunConfig.h"
 #include "model/Schedule.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 namespace {

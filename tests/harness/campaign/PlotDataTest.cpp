@@ -3,9 +3,9 @@
 // file, saying where it is malformed (exit 2), and draws it as PNG and SVG.
 #include <gtest/gtest.h>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/campaign/PlotData.h"
-#include "renderer/InputError.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {

@@ -6,10 +6,10 @@
 #include <boost/json.hpp>
 #include <set>
 
+#include "base/InputError.h"
 #include "harness/base/Json.h"
 #include "harness/campaign/SeedStream.h"
 #include "model/Generator.h"
-#include "renderer/InputError.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {

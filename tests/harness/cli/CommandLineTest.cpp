@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "base/InputError.h"
 #include "harness/cli/CommandLine.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 namespace {

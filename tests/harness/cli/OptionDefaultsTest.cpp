@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "base/InputError.h"
 #include "harness/base/AtomicFile.h"
 #include "harness/base/ExitStatus.h"
 #include "harness/base/RunConfig.h"
@@ -17,7 +18,6 @@
 #include "harness/supervise/ComputeSanitizer.h"
 #include "model/LifecycleModel.h"
 #include "renderer/Backends.h"
-#include "renderer/InputError.h"
 #include "renderer/TeardownPolicy.h"
 #include "renderer/device/DeviceError.h"
 #include "tests/harness/TestSupport.h"

@@ -3,8 +3,8 @@
 // and the runner executable reads it as written.
 #include <gtest/gtest.h>
 
+#include "base/InputError.h"
 #include "harness/protocol/RunnerCommandLine.h"
-#include "renderer/InputError.h"
 #include "tests/harness/TestSupport.h"
 
 namespace gpufuzz {

@@ -8,6 +8,7 @@
 
 #include "harness/base/AtomicFile.h"
 #include "harness/search/Explainer.h"
+#include "harness/search/ExplanationReport.h"
 #include "harness/search/Minimize.h"
 #include "model/Sequence.h"
 #include "tests/harness/TestSupport.h"
@@ -96,7 +97,7 @@ TEST(CandidateLimit, AnErrorsExplanationStopsAnExperimentThatHangs) {
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, kDeadline) << "an experiment waited out its deadline";
   ASSERT_EQ(e.removals.size(), 4U);
-  const std::string markdown = explanationMarkdown(e);
+  const std::string markdown = explanationMarkdown(explanationReport(e));
   EXPECT_NE(markdown.find("hang"), std::string::npos) << markdown;
 }
 

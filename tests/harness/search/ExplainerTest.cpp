@@ -7,6 +7,7 @@
 
 #include "harness/base/AtomicFile.h"
 #include "harness/search/Explainer.h"
+#include "harness/search/ExplanationReport.h"
 #include "model/LifecycleModel.h"
 #include "model/Sequence.h"
 #include "tests/harness/TestSupport.h"
@@ -117,7 +118,7 @@ TEST_F(ExplainTest, Condition2NeedsAThirdContextAndAWaitBeforeTheDestroyPrevents
   EXPECT_EQ(e.contexts.failingContextsWithOneMore, std::vector<uint32_t>{2});
   EXPECT_TRUE(e.contexts.failedElsewhereWithOneMore);
 
-  const std::string md = explanationMarkdown(e);
+  const std::string md = explanationMarkdown(explanationReport(e));
   EXPECT_NE(md.find("insert `sync r0` before 3 (destroy r0)"), std::string::npos) << md;
   EXPECT_NE(md.find("Needs at least 3 contexts"), std::string::npos) << md;
   // The seed's condition 2 is the plan's second rule.
@@ -154,7 +155,7 @@ TEST_F(ExplainTest, Condition1IsPreventedByNoSingleWait) {
   EXPECT_EQ(e.contexts.introduced, 2U);
   EXPECT_TRUE(e.contexts.allNeeded);
 
-  const std::string md = explanationMarkdown(e);
+  const std::string md = explanationMarkdown(explanationReport(e));
   EXPECT_NE(md.find("No single `sync` or `read_back` prevents it"), std::string::npos) << md;
 }
 

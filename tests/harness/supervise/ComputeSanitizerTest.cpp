@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/InputError.h"
 #include "harness/supervise/ComputeSanitizer.h"
-#include "renderer/InputError.h"
 #include "tests/ProjectPaths.h"
 #include "tests/harness/supervise/FakeRunnerPath.h"
 

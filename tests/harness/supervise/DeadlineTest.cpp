@@ -1,8 +1,8 @@
 // DeadlineTest.cpp: deadlines calibrated from observed latencies, overall and by kind.
 #include <gtest/gtest.h>
 
+#include "base/InputError.h"
 #include "harness/supervise/Deadline.h"
-#include "renderer/InputError.h"
 
 namespace gpufuzz {
 namespace {
