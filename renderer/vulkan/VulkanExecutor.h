@@ -29,6 +29,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "renderer/Backends.h"
 
@@ -39,5 +40,11 @@ namespace gpufuzz {
 /// missing. Calls Vulkan: never in a process that forks children afterwards.
 std::unique_ptr<ModelExecutor> makeVulkanExecutor(std::string_view model,
                                                   const BackendOptions& options);
+
+/// The operations of the executor's op table, in its order: a test holds them to the model file's.
+/// Calls nothing of Vulkan.
+std::vector<std::string_view> vulkanExecutorOperations();
+/// The kinds of its per-kind table, in the order zombies end in: a test holds them to the model's.
+std::vector<std::string_view> vulkanExecutorKinds();
 
 }  // namespace gpufuzz
