@@ -245,8 +245,8 @@ void Executor::cmdDispatch(const ModelCall& c) {
   const auto value = static_cast<uint32_t>(c.arg("value"));
   if (guard("vkCmdDispatch", breach)) return;
   vk_.vkCmdBindPipeline(cb.handle, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle);
-  vk_.vkCmdBindDescriptorSets(cb.handle, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &s.handle,
-                              0, nullptr);
+  vk_.vkCmdBindDescriptorSets(cb.handle, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &s.handle, 0,
+                              nullptr);
   vk_.vkCmdPushConstants(cb.handle, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof value, &value);
   const auto groups = static_cast<uint32_t>(std::max<uint64_t>(1, (words + kGroup - 1) / kGroup));
   vk_.vkCmdDispatch(cb.handle, groups, 1, 1);
@@ -256,7 +256,8 @@ void Executor::cmdDispatch(const ModelCall& c) {
   // executor refuses what breaks a rule through them (lavapipe crashes on a bound set freed
   // before a submit).
   shadow_.bindForDispatch(cb, pipelineName, setName, !refused);
-  if (!refused) shadow_.record(cb, Recorded{Recorded::Kind::Dispatch, s.buffer, "", value, p.xorOp});
+  if (!refused)
+    shadow_.record(cb, Recorded{Recorded::Kind::Dispatch, s.buffer, "", value, p.xorOp});
 }
 
 // ---- The queue ----

@@ -27,7 +27,7 @@ bool Executor::guard(const char* call, const std::optional<Breach>& breach) {
 }
 
 bool Executor::check(const char* call, std::optional<VkResult> result,
-                           const std::optional<Breach>& predicted, CallPoint point) {
+                     const std::optional<Breach>& predicted, CallPoint point) {
   const std::optional<Breach> breach =
       predicted && predicted->vuid == unpredicted_ ? std::nullopt : predicted;
   if (std::optional<vk::ValidationMessages::Error> error = messages_.take()) {
@@ -83,8 +83,7 @@ std::span<const Executor::Kind> Executor::kinds() {
        [](Executor& e, const std::string& name) -> std::optional<VkResult> {
          CmdState& cb = e.cmd(name);
          if (!cb.freed)
-           e.vk_.vkFreeCommandBuffers(e.device_, e.shadow_.pools.at(cb.pool).handle, 1,
-                                      &cb.handle);
+           e.vk_.vkFreeCommandBuffers(e.device_, e.shadow_.pools.at(cb.pool).handle, 1, &cb.handle);
          return std::nullopt;
        },
        &Shadow::forgetCmd},

@@ -42,8 +42,7 @@ std::optional<Breach> freedSet(const SetState& set, const std::string& name, con
 /// Whether the layer takes `cb` for recording: it is, or went invalid unseen while it was.
 bool layerSeesRecording(const CmdState& cb) {
   return cb.phase == CmdState::Phase::Recording ||
-         (cb.phase == CmdState::Phase::Invalid && !cb.layerSeesInvalid &&
-          cb.invalidWhileRecording);
+         (cb.phase == CmdState::Phase::Invalid && !cb.layerSeesInvalid && cb.invalidWhileRecording);
 }
 
 template <typename Map>
@@ -403,8 +402,8 @@ std::optional<Breach> Shadow::pendingObject(const std::string& name, const char*
                                             const std::string& what, bool layerMayMiss) const {
   const Submission* s = pendingUse(name);
   if (s == nullptr) return std::nullopt;
-  return inUse(vuid, what + " " + name + " is used by pending submission " +
-                         std::to_string(s->number),
+  return inUse(vuid,
+               what + " " + name + " is used by pending submission " + std::to_string(s->number),
                layerMayMiss ? name : std::string());
 }
 
@@ -480,8 +479,8 @@ std::optional<Breach> Shadow::predictCopy(const std::string& src, const std::str
   }
   if (!breach && s.memory == d.memory) {
     breach = Breach{"VUID-vkCmdCopyBuffer-pRegions-00117",
-                    "buffers " + src + " and " + dst + " are bound to the same memory " +
-                        s.memory + ", so the copy's regions overlap in memory"};
+                    "buffers " + src + " and " + dst + " are bound to the same memory " + s.memory +
+                        ", so the copy's regions overlap in memory"};
   }
   return breach;
 }
@@ -493,9 +492,9 @@ std::optional<Breach> Shadow::predictBindSet(const std::string& pipeline,
   std::optional<Breach> breach =
       freedSet(s, set, "VUID-vkCmdBindDescriptorSets-pDescriptorSets-parameter");
   if (!breach && layouts.count(p.layout) == 0) {
-    breach = Breach{
-        "VUID-vkCmdBindDescriptorSets-layout-parameter",
-        "pipeline layout " + p.layout + " of pipeline " + pipeline + " was destroyed", true};
+    breach =
+        Breach{"VUID-vkCmdBindDescriptorSets-layout-parameter",
+               "pipeline layout " + p.layout + " of pipeline " + pipeline + " was destroyed", true};
   }
   return breach;
 }
@@ -544,9 +543,9 @@ SubmitPrediction Shadow::predictSubmit(const std::string& name, const SubmitSync
     others.back().also.push_back("UNASSIGNED-CoreValidation-DrawState-QueueForwardProgress");
   }
   if (!sync.wait.empty() && !semaphores.at(sync.wait).signalled) {
-    others.emplace_back("VUID-vkQueueSubmit-pWaitSemaphores-03238",
-                        "binary semaphore " + sync.wait +
-                            " has no signal operation submitted to wait on");
+    others.emplace_back(
+        "VUID-vkQueueSubmit-pWaitSemaphores-03238",
+        "binary semaphore " + sync.wait + " has no signal operation submitted to wait on");
   }
   for (const Breach& other : others) {
     if (!breach) {
@@ -652,9 +651,8 @@ std::optional<Breach> Shadow::predictSetFree(const std::string& set) const {
                     "descriptor pool " + s.dpool + " was made without the free-set bit"};
   }
   if (!breach) {
-    breach =
-        pendingObject(set, "VUID-vkFreeDescriptorSets-pDescriptorSets-00309", "descriptor set",
-                      true);
+    breach = pendingObject(set, "VUID-vkFreeDescriptorSets-pDescriptorSets-00309", "descriptor set",
+                           true);
   }
   return breach;
 }
@@ -666,9 +664,9 @@ std::optional<Breach> Shadow::predictLayoutDestroy(const std::string& layout) co
     // 2026-08 (corpus/runtimes/README.md). The call is made all the same, so the outcome is
     // `error` (the layer missed it): the destroy does no harm before the buffer is submitted,
     // and nothing is submitted after a failure.
-    return Breach{"VUID-vkDestroyPipelineLayout-pipelineLayout-02004",
-                  "command buffer " + cmdName + " that is recording used pipeline layout " +
-                      layout};
+    return Breach{
+        "VUID-vkDestroyPipelineLayout-pipelineLayout-02004",
+        "command buffer " + cmdName + " that is recording used pipeline layout " + layout};
   }
   return std::nullopt;
 }
