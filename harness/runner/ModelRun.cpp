@@ -5,10 +5,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/runner/SequenceExecutor.h"
 #include "harness/runner/ThreadLanes.h"
+#include "model/LifecycleModel.h"
 #include "model/ModelState.h"
 #include "model/Operation.h"
 #include "renderer/device/DeviceError.h"
@@ -67,6 +70,22 @@ class Calls {
   const LifecycleModel& model_;
   std::mutex mutex_;
 };
+
+/// The default release of each kind of `model` that has one (LifecycleModel::defaultRelease).
+std::vector<DefaultRelease> defaultReleasesOf(const LifecycleModel& model) {
+  std::vector<DefaultRelease> releases;
+  for (std::size_t k = 0; k < model.resources.size(); ++k) {
+    const OpDecl* op = model.defaultRelease(k);
+    if (op == nullptr) continue;
+    DefaultRelease release{model.resources[k].kind, op->name, {}};
+    for (const ArgDecl& a : op->args) {
+      release.args.push_back(DefaultRelease::Arg{
+          a.key, a.defaultValue, a.isWord() ? a.words.at(a.defaultValue) : std::string()});
+    }
+    releases.push_back(std::move(release));
+  }
+  return releases;
+}
 
 /// What `body` threw, as the outcome of operation `kind` at `at`, or nothing.
 template <typename Body>
@@ -212,6 +231,7 @@ RunOutcome executeModelSequence(const Sequence& seq, ModelExecutor& executor,
                                 ProgressListener& progress,
                                 std::optional<ScheduleChoice> schedule) {
   Calls calls(executor, seq.lifecycle());
+  executor.setDefaultReleases(defaultReleasesOf(seq.lifecycle()));
   Ran ran(seq);
   if (seq.threadCount() > 1) {
     if (std::optional<RunOutcome> failed = runThreads(seq, calls, ran, progress, schedule))

@@ -12,7 +12,9 @@
 //   executor's "refused as predicted"). Bytes read back that differ from what the operations wrote
 //   throw DataMismatch. Each is thrown before the call could do what the checker predicts.
 // - release() releases one leftover after the last operation, kind by kind in the model's release
-//   order, each kind in creation order (the runner computes the order).
+//   order, each kind in creation order (the runner computes the order). Before a sequence's first
+//   operation the runner names each kind's default release (setDefaultReleases), which the model
+//   derives, so an executor need not copy it (ExecutorKit.h).
 // - leaked() is asked once everything is released: what the runtime still holds, or empty.
 // - Never two calls at once on one name. Unless threadSafe(), the runner holds a seam::StateLock
 //   around each call, which the executor's runtime calls let go (RuntimeSeam.h).
@@ -25,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpufuzz {
 
@@ -63,6 +66,21 @@ struct ModelCall {
   }
 };
 
+/// The operation that releases a leftover of `kind` when the model gives one: the kind's only
+/// ending operation, taking no other name (docs/models.md). Its arguments are at their defaults.
+struct DefaultRelease {
+  struct Arg {
+    std::string key;
+    uint64_t value = 0;
+    /// The word of a word argument; empty for a number.
+    std::string word;
+  };
+  std::string kind;
+  std::string op;
+  /// In declaration order, as ModelCall::args.
+  std::vector<Arg> args;
+};
+
 /// Bytes read back differ from what the model's operations wrote: the outcome `mismatch`. The
 /// message says where and how ("buf b1 byte 4096 is 0x00, the operations wrote 0x5a").
 class DataMismatch : public std::runtime_error {
@@ -81,6 +99,9 @@ class ModelExecutor {
   virtual void run(const ModelCall& call) = 0;
   /// Releases leftover `name`, of kind `kind`, after the sequence's last operation.
   virtual void release(std::string_view kind, const std::string& name) = 0;
+  /// The default release of each kind of the model that has one, told before each sequence's
+  /// first operation.
+  virtual void setDefaultReleases(std::span<const DefaultRelease> releases) { (void)releases; }
   /// Once everything is released: what the runtime still holds, described; empty when nothing.
   virtual std::string leaked() { return {}; }
   /// As Backend::leaveDeviceMemory: about `bytes` left to the run, or false where the runtime's
