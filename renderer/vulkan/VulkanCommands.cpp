@@ -22,14 +22,14 @@ void Executor::poolCreate(const ModelCall& c) {
   // callbacks never gave (corpus/runtimes/README.md, not reduced).
   check("vkCreateCommandPool", vk_.vkCreateCommandPool(device_, &info, nullptr, &pool), {}, kMake);
   const auto lock = lockState();
-  shadow_.pools[c.names[0]].handle = pool;
+  shadow_.pools.add(c.names[0], {}).handle = pool;
 }
 
 void Executor::poolReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPool(name);
   const auto lock = lockState();
-  PoolState& pool = shadow_.pools.at(name);
+  PoolState& pool = shadow_.pools.named(name);
   const std::optional<Breach> breach = shadow_.predictPoolReset(name);
   if (guard("vkResetCommandPool", breach) ||
       check("vkResetCommandPool", vk_.vkResetCommandPool(device_, pool.handle, 0), breach, kEnd))
@@ -52,7 +52,7 @@ void Executor::cmdAllocate(const ModelCall& c) {
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
   {
     const auto lock = lockState();
-    info.commandPool = shadow_.pools.at(poolName).handle;
+    info.commandPool = shadow_.pools.named(poolName).handle;
   }
   info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   info.commandBufferCount = 1;
@@ -60,10 +60,10 @@ void Executor::cmdAllocate(const ModelCall& c) {
   check("vkAllocateCommandBuffers", vk_.vkAllocateCommandBuffers(device_, &info, &commands), {},
         kMake);
   const auto lock = lockState();
-  CmdState& cb = shadow_.cmds[c.names[1]];
+  CmdState& cb = shadow_.cmds.add(c.names[1], {});
   cb.handle = commands;
   cb.pool = poolName;
-  shadow_.pools.at(poolName).cmds.insert(c.names[1]);
+  shadow_.pools.named(poolName).cmds.insert(c.names[1]);
 }
 
 void Executor::cmdBegin(const ModelCall& c) {
@@ -190,7 +190,7 @@ void Executor::cmdFill(const ModelCall& c) {
   // shadow's look and the call would change what the layer sees the command use.
   const auto lock = lockState();
   const VkCommandBuffer handle = cmd(name).handle;
-  const VkBuffer target = shadow_.buffers.at(buffer).handle;
+  const VkBuffer target = shadow_.buffers.named(buffer).handle;
   const std::optional<Breach> breach = shadow_.predictFill(buffer);
   const auto value = static_cast<uint32_t>(c.arg("value"));
   if (guard("vkCmdFillBuffer", breach)) return;
@@ -210,8 +210,8 @@ void Executor::cmdCopy(const ModelCall& c) {
   // shadow's look and the call would change what the layer sees the command use.
   const auto lock = lockState();
   const VkCommandBuffer handle = cmd(name).handle;
-  const BufferState& from = shadow_.buffers.at(src);
-  const BufferState& to = shadow_.buffers.at(dst);
+  const BufferState& from = shadow_.buffers.named(src);
+  const BufferState& to = shadow_.buffers.named(dst);
   const VkBufferCopy region{0, 0, std::min(from.size, to.size)};
   const std::optional<Breach> breach = shadow_.predictCopy(src, dst);
   if (guard("vkCmdCopyBuffer", breach)) return;
@@ -236,11 +236,11 @@ void Executor::cmdDispatch(const ModelCall& c) {
   // shadow's look and the call would change what the layer sees the command use.
   const auto lock = lockState();
   CmdState& cb = cmd(name);
-  const PipelineState& p = shadow_.pipelines.at(pipelineName);
-  const VkPipelineLayout layout = shadow_.layouts.at(p.layout).handle;
-  const SetState& s = shadow_.sets.at(setName);
-  const auto b = shadow_.buffers.find(s.buffer);
-  const uint64_t words = b == shadow_.buffers.end() ? 0 : b->second.size / 4;
+  const PipelineState& p = shadow_.pipelines.named(pipelineName);
+  const VkPipelineLayout layout = shadow_.layouts.named(p.layout).handle;
+  const SetState& s = shadow_.sets.named(setName);
+  const BufferState* b = shadow_.buffers.find(s.buffer);
+  const uint64_t words = b == nullptr ? 0 : b->size / 4;
   breach = shadow_.predictDispatch(setName);
   const auto value = static_cast<uint32_t>(c.arg("value"));
   if (guard("vkCmdDispatch", breach)) return;
@@ -280,7 +280,7 @@ void Executor::recordForSubmit(CmdState& cb) {
 
 VkFence Executor::resetSeenFence(const std::string& fence) {
   if (fence.empty()) return VK_NULL_HANDLE;
-  FenceState& f = shadow_.fences.at(fence);
+  FenceState& f = shadow_.fences.named(fence);
   if (f.signalled) {
     check("vkResetFences", vk_.vkResetFences(device_, 1, &f.handle), {}, kRecord);
     f.signalled = false;
@@ -301,23 +301,23 @@ struct SubmitArrays {
 
   SubmitArrays(const Shadow& shadow, const SubmitSync& sync, const VkCommandBuffer& commands) {
     if (!sync.signal.empty()) {
-      signals.push_back(shadow.semaphores.at(sync.signal).handle);
+      signals.push_back(shadow.semaphores.named(sync.signal).handle);
       signalValues.push_back(0);
     }
     if (!sync.wait.empty()) {
-      waits.push_back(shadow.semaphores.at(sync.wait).handle);
+      waits.push_back(shadow.semaphores.named(sync.wait).handle);
       waitValues.push_back(0);
       stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
     }
     if (!sync.timeline.empty()) {
-      signals.push_back(shadow.timelines.at(sync.timeline).handle);
+      signals.push_back(shadow.timelines.named(sync.timeline).handle);
       signalValues.push_back(shadow.nextTimelineValue(sync));
     }
     // A timeline is waited for at the value last promised, which an earlier submission or the
     // host signals, so the queue never waits for a signal that nothing will send.
     for (const std::string& t : sync.timelineWaits) {
-      waits.push_back(shadow.timelines.at(t).handle);
-      waitValues.push_back(shadow.timelines.at(t).promised);
+      waits.push_back(shadow.timelines.named(t).handle);
+      waitValues.push_back(shadow.timelines.named(t).promised);
       stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
     }
     values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;

@@ -42,7 +42,7 @@ Executor::Executor(const BackendOptions& options) {
 Executor::~Executor() {
   // After a failure the device may run or hold work that broke the rules: the process's exit
   // takes it, never a call that could block or crash.
-  if (failed_) return;
+  if (failed_.tripped()) return;
   vk_.vkDeviceWaitIdle(device_);
   if (shader_ != VK_NULL_HANDLE) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
   if (setLayout_ != VK_NULL_HANDLE) vk_.vkDestroyDescriptorSetLayout(device_, setLayout_, nullptr);
@@ -179,71 +179,69 @@ void Executor::makeDevice() {
        vk_.vkCreateDescriptorSetLayout(device_, &layout, nullptr, &setLayout_));
 }
 
-std::span<const Executor::Op> Executor::ops() {
+const Executor::OpTable& Executor::table() {
+  using E = Executor;
   // The model's operations in its file's order; a test holds the two to the same names.
-  static constexpr auto table = std::to_array<Op>({
-      {"pool_create", &Executor::poolCreate},
-      {"pool_reset", &Executor::poolReset},
-      {"pool_destroy", &Executor::poolDestroy},
-      {"cmd_allocate", &Executor::cmdAllocate},
-      {"cmd_begin", &Executor::cmdBegin},
-      {"cmd_end", &Executor::cmdEnd},
-      {"cmd_reset", &Executor::cmdReset},
-      {"cmd_free", &Executor::cmdFree},
-      {"cmd_fill", &Executor::cmdFill},
-      {"cmd_copy", &Executor::cmdCopy},
-      {"cmd_dispatch", &Executor::cmdDispatch},
-      {"queue_submit", &Executor::queueSubmit},
-      {"queue_submit_fence", &Executor::queueSubmitFence},
-      {"queue_submit_signal", &Executor::queueSubmitSignal},
-      {"queue_submit_wait", &Executor::queueSubmitWait},
-      {"queue_submit_timeline", &Executor::queueSubmitTimeline},
-      {"queue_wait_idle", &Executor::queueWaitIdle, true},
-      {"device_wait_idle", &Executor::deviceWaitIdle, true},
-      {"fence_create", &Executor::fenceCreate},
-      {"fence_wait", &Executor::fenceWait, true},
-      {"fence_status", &Executor::fenceStatus, true},
-      {"fence_reset", &Executor::fenceReset},
-      {"fence_destroy", &Executor::fenceDestroy},
-      {"semaphore_create", &Executor::semaphoreCreate},
-      {"semaphore_destroy", &Executor::semaphoreDestroy},
-      {"timeline_create", &Executor::timelineCreate},
-      {"timeline_signal", &Executor::timelineSignal},
-      {"timeline_wait", &Executor::timelineWait, true},
-      {"timeline_value", &Executor::timelineValue, true},
-      {"timeline_destroy", &Executor::timelineDestroy},
-      {"buffer_create", &Executor::bufferCreate},
-      {"buffer_destroy", &Executor::bufferDestroy},
-      {"memory_allocate", &Executor::memoryAllocate},
-      {"memory_bind", &Executor::memoryBind},
-      {"memory_free", &Executor::memoryFree},
-      {"memory_read", &Executor::memoryRead},
-      {"dpool_create", &Executor::dpoolCreate},
-      {"dpool_reset", &Executor::dpoolReset},
-      {"dpool_destroy", &Executor::dpoolDestroy},
-      {"set_allocate", &Executor::setAllocate},
-      {"set_update", &Executor::setUpdate},
-      {"set_free", &Executor::setFree},
-      {"layout_create", &Executor::layoutCreate},
-      {"layout_destroy", &Executor::layoutDestroy},
-      {"pipeline_create", &Executor::pipelineCreate},
-      {"pipeline_destroy", &Executor::pipelineDestroy},
-  });
+  static const OpTable table{kOwner,
+                             "vulkan",
+                             {
+                                 {"pool_create", &E::poolCreate},
+                                 {"pool_reset", &E::poolReset},
+                                 {"pool_destroy", &E::poolDestroy},
+                                 {"cmd_allocate", &E::cmdAllocate},
+                                 {"cmd_begin", &E::cmdBegin},
+                                 {"cmd_end", &E::cmdEnd},
+                                 {"cmd_reset", &E::cmdReset},
+                                 {"cmd_free", &E::cmdFree},
+                                 {"cmd_fill", &E::cmdFill},
+                                 {"cmd_copy", &E::cmdCopy},
+                                 {"cmd_dispatch", &E::cmdDispatch},
+                                 {"queue_submit", &E::queueSubmit},
+                                 {"queue_submit_fence", &E::queueSubmitFence},
+                                 {"queue_submit_signal", &E::queueSubmitSignal},
+                                 {"queue_submit_wait", &E::queueSubmitWait},
+                                 {"queue_submit_timeline", &E::queueSubmitTimeline},
+                                 {"queue_wait_idle", &E::queueWaitIdle, {true}},
+                                 {"device_wait_idle", &E::deviceWaitIdle, {true}},
+                                 {"fence_create", &E::fenceCreate},
+                                 {"fence_wait", &E::fenceWait, {true}},
+                                 {"fence_status", &E::fenceStatus, {true}},
+                                 {"fence_reset", &E::fenceReset},
+                                 {"fence_destroy", &E::fenceDestroy},
+                                 {"semaphore_create", &E::semaphoreCreate},
+                                 {"semaphore_destroy", &E::semaphoreDestroy},
+                                 {"timeline_create", &E::timelineCreate},
+                                 {"timeline_signal", &E::timelineSignal},
+                                 {"timeline_wait", &E::timelineWait, {true}},
+                                 {"timeline_value", &E::timelineValue, {true}},
+                                 {"timeline_destroy", &E::timelineDestroy},
+                                 {"buffer_create", &E::bufferCreate},
+                                 {"buffer_destroy", &E::bufferDestroy},
+                                 {"memory_allocate", &E::memoryAllocate},
+                                 {"memory_bind", &E::memoryBind},
+                                 {"memory_free", &E::memoryFree},
+                                 {"memory_read", &E::memoryRead},
+                                 {"dpool_create", &E::dpoolCreate},
+                                 {"dpool_reset", &E::dpoolReset},
+                                 {"dpool_destroy", &E::dpoolDestroy},
+                                 {"set_allocate", &E::setAllocate},
+                                 {"set_update", &E::setUpdate},
+                                 {"set_free", &E::setFree},
+                                 {"layout_create", &E::layoutCreate},
+                                 {"layout_destroy", &E::layoutDestroy},
+                                 {"pipeline_create", &E::pipelineCreate},
+                                 {"pipeline_destroy", &E::pipelineDestroy},
+                             },
+                             releaseOverrides(std::make_index_sequence<kKinds>())};
   return table;
 }
 
 void Executor::run(const ModelCall& call) {
-  const std::span<const Op> table = ops();
-  const auto it =
-      std::find_if(table.begin(), table.end(), [&](const Op& op) { return op.name == call.op; });
-  if (it == table.end()) {
-    throw std::logic_error("model vulkan has no operation " + std::string(call.op));
-  }
-  const Op& op = *it;
+  const OpTable::Op& op = table().at(call.op);
   idleForRelease_ = false;
-  try {
+  failed_.guard([&] {
     try {
-      runOp(op.handler, op.retires, call);
+      runOp(op.handler, op.extra.retires, call);
     } catch (const Uncertain&) {
       // The layer retires work that waits for semaphores when their operations are
       // notified, which can be before a wait of the model shows it complete: whether it would
@@ -254,7 +252,7 @@ void Executor::run(const ModelCall& call) {
       for (int tries = 1;; ++tries) {
         runOp(&Executor::queueWaitIdle, true, call);
         try {
-          runOp(op.handler, op.retires, call);
+          runOp(op.handler, op.extra.retires, call);
           break;
         } catch (const Uncertain&) {
           if (tries == kUncertainTries) {
@@ -264,13 +262,10 @@ void Executor::run(const ModelCall& call) {
         }
       }
     }
-  } catch (...) {
-    failed_ = true;
-    throw;
-  }
+  });
 }
 
-void Executor::runOp(Handler handler, bool retires, const ModelCall& call) {
+void Executor::runOp(OpTable::Handler handler, bool retires, const ModelCall& call) {
   if (retires) {
     const auto alone = lockOutsideTurns<std::unique_lock<std::shared_mutex>>(retire_);
     (this->*handler)(call);
@@ -310,13 +305,13 @@ std::unique_lock<std::mutex> Executor::lockDpoolOf(const std::string& set) {
   std::string dpool;
   {
     const auto lock = lockState();
-    dpool = shadow_.sets.at(set).dpool;
+    dpool = shadow_.sets.named(set).dpool;
   }
   return lockDpool(dpool);
 }
 
 CmdState& Executor::cmd(const std::string& name) {
-  return shadow_.cmds.at(name);
+  return shadow_.cmds.named(name);
 }
 
 }  // namespace vulkan
@@ -329,18 +324,8 @@ std::unique_ptr<ModelExecutor> makeVulkanExecutor(std::string_view model,
   return std::make_unique<vulkan::Executor>(options);
 }
 
-std::vector<std::string_view> vulkanExecutorOperations() {
-  std::vector<std::string_view> names;
-  for (const vulkan::Executor::Op& op : vulkan::Executor::ops())
-    names.push_back(op.name);
-  return names;
-}
-
-std::vector<std::string_view> vulkanExecutorKinds() {
-  std::vector<std::string_view> names;
-  for (const vulkan::Executor::Kind& kind : vulkan::Executor::kinds())
-    names.push_back(kind.name);
-  return names;
+kit::TableShape vulkanExecutorTable() {
+  return vulkan::Executor::table().shape();
 }
 
 }  // namespace gpufuzz

@@ -29,9 +29,9 @@
 
 #include <memory>
 #include <string_view>
-#include <vector>
 
 #include "renderer/Backends.h"
+#include "renderer/device/ExecutorKit.h"
 
 namespace gpufuzz {
 
@@ -41,10 +41,9 @@ namespace gpufuzz {
 std::unique_ptr<ModelExecutor> makeVulkanExecutor(std::string_view model,
                                                   const BackendOptions& options);
 
-/// The operations of the executor's op table, in its order: a test holds them to the model file's.
-/// Calls nothing of Vulkan.
-std::vector<std::string_view> vulkanExecutorOperations();
-/// The kinds of its per-kind table, in the order zombies end in: a test holds them to the model's.
-std::vector<std::string_view> vulkanExecutorKinds();
+/// The executor's op table, for the test that compares it with model/models/vulkan.model: its
+/// operations, and the kinds whose release it overrides, which are all the model's. Calls nothing
+/// of Vulkan.
+kit::TableShape vulkanExecutorTable();
 
 }  // namespace gpufuzz

@@ -10,7 +10,9 @@
 // Every handler reads predict (the shadow's), call (under guard and check), apply (the shadow's).
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -21,10 +23,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "renderer/Backends.h"
 #include "renderer/device/CallPoint.h"
+#include "renderer/device/ExecutorKit.h"
 #include "renderer/device/Turns.h"
 #include "renderer/vulkan/VulkanAllocator.h"
 #include "renderer/vulkan/VulkanApi.h"
@@ -67,19 +71,21 @@ class Executor final : public ModelExecutor {
   bool threadSafe() const override { return true; }
   void run(const ModelCall& call) override;
   void release(std::string_view kind, const std::string& name) override;
+  void setDefaultReleases(std::span<const DefaultRelease> releases) override {
+    defaultReleases_.set(releases);
+  }
   std::string leaked() override;
 
-  using Handler = void (Executor::*)(const ModelCall&);
-  /// One row of the op table: an operation of the model, by its name, and its handler.
-  /// `retires`: its calls let the layer retire finished work (a wait, a status or counter read),
-  /// so it runs alone (retire_).
-  struct Op {
-    std::string_view name;
-    Handler handler;
+  /// What the op table holds of an operation besides its handler.
+  struct OpExtra {
+    /// Its calls let the layer retire finished work (a wait, a status or counter read), so it
+    /// runs alone (retire_).
     bool retires = false;
   };
-  /// The op table, one row an operation of model/models/vulkan.model.
-  static std::span<const Op> ops();
+  using OpTable = kit::OpTable<Executor, OpExtra>;
+  /// The op table, one row an operation of model/models/vulkan.model. Every kind overrides its
+  /// default release: a leftover ends once the device is idle, without the oracle (releaseKind).
+  static const OpTable& table();
 
   /// One row of the per-kind table: what ending an object of a kind of the model takes.
   struct Kind {
@@ -92,14 +98,28 @@ class Executor final : public ModelExecutor {
     /// Whether the object can only end with its owner; null where it always can alone.
     bool (Shadow::*endsWithOwner)(const std::string& name) const = nullptr;
   };
+  /// How many kinds the model has.
+  static constexpr std::size_t kKinds = 11;
   /// The per-kind table, owned kinds before their owners: the order zombies end in.
-  static std::span<const Kind> kinds();
+  static const std::array<Kind, kKinds>& kinds();
   /// The row of kind `name`; std::logic_error for a kind the model does not have.
   static const Kind& kind(std::string_view name);
 
  private:
   /// Runs `handler` under retire_: alone if `retires`, else beside the other operations.
-  void runOp(Handler handler, bool retires, const ModelCall& call);
+  void runOp(OpTable::Handler handler, bool retires, const ModelCall& call);
+  /// The release overrides of the op table, one a kind of the per-kind table.
+  template <std::size_t... K>
+  static std::vector<OpTable::Override> releaseOverrides(std::index_sequence<K...>) {
+    return {OpTable::Override{kinds()[K].name, &Executor::releaseKind<K>}...};
+  }
+  /// Releases leftover `name` of kinds()[K].
+  template <std::size_t K>
+  void releaseKind(const std::string& name) {
+    releaseLeftover(kinds()[K], name);
+  }
+  /// Releases leftover `name` of `kind`: the device waited idle first, then its end call.
+  void releaseLeftover(const Kind& kind, const std::string& name);
 
   void pickDevice(const std::string& wanted);
   void makeDevice();
@@ -252,7 +272,9 @@ class Executor final : public ModelExecutor {
   std::shared_mutex retire_;
   Shadow shadow_;
   /// A call failed: the destructor leaves everything to the process's exit.
-  std::atomic<bool> failed_ = false;
+  kit::FailureLatch failed_;
+  /// What the runner says releases each kind; every kind overrides it (table()).
+  kit::DefaultReleases defaultReleases_;
   /// Whether the device was waited idle since the last operation (the first release waits).
   std::atomic<bool> idleForRelease_ = false;
 

@@ -12,7 +12,7 @@ namespace gpufuzz::vulkan {
 // ---- The oracle of rules ----
 
 void Executor::fail(CallPoint point, const std::string& message) {
-  failed_ = true;
+  failed_.trip();
   throw DeviceError(point, message);
 }
 
@@ -42,7 +42,7 @@ bool Executor::check(const char* call, std::optional<VkResult> result,
       refusal(call, *breach, true);
       return true;
     }
-    failed_ = true;
+    failed_.trip();
     std::string text = std::string(call) + ": " +
                        (error->vuid.empty() ? "validation error" : error->vuid) + ": " +
                        error->message;
@@ -75,86 +75,87 @@ bool Executor::copiesUnseen() const {
 
 // ---- Ending objects, zombies and the release ----
 
-std::span<const Executor::Kind> Executor::kinds() {
+const std::array<Executor::Kind, Executor::kKinds>& Executor::kinds() {
   // Owned kinds before their owners, the order zombies end in; a pipeline's layout is never a
   // zombie. Command pools are made without callbacks (poolCreate says why), so they end without.
-  static const Kind table[] = {
+  static const std::array<Kind, kKinds> table{{
       {"cmd",
        [](Executor& e, const std::string& name) -> std::optional<VkResult> {
          CmdState& cb = e.cmd(name);
          if (!cb.freed)
-           e.vk_.vkFreeCommandBuffers(e.device_, e.shadow_.pools.at(cb.pool).handle, 1, &cb.handle);
+           e.vk_.vkFreeCommandBuffers(e.device_, e.shadow_.pools.named(cb.pool).handle, 1,
+                                      &cb.handle);
          return std::nullopt;
        },
        &Shadow::forgetCmd},
       {"set",
        [](Executor& e, const std::string& name) -> std::optional<VkResult> {
-         const SetState& s = e.shadow_.sets.at(name);
+         const SetState& s = e.shadow_.sets.named(name);
          if (s.freed) return std::nullopt;
-         return e.vk_.vkFreeDescriptorSets(e.device_, e.shadow_.dpools.at(s.dpool).handle, 1,
+         return e.vk_.vkFreeDescriptorSets(e.device_, e.shadow_.dpools.named(s.dpool).handle, 1,
                                            &s.handle);
        },
        &Shadow::forgetSet, &Shadow::setEndsWithPool},
       {"pipeline",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyPipeline(e.device_, e.shadow_.pipelines.at(name).handle, e.alloc_);
+         e.vk_.vkDestroyPipeline(e.device_, e.shadow_.pipelines.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetPipeline},
       {"fence",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyFence(e.device_, e.shadow_.fences.at(name).handle, e.alloc_);
+         e.vk_.vkDestroyFence(e.device_, e.shadow_.fences.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetFence},
       {"semaphore",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroySemaphore(e.device_, e.shadow_.semaphores.at(name).handle, e.alloc_);
+         e.vk_.vkDestroySemaphore(e.device_, e.shadow_.semaphores.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetSemaphore},
       {"timeline",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroySemaphore(e.device_, e.shadow_.timelines.at(name).handle, e.alloc_);
+         e.vk_.vkDestroySemaphore(e.device_, e.shadow_.timelines.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetTimeline},
       {"pool",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyCommandPool(e.device_, e.shadow_.pools.at(name).handle, nullptr);
+         e.vk_.vkDestroyCommandPool(e.device_, e.shadow_.pools.named(name).handle, nullptr);
          return std::optional<VkResult>();
        },
        &Shadow::forgetPool},
       {"dpool",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyDescriptorPool(e.device_, e.shadow_.dpools.at(name).handle, e.alloc_);
+         e.vk_.vkDestroyDescriptorPool(e.device_, e.shadow_.dpools.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetDpool},
       {"layout",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyPipelineLayout(e.device_, e.shadow_.layouts.at(name).handle, e.alloc_);
+         e.vk_.vkDestroyPipelineLayout(e.device_, e.shadow_.layouts.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetLayout},
       {"memory",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkFreeMemory(e.device_, e.shadow_.memories.at(name).handle, e.alloc_);
+         e.vk_.vkFreeMemory(e.device_, e.shadow_.memories.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetMemory},
       {"buffer",
        [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyBuffer(e.device_, e.shadow_.buffers.at(name).handle, e.alloc_);
+         e.vk_.vkDestroyBuffer(e.device_, e.shadow_.buffers.named(name).handle, e.alloc_);
          return std::optional<VkResult>();
        },
        &Shadow::forgetBuffer},
-  };
+  }};
   return table;
 }
 
 const Executor::Kind& Executor::kind(std::string_view name) {
-  const std::span<const Kind> table = kinds();
+  const auto& table = kinds();
   const auto it =
       std::find_if(table.begin(), table.end(), [&](const Kind& k) { return k.name == name; });
   if (it == table.end()) throw std::logic_error("model vulkan has no kind " + std::string(name));
@@ -221,42 +222,39 @@ void Executor::check(std::optional<VkResult> result, const std::string& zombie) 
 }
 
 void Executor::release(std::string_view kindName, const std::string& name) {
+  failed_.guard([&] { table().release(*this, defaultReleases_, kindName, name); });
+}
+
+void Executor::releaseLeftover(const Kind& k, const std::string& name) {
   const auto lock = lockState();
-  try {
-    idleForEnd();
-    const Kind& k = kind(kindName);
-    // A set of a pool without the free-set bit goes with the pool.
-    if (k.endsWithOwner == nullptr || !(shadow_.*k.endsWithOwner)(name))
-      check("release", k.end(*this, name), {}, kEnd);
-    forget(k, name);
-  } catch (...) {
-    failed_ = true;
-    throw;
-  }
+  idleForEnd();
+  // A set of a pool without the free-set bit goes with the pool.
+  if (k.endsWithOwner == nullptr || !(shadow_.*k.endsWithOwner)(name))
+    check("release", k.end(*this, name), {}, kEnd);
+  forget(k, name);
 }
 
 std::string Executor::leaked() {
   const auto lock = lockState();
-  try {
-    if (!shadow_.zombies.empty()) {
+  if (!shadow_.zombies.empty()) {
+    failed_.guard([&] {
       idleForEnd();
       endZombies();
-    }
-  } catch (...) {
-    failed_ = true;
-    throw;
+    });
   }
   summarize();
-  const std::string alive = shadow_.alive();
-  if (!alive.empty()) return "the sequence's release left " + alive + " alive on the device";
-  // Every object made with the callbacks is destroyed: what the driver still holds through them
-  // it kept past its objects' destroy, an error path's leak as the CTS's alloc_callback_fail sees.
-  if (const int64_t held = vk::liveHostAllocations(); held != 0) {
-    return "the driver still holds " + std::to_string(held) +
-           " host allocations made through the objects' allocation callbacks, every object "
-           "destroyed";
+  kit::LeakReport report;
+  if (const std::string alive = shadow_.alive(); !alive.empty()) {
+    report.add("the sequence's release left " + alive + " alive on the device");
+  } else if (const int64_t held = vk::liveHostAllocations(); held != 0) {
+    // Every object made with the callbacks is destroyed: what the driver still holds through them
+    // it kept past its objects' destroy, an error path's leak as the CTS's alloc_callback_fail
+    // sees.
+    report.add("the driver still holds " + std::to_string(held) +
+               " host allocations made through the objects' allocation callbacks, every object "
+               "destroyed");
   }
-  return {};
+  return report.text();
 }
 
 void Executor::summarize() {

@@ -21,7 +21,7 @@ void Executor::bufferCreate(const ModelCall& c) {
   VkMemoryRequirements needs{};
   vk_.vkGetBufferMemoryRequirements(device_, buffer, &needs);
   const auto lock = lockState();
-  BufferState& b = shadow_.buffers[c.names[0]];
+  BufferState& b = shadow_.buffers.add(c.names[0], {});
   b.handle = buffer;
   b.size = info.size;
   b.required = needs.size;
@@ -35,8 +35,8 @@ void Executor::bufferDestroy(const ModelCall& c) {
 }
 
 bool Executor::bind(const std::string& buffer, const std::string& memory, const char* call) {
-  const VkBuffer b = shadow_.buffers.at(buffer).handle;
-  const VkDeviceMemory m = shadow_.memories.at(memory).handle;
+  const VkBuffer b = shadow_.buffers.named(buffer).handle;
+  const VkDeviceMemory m = shadow_.memories.named(memory).handle;
   const std::optional<Breach> breach = shadow_.predictMemoryBind(buffer, memory);
   if (guard(call, breach) || check(call, vk_.vkBindBufferMemory(device_, b, m, 0), breach, kMake))
     return false;
@@ -52,12 +52,12 @@ void Executor::memoryAllocate(const ModelCall& c) {
   info.memoryTypeIndex = memoryType_;
   {
     const auto lock = lockState();
-    info.allocationSize = shadow_.buffers.at(buffer).required;
+    info.allocationSize = shadow_.buffers.named(buffer).required;
   }
   VkDeviceMemory memory = VK_NULL_HANDLE;
   check("vkAllocateMemory", vk_.vkAllocateMemory(device_, &info, alloc_, &memory), {}, kMake);
   const auto lock = lockState();
-  MemoryState& m = shadow_.memories[name];
+  MemoryState& m = shadow_.memories.add(name, {});
   m.handle = memory;
   m.size = info.allocationSize;
   m.bytes.assign(m.size, -1);
@@ -89,7 +89,7 @@ void Executor::memoryFree(const ModelCall& c) {
 void Executor::memoryRead(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  const MemoryState& m = shadow_.memories.at(name);
+  const MemoryState& m = shadow_.memories.named(name);
   void* mapped = nullptr;
   check("vkMapMemory", vk_.vkMapMemory(device_, m.handle, 0, VK_WHOLE_SIZE, 0, &mapped), {}, kRead);
   const auto* bytes = static_cast<const uint8_t*>(mapped);
@@ -102,7 +102,7 @@ void Executor::memoryRead(const ModelCall& c) {
   vk_.vkUnmapMemory(device_, m.handle);
   check("vkUnmapMemory", VK_SUCCESS, {}, kRead);
   if (wrong) {
-    failed_ = true;
+    failed_.trip();
     char text[160];
     std::snprintf(text, sizeof text, "memory %s byte %llu is 0x%02x, the operations wrote 0x%02x",
                   name.c_str(), static_cast<unsigned long long>(*wrong), seen,
@@ -126,7 +126,7 @@ void Executor::dpoolCreate(const ModelCall& c) {
   check("vkCreateDescriptorPool", vk_.vkCreateDescriptorPool(device_, &info, alloc_, &pool), {},
         kMake);
   const auto lock = lockState();
-  DpoolState& d = shadow_.dpools[c.names[0]];
+  DpoolState& d = shadow_.dpools.add(c.names[0], {});
   d.handle = pool;
   d.freeSets = freeSets;
 }
@@ -135,7 +135,7 @@ void Executor::dpoolReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto dpoolLock = lockDpool(name);
   const auto lock = lockState();
-  DpoolState& d = shadow_.dpools.at(name);
+  DpoolState& d = shadow_.dpools.named(name);
   const std::optional<Breach> breach = shadow_.predictDpoolReset(name);
   if (guard("vkResetDescriptorPool", breach) ||
       check("vkResetDescriptorPool", vk_.vkResetDescriptorPool(device_, d.handle, 0), breach, kEnd))
@@ -157,27 +157,27 @@ void Executor::setAllocate(const ModelCall& c) {
   info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
   {
     const auto lock = lockState();
-    info.descriptorPool = shadow_.dpools.at(dpool).handle;
+    info.descriptorPool = shadow_.dpools.named(dpool).handle;
   }
   info.descriptorSetCount = 1;
   info.pSetLayouts = &setLayout_;
   VkDescriptorSet set = VK_NULL_HANDLE;
   check("vkAllocateDescriptorSets", vk_.vkAllocateDescriptorSets(device_, &info, &set), {}, kMake);
   const auto lock = lockState();
-  SetState& s = shadow_.sets[c.names[1]];
+  SetState& s = shadow_.sets.add(c.names[1], {});
   s.handle = set;
   s.dpool = dpool;
-  shadow_.dpools.at(dpool).sets.insert(c.names[1]);
+  shadow_.dpools.named(dpool).sets.insert(c.names[1]);
 }
 
 void Executor::setUpdate(const ModelCall& c) {
   const std::string& name = c.names[0];
   const std::string& buffer = c.names[1];
   const auto lock = lockState();
-  SetState& s = shadow_.sets.at(name);
+  SetState& s = shadow_.sets.named(name);
   const std::optional<Breach> breach = shadow_.predictSetUpdate(name, buffer);
   if (guard("vkUpdateDescriptorSets", breach)) return;
-  const VkDescriptorBufferInfo target{shadow_.buffers.at(buffer).handle, 0, VK_WHOLE_SIZE};
+  const VkDescriptorBufferInfo target{shadow_.buffers.named(buffer).handle, 0, VK_WHOLE_SIZE};
   VkWriteDescriptorSet write{};
   write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
   write.dstSet = s.handle;
@@ -213,7 +213,7 @@ void Executor::layoutCreate(const ModelCall& c) {
   check("vkCreatePipelineLayout", vk_.vkCreatePipelineLayout(device_, &info, alloc_, &layout), {},
         kMake);
   const auto lock = lockState();
-  shadow_.layouts[c.names[0]].handle = layout;
+  shadow_.layouts.add(c.names[0], {}).handle = layout;
 }
 
 void Executor::layoutDestroy(const ModelCall& c) {
@@ -241,14 +241,14 @@ void Executor::pipelineCreate(const ModelCall& c) {
   info.stage.pSpecializationInfo = &special;
   {
     const auto lock = lockState();
-    info.layout = shadow_.layouts.at(layoutName).handle;
+    info.layout = shadow_.layouts.named(layoutName).handle;
   }
   VkPipeline pipeline = VK_NULL_HANDLE;
   check("vkCreateComputePipelines",
         vk_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, alloc_, &pipeline), {},
         kMake);
   const auto lock = lockState();
-  shadow_.pipelines[c.names[1]] = PipelineState{pipeline, layoutName, xorOp};
+  shadow_.pipelines.add(c.names[1], PipelineState{pipeline, layoutName, xorOp});
 }
 
 void Executor::pipelineDestroy(const ModelCall& c) {

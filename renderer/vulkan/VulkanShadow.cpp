@@ -45,10 +45,10 @@ bool layerSeesRecording(const CmdState& cb) {
          (cb.phase == CmdState::Phase::Invalid && !cb.layerSeesInvalid && cb.invalidWhileRecording);
 }
 
-template <typename Map>
-void describe(std::string& out, const char* kind, const Map& objects) {
+template <typename T>
+void describe(std::string& out, const kit::Kind<T>& objects) {
   for (const auto& [name, object] : objects)
-    out += (out.empty() ? "" : ", ") + std::string(kind) + " " + name;
+    out += (out.empty() ? "" : ", ") + objects.kind() + " " + name;
 }
 
 }  // namespace
@@ -116,10 +116,8 @@ void Shadow::invalidateUsers(const std::string& name, const std::string& why, co
 }
 
 MemoryState* Shadow::memoryOf(const std::string& buffer) {
-  const auto b = buffers.find(buffer);
-  if (b == buffers.end() || b->second.memory.empty()) return nullptr;
-  const auto m = memories.find(b->second.memory);
-  return m == memories.end() ? nullptr : &m->second;
+  const BufferState* b = buffers.find(buffer);
+  return b == nullptr || b->memory.empty() ? nullptr : memories.find(b->memory);
 }
 
 void Shadow::record(CmdState& cmd, Recorded command) {
@@ -127,8 +125,8 @@ void Shadow::record(CmdState& cmd, Recorded command) {
   const bool tracked = command.kind != Recorded::Kind::Copy || layerTracksCopies;
   const auto useBuffer = [&](const std::string& buffer) {
     if (buffer.empty()) return;
-    const auto b = buffers.find(buffer);
-    for (const std::string& name : {buffer, b != buffers.end() ? b->second.memory : ""}) {
+    const BufferState* b = buffers.find(buffer);
+    for (const std::string& name : {buffer, b != nullptr ? b->memory : ""}) {
       if (name.empty()) continue;
       cmd.uses.insert(name);
       if (tracked) cmd.layerUses.insert(name);
@@ -142,7 +140,7 @@ void Shadow::record(CmdState& cmd, Recorded command) {
 void Shadow::apply(const Recorded& command, Submission& submission) {
   MemoryState* dst = memoryOf(command.dst);
   if (dst == nullptr) return;
-  const uint64_t dstSize = buffers.at(command.dst).size;
+  const uint64_t dstSize = buffers.named(command.dst).size;
   uint64_t written = 0;
   switch (command.kind) {
     case Recorded::Kind::Fill:
@@ -154,7 +152,7 @@ void Shadow::apply(const Recorded& command, Submission& submission) {
     case Recorded::Kind::Copy: {
       const MemoryState* src = memoryOf(command.src);
       if (src == nullptr) return;
-      written = std::min(dstSize, buffers.at(command.src).size);
+      written = std::min(dstSize, buffers.named(command.src).size);
       // Copied through a snapshot: aliased memory is the executor's refusal, not undefined here.
       const std::vector<int16_t> from(src->bytes.begin(), src->bytes.begin() + written);
       std::copy(from.begin(), from.end(), dst->bytes.begin());
@@ -170,7 +168,7 @@ void Shadow::apply(const Recorded& command, Submission& submission) {
       }
       break;
   }
-  uint64_t& extent = submission.writes[buffers.at(command.dst).memory];
+  uint64_t& extent = submission.writes[buffers.named(command.dst).memory];
   extent = std::max(extent, written);
 }
 
@@ -191,7 +189,7 @@ uint64_t Shadow::queue(CmdState& cmd, const std::set<std::string>& extra, bool s
 }
 
 uint64_t Shadow::nextTimelineValue(const SubmitSync& sync) const {
-  return sync.timeline.empty() ? 0 : timelines.at(sync.timeline).promised + 1;
+  return sync.timeline.empty() ? 0 : timelines.named(sync.timeline).promised + 1;
 }
 
 void Shadow::submit(CmdState& cmd, const SubmitSync& sync) {
@@ -202,11 +200,11 @@ void Shadow::submit(CmdState& cmd, const SubmitSync& sync) {
   extra.insert(sync.timelineWaits.begin(), sync.timelineWaits.end());
   const uint64_t timelineValue = nextTimelineValue(sync);
   const uint64_t number = queue(cmd, extra, !sync.wait.empty() || !sync.timelineWaits.empty());
-  if (!sync.fence.empty()) fences.at(sync.fence).submission = number;
-  if (!sync.signal.empty()) semaphores.at(sync.signal).signalled = true;
-  if (!sync.wait.empty()) semaphores.at(sync.wait).signalled = false;
+  if (!sync.fence.empty()) fences.named(sync.fence).submission = number;
+  if (!sync.signal.empty()) semaphores.named(sync.signal).signalled = true;
+  if (!sync.wait.empty()) semaphores.named(sync.wait).signalled = false;
   if (!sync.timeline.empty()) {
-    TimelineState& t = timelines.at(sync.timeline);
+    TimelineState& t = timelines.named(sync.timeline);
     t.promised = timelineValue;
     t.signals[timelineValue] = number;
   }
@@ -232,17 +230,17 @@ uint64_t Shadow::settledFrom(const std::string& memory) const {
 
 std::string Shadow::alive() const {
   std::string out;
-  describe(out, "pool", pools);
-  describe(out, "cmd", cmds);
-  describe(out, "fence", fences);
-  describe(out, "semaphore", semaphores);
-  describe(out, "timeline", timelines);
-  describe(out, "buffer", buffers);
-  describe(out, "memory", memories);
-  describe(out, "dpool", dpools);
-  describe(out, "set", sets);
-  describe(out, "layout", layouts);
-  describe(out, "pipeline", pipelines);
+  describe(out, pools);
+  describe(out, cmds);
+  describe(out, fences);
+  describe(out, semaphores);
+  describe(out, timelines);
+  describe(out, buffers);
+  describe(out, memories);
+  describe(out, dpools);
+  describe(out, sets);
+  describe(out, layouts);
+  describe(out, pipelines);
   return out;
 }
 
@@ -265,16 +263,16 @@ void Shadow::begin(CmdState& cmd, bool oneTime, bool simultaneous) {
 }
 
 void Shadow::bind(const std::string& buffer, const std::string& memory) {
-  BufferState& b = buffers.at(buffer);
+  BufferState& b = buffers.named(buffer);
   b.memory = memory;
   b.boundTo = memory;
   b.everBound = true;
-  memories.at(memory).buffers.insert(buffer);
+  memories.named(memory).buffers.insert(buffer);
 }
 
 void Shadow::dropSets(DpoolState& dpool) {
   for (const std::string& s : dpool.sets) {
-    sets.at(s).freed = true;
+    sets.named(s).freed = true;
     invalidateUsers(s, "descriptor set " + s + " it binds was freed with its pool",
                     "VkDescriptorSet");
   }
@@ -291,8 +289,8 @@ uint64_t Shadow::signalledThrough(const TimelineState& timeline, uint64_t value)
 
 void Shadow::bindForDispatch(CmdState& cmd, const std::string& pipeline, const std::string& set,
                              bool dispatched) {
-  const std::string& layout = pipelines.at(pipeline).layout;
-  const std::string& dpool = sets.at(set).dpool;
+  const std::string& layout = pipelines.named(pipeline).layout;
+  const std::string& dpool = sets.named(set).dpool;
   if (dispatched) {
     for (const std::string& used : {pipeline, layout, set, dpool})
       use(cmd, used);
@@ -309,14 +307,14 @@ void Shadow::bindForDispatch(CmdState& cmd, const std::string& pipeline, const s
 
 void Shadow::forgetPool(const std::string& name) {
   // Its command buffers are freed with it; their names stay, with dead handles.
-  for (const std::string& n : pools.at(name).cmds)
-    cmds.at(n).freed = true;
+  for (const std::string& n : pools.named(name).cmds)
+    cmds.named(n).freed = true;
   pools.erase(name);
 }
 
 void Shadow::forgetCmd(const std::string& name) {
-  const CmdState& cb = cmds.at(name);
-  if (!cb.freed) pools.at(cb.pool).cmds.erase(name);
+  const CmdState& cb = cmds.named(name);
+  if (!cb.freed) pools.named(cb.pool).cmds.erase(name);
   cmds.erase(name);
 }
 
@@ -334,29 +332,29 @@ void Shadow::forgetTimeline(const std::string& name) {
 
 void Shadow::forgetBuffer(const std::string& name) {
   invalidateUsers(name, "buffer " + name + " it uses was destroyed", "VkBuffer");
-  const BufferState& b = buffers.at(name);
-  if (!b.memory.empty()) memories.at(b.memory).buffers.erase(name);
+  const BufferState& b = buffers.named(name);
+  if (!b.memory.empty()) memories.named(b.memory).buffers.erase(name);
   buffers.erase(name);
 }
 
 void Shadow::forgetMemory(const std::string& name) {
   invalidateUsers(name, "memory " + name + " bound to a buffer it uses was freed",
                   "VkDeviceMemory");
-  for (const std::string& b : memories.at(name).buffers)
-    buffers.at(b).memory.clear();
+  for (const std::string& b : memories.named(name).buffers)
+    buffers.named(b).memory.clear();
   memories.erase(name);
 }
 
 void Shadow::forgetDpool(const std::string& name) {
-  dropSets(dpools.at(name));
+  dropSets(dpools.named(name));
   dpools.erase(name);
 }
 
 void Shadow::forgetSet(const std::string& name) {
-  const SetState& s = sets.at(name);
+  const SetState& s = sets.named(name);
   if (!s.freed) {
     invalidateUsers(name, "descriptor set " + name + " it binds was freed", "VkDescriptorSet");
-    dpools.at(s.dpool).sets.erase(name);
+    dpools.named(s.dpool).sets.erase(name);
   }
   sets.erase(name);
 }
@@ -371,8 +369,8 @@ void Shadow::forgetPipeline(const std::string& name) {
 }
 
 bool Shadow::setEndsWithPool(const std::string& name) const {
-  const SetState& s = sets.at(name);
-  return !s.freed && !dpools.at(s.dpool).freeSets;
+  const SetState& s = sets.named(name);
+  return !s.freed && !dpools.named(s.dpool).freeSets;
 }
 
 // ---- Predictions ----
@@ -385,14 +383,14 @@ Breach Shadow::inUse(std::string vuid, std::string why, const std::string& name)
 }
 
 std::optional<Breach> Shadow::unbound(const std::string& buffer, const char* vuid) const {
-  const BufferState& b = buffers.at(buffer);
+  const BufferState& b = buffers.named(buffer);
   if (!b.memory.empty()) return std::nullopt;
   return Breach{vuid, "buffer " + buffer + " has no memory bound" +
                           (b.everBound ? " (its memory was freed)" : "")};
 }
 
 std::optional<Breach> Shadow::pendingCmd(const std::string& name, const char* vuid) const {
-  const CmdState& cb = cmds.at(name);
+  const CmdState& cb = cmds.named(name);
   if (!pending(cb.lastSubmission)) return std::nullopt;
   return inUse(vuid, "command buffer " + name + " is pending (submission " +
                          std::to_string(cb.lastSubmission) + ")");
@@ -423,7 +421,7 @@ std::optional<Breach> Shadow::predictPoolDestroy(const std::string& pool) const 
 }
 
 std::optional<Breach> Shadow::predictBegin(const std::string& name) const {
-  const CmdState& cb = cmds.at(name);
+  const CmdState& cb = cmds.named(name);
   std::optional<Breach> breach =
       freedCmd(cb, name, "VUID-vkBeginCommandBuffer-commandBuffer-parameter");
   if (!breach) breach = pendingCmd(name, "VUID-vkBeginCommandBuffer-commandBuffer-00049");
@@ -435,7 +433,7 @@ std::optional<Breach> Shadow::predictBegin(const std::string& name) const {
 }
 
 std::optional<Breach> Shadow::predictEnd(const std::string& name) const {
-  const CmdState& cb = cmds.at(name);
+  const CmdState& cb = cmds.named(name);
   std::optional<Breach> breach =
       freedCmd(cb, name, "VUID-vkEndCommandBuffer-commandBuffer-parameter");
   if (breach || cb.phase == CmdState::Phase::Recording) return breach;
@@ -452,14 +450,14 @@ std::optional<Breach> Shadow::predictEnd(const std::string& name) const {
 
 std::optional<Breach> Shadow::predictCmdReset(const std::string& name) const {
   std::optional<Breach> breach =
-      freedCmd(cmds.at(name), name, "VUID-vkResetCommandBuffer-commandBuffer-parameter");
+      freedCmd(cmds.named(name), name, "VUID-vkResetCommandBuffer-commandBuffer-parameter");
   if (!breach) breach = pendingCmd(name, "VUID-vkResetCommandBuffer-commandBuffer-00045");
   return breach;
 }
 
 std::optional<Breach> Shadow::predictCmdFree(const std::string& name) const {
   std::optional<Breach> breach =
-      freedCmd(cmds.at(name), name, "VUID-vkFreeCommandBuffers-pCommandBuffers-parameter");
+      freedCmd(cmds.named(name), name, "VUID-vkFreeCommandBuffers-pCommandBuffers-parameter");
   if (!breach) breach = pendingCmd(name, "VUID-vkFreeCommandBuffers-pCommandBuffers-00047");
   return breach;
 }
@@ -469,8 +467,8 @@ std::optional<Breach> Shadow::predictFill(const std::string& buffer) const {
 }
 
 std::optional<Breach> Shadow::predictCopy(const std::string& src, const std::string& dst) const {
-  const BufferState& s = buffers.at(src);
-  const BufferState& d = buffers.at(dst);
+  const BufferState& s = buffers.named(src);
+  const BufferState& d = buffers.named(dst);
   std::optional<Breach> breach = unbound(src, "VUID-vkCmdCopyBuffer-srcBuffer-00119");
   if (!breach) breach = unbound(dst, "VUID-vkCmdCopyBuffer-dstBuffer-00121");
   if (breach && !s.boundTo.empty() && s.boundTo == d.boundTo) {
@@ -487,11 +485,11 @@ std::optional<Breach> Shadow::predictCopy(const std::string& src, const std::str
 
 std::optional<Breach> Shadow::predictBindSet(const std::string& pipeline,
                                              const std::string& set) const {
-  const SetState& s = sets.at(set);
-  const PipelineState& p = pipelines.at(pipeline);
+  const SetState& s = sets.named(set);
+  const PipelineState& p = pipelines.named(pipeline);
   std::optional<Breach> breach =
       freedSet(s, set, "VUID-vkCmdBindDescriptorSets-pDescriptorSets-parameter");
-  if (!breach && layouts.count(p.layout) == 0) {
+  if (!breach && !layouts.contains(p.layout)) {
     breach =
         Breach{"VUID-vkCmdBindDescriptorSets-layout-parameter",
                "pipeline layout " + p.layout + " of pipeline " + pipeline + " was destroyed", true};
@@ -500,12 +498,12 @@ std::optional<Breach> Shadow::predictBindSet(const std::string& pipeline,
 }
 
 std::optional<Breach> Shadow::predictDispatch(const std::string& set) const {
-  const SetState& s = sets.at(set);
+  const SetState& s = sets.named(set);
   std::optional<Breach> breach;
   if (s.buffer.empty()) {
     breach = Breach{"VUID-vkCmdDispatch-None-02699",
                     "descriptor set " + set + " was never written (set_update)"};
-  } else if (buffers.count(s.buffer) == 0) {
+  } else if (!buffers.contains(s.buffer)) {
     breach = Breach{"VUID-vkCmdDispatch-None-02699",
                     "the buffer " + s.buffer + " of descriptor set " + set + " was destroyed"};
   } else {
@@ -517,7 +515,7 @@ std::optional<Breach> Shadow::predictDispatch(const std::string& set) const {
 }
 
 SubmitPrediction Shadow::predictSubmit(const std::string& name, const SubmitSync& sync) const {
-  const CmdState& cb = cmds.at(name);
+  const CmdState& cb = cmds.named(name);
   std::optional<Breach> breach = freedCmd(cb, name, "VUID-VkSubmitInfo-pCommandBuffers-parameter");
   if (!breach && !cb.simultaneous) {
     breach = pendingCmd(name, "VUID-vkQueueSubmit-pCommandBuffers-00071");
@@ -532,17 +530,17 @@ SubmitPrediction Shadow::predictSubmit(const std::string& name, const SubmitSync
   // The sync objects' rules. The layer reports the first rule it checks (the fence first in
   // 1.3.239), so each rule the submit breaks is a prediction it may report.
   std::vector<Breach> others;
-  if (!sync.fence.empty() && pending(fences.at(sync.fence).submission)) {
+  if (!sync.fence.empty() && pending(fences.named(sync.fence).submission)) {
     others.push_back(inUse("VUID-vkQueueSubmit-fence-00064",
                            "fence " + sync.fence + " is still pending from submission " +
-                               std::to_string(fences.at(sync.fence).submission)));
+                               std::to_string(fences.named(sync.fence).submission)));
   }
-  if (!sync.signal.empty() && semaphores.at(sync.signal).signalled) {
+  if (!sync.signal.empty() && semaphores.named(sync.signal).signalled) {
     others.emplace_back("VUID-vkQueueSubmit-pSignalSemaphores-00067",
                         "binary semaphore " + sync.signal + " is signalled and not yet waited on");
     others.back().also.push_back("UNASSIGNED-CoreValidation-DrawState-QueueForwardProgress");
   }
-  if (!sync.wait.empty() && !semaphores.at(sync.wait).signalled) {
+  if (!sync.wait.empty() && !semaphores.named(sync.wait).signalled) {
     others.emplace_back(
         "VUID-vkQueueSubmit-pWaitSemaphores-03238",
         "binary semaphore " + sync.wait + " has no signal operation submitted to wait on");
@@ -561,7 +559,7 @@ SubmitPrediction Shadow::predictSubmit(const std::string& name, const SubmitSync
 }
 
 std::optional<Breach> Shadow::pendingFence(const std::string& fence, const char* vuid) const {
-  const FenceState& f = fences.at(fence);
+  const FenceState& f = fences.named(fence);
   if (!pending(f.submission)) return std::nullopt;
   return inUse(vuid,
                "fence " + fence + " is pending (submission " + std::to_string(f.submission) + ")");
@@ -584,7 +582,7 @@ std::optional<Breach> Shadow::predictSemaphoreDestroy(const std::string& semapho
 }
 
 std::optional<Breach> Shadow::predictTimelineSignal(const std::string& timeline) const {
-  const TimelineState& t = timelines.at(timeline);
+  const TimelineState& t = timelines.named(timeline);
   for (const auto& [value, submission] : t.signals) {
     if (!pending(submission)) continue;
     return inUse("VUID-VkSemaphoreSignalInfo-value-03259",
@@ -601,8 +599,8 @@ std::optional<Breach> Shadow::predictBufferDestroy(const std::string& buffer) co
 
 std::optional<Breach> Shadow::predictMemoryBind(const std::string& buffer,
                                                 const std::string& memory) const {
-  const BufferState& b = buffers.at(buffer);
-  const MemoryState& m = memories.at(memory);
+  const BufferState& b = buffers.named(buffer);
+  const MemoryState& m = memories.named(memory);
   if (b.everBound) {
     Breach breach{"VUID-vkBindBufferMemory-buffer-07459",
                   "buffer " + buffer + " was bound to memory before"};
@@ -634,7 +632,7 @@ std::optional<Breach> Shadow::predictDpoolDestroy(const std::string& dpool) cons
 std::optional<Breach> Shadow::predictSetUpdate(const std::string& set,
                                                const std::string& buffer) const {
   std::optional<Breach> breach =
-      freedSet(sets.at(set), set, "VUID-VkWriteDescriptorSet-dstSet-parameter");
+      freedSet(sets.named(set), set, "VUID-VkWriteDescriptorSet-dstSet-parameter");
   if (!breach) {
     breach = pendingObject(set, "VUID-vkUpdateDescriptorSets-None-03047", "descriptor set", true);
   }
@@ -643,10 +641,10 @@ std::optional<Breach> Shadow::predictSetUpdate(const std::string& set,
 }
 
 std::optional<Breach> Shadow::predictSetFree(const std::string& set) const {
-  const SetState& s = sets.at(set);
+  const SetState& s = sets.named(set);
   std::optional<Breach> breach =
       freedSet(s, set, "VUID-vkFreeDescriptorSets-pDescriptorSets-parameter");
-  if (!breach && !dpools.at(s.dpool).freeSets) {
+  if (!breach && !dpools.named(s.dpool).freeSets) {
     breach = Breach{"VUID-vkFreeDescriptorSets-descriptorPool-00312",
                     "descriptor pool " + s.dpool + " was made without the free-set bit"};
   }

@@ -33,7 +33,12 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+#include "renderer/device/ExecutorKit.h"
+
 namespace gpufuzz::vulkan {
+
+/// What messages call the executor, a missing name's among them (kit::Kind).
+inline constexpr const char* kOwner = "vulkan executor";
 
 /// A rule of the Vulkan specification that a call would break: the VUID and why.
 struct Breach {
@@ -203,17 +208,18 @@ struct SubmitPrediction {
 
 class Shadow {
  public:
-  std::map<std::string, PoolState> pools;
-  std::map<std::string, CmdState> cmds;
-  std::map<std::string, FenceState> fences;
-  std::map<std::string, SemaphoreState> semaphores;
-  std::map<std::string, TimelineState> timelines;
-  std::map<std::string, BufferState> buffers;
-  std::map<std::string, MemoryState> memories;
-  std::map<std::string, DpoolState> dpools;
-  std::map<std::string, SetState> sets;
-  std::map<std::string, LayoutState> layouts;
-  std::map<std::string, PipelineState> pipelines;
+  /// The live objects of each kind of the model, by name.
+  kit::Kind<PoolState> pools{kOwner, "pool"};
+  kit::Kind<CmdState> cmds{kOwner, "cmd"};
+  kit::Kind<FenceState> fences{kOwner, "fence"};
+  kit::Kind<SemaphoreState> semaphores{kOwner, "semaphore"};
+  kit::Kind<TimelineState> timelines{kOwner, "timeline"};
+  kit::Kind<BufferState> buffers{kOwner, "buffer"};
+  kit::Kind<MemoryState> memories{kOwner, "memory"};
+  kit::Kind<DpoolState> dpools{kOwner, "dpool"};
+  kit::Kind<SetState> sets{kOwner, "set"};
+  kit::Kind<LayoutState> layouts{kOwner, "layout"};
+  kit::Kind<PipelineState> pipelines{kOwner, "pipeline"};
   /// Whether the validation layer tracks what vkCmdCopyBuffer uses (from 1.3.292 on).
   bool layerTracksCopies = false;
   /// Whether the layer retires finished submissions on its own, between the executor's waits.

@@ -65,13 +65,13 @@ void Executor::fenceCreate(const ModelCall& c) {
   VkFence fence = VK_NULL_HANDLE;
   check("vkCreateFence", vk_.vkCreateFence(device_, &info, alloc_, &fence), {}, kMake);
   const auto lock = lockState();
-  shadow_.fences[c.names[0]] = FenceState{fence, signalled, 0};
+  shadow_.fences.add(c.names[0], FenceState{fence, signalled, 0});
 }
 
 void Executor::fenceWait(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  FenceState& f = shadow_.fences.at(name);
+  FenceState& f = shadow_.fences.named(name);
   if (!f.signalled && f.submission == 0) {
     // Nothing will signal it: a wait without a timeout would never return, so the executor asks
     // with a timeout of 0, and the answer must be VK_TIMEOUT.
@@ -99,7 +99,7 @@ void Executor::fenceWait(const ModelCall& c) {
 void Executor::fenceStatus(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  FenceState& f = shadow_.fences.at(name);
+  FenceState& f = shadow_.fences.named(name);
   const VkResult status = vk_.vkGetFenceStatus(device_, f.handle);
   check("vkGetFenceStatus", status == VK_NOT_READY ? VK_SUCCESS : status, {}, kWait);
   if (f.signalled && status != VK_SUCCESS) {
@@ -117,7 +117,7 @@ void Executor::fenceStatus(const ModelCall& c) {
 void Executor::fenceReset(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  FenceState& f = shadow_.fences.at(name);
+  FenceState& f = shadow_.fences.named(name);
   const std::optional<Breach> breach = shadow_.predictFenceReset(name);
   if (guard("vkResetFences", breach) ||
       check("vkResetFences", vk_.vkResetFences(device_, 1, &f.handle), breach, kEnd))
@@ -138,7 +138,7 @@ void Executor::semaphoreCreate(const ModelCall& c) {
   VkSemaphore semaphore = VK_NULL_HANDLE;
   check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, alloc_, &semaphore), {}, kMake);
   const auto lock = lockState();
-  shadow_.semaphores[c.names[0]].handle = semaphore;
+  shadow_.semaphores.add(c.names[0], {}).handle = semaphore;
 }
 
 void Executor::semaphoreDestroy(const ModelCall& c) {
@@ -158,13 +158,13 @@ void Executor::timelineCreate(const ModelCall& c) {
   VkSemaphore semaphore = VK_NULL_HANDLE;
   check("vkCreateSemaphore", vk_.vkCreateSemaphore(device_, &info, alloc_, &semaphore), {}, kMake);
   const auto lock = lockState();
-  shadow_.timelines[c.names[0]].handle = semaphore;
+  shadow_.timelines.add(c.names[0], {}).handle = semaphore;
 }
 
 void Executor::timelineSignal(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  TimelineState& t = shadow_.timelines.at(name);
+  TimelineState& t = shadow_.timelines.named(name);
   const std::optional<Breach> breach = shadow_.predictTimelineSignal(name);
   if (guard("vkSignalSemaphore", breach)) return;
   VkSemaphoreSignalInfo info{};
@@ -179,7 +179,7 @@ void Executor::timelineSignal(const ModelCall& c) {
 void Executor::timelineWait(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  TimelineState& t = shadow_.timelines.at(name);
+  TimelineState& t = shadow_.timelines.named(name);
   VkSemaphoreWaitInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
   info.semaphoreCount = 1;
@@ -204,7 +204,7 @@ void Executor::timelineWait(const ModelCall& c) {
 void Executor::timelineValue(const ModelCall& c) {
   const std::string& name = c.names[0];
   const auto lock = lockState();
-  TimelineState& t = shadow_.timelines.at(name);
+  TimelineState& t = shadow_.timelines.named(name);
   const uint64_t value = counter(t.handle, "vkGetSemaphoreCounterValue");
   if (value < t.reached || value > t.promised) {
     fail(kWait, "vkGetSemaphoreCounterValue: timeline " + name + " is at " + std::to_string(value) +
