@@ -87,6 +87,7 @@ class Executor final : public ModelExecutor {
   /// default release: a leftover ends once the device is idle, without the oracle (releaseKind).
   static const OpTable& table();
 
+ private:
   /// One row of the per-kind table: what ending an object of a kind of the model takes.
   struct Kind {
     std::string_view name;
@@ -98,14 +99,13 @@ class Executor final : public ModelExecutor {
     /// Whether the object can only end with its owner; null where it always can alone.
     bool (Shadow::*endsWithOwner)(const std::string& name) const = nullptr;
   };
-  /// How many kinds the model has.
+  /// How many kinds the model has: the table test holds the per-kind table to the model's kinds.
   static constexpr std::size_t kKinds = 11;
   /// The per-kind table, owned kinds before their owners: the order zombies end in.
   static const std::array<Kind, kKinds>& kinds();
   /// The row of kind `name`; std::logic_error for a kind the model does not have.
   static const Kind& kind(std::string_view name);
 
- private:
   /// Runs `handler` under retire_: alone if `retires`, else beside the other operations.
   void runOp(OpTable::Handler handler, bool retires, const ModelCall& call);
   /// The release overrides of the op table, one a kind of the per-kind table.
