@@ -66,16 +66,16 @@ void Executor::cmdAllocate(const ModelCall& c) {
   shadow_.pools.named(poolName).cmds.insert(c.names[1]);
 }
 
+std::pair<VkCommandBuffer, std::optional<Breach>> Executor::predictOn(
+    const std::string& name, std::optional<Breach> (Shadow::*predict)(const std::string&) const) {
+  const auto lock = lockState();
+  return {cmd(name).handle, (shadow_.*predict)(name)};
+}
+
 void Executor::cmdBegin(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPoolOf(name);
-  std::optional<Breach> breach;
-  VkCommandBuffer handle = VK_NULL_HANDLE;
-  {
-    const auto lock = lockState();
-    handle = cmd(name).handle;
-    breach = shadow_.predictBegin(name);
-  }
+  const auto [handle, breach] = predictOn(name, &Shadow::predictBegin);
   if (guard("vkBeginCommandBuffer", breach)) return;
   if (!breach) resetUnseenInvalid(name);
   const std::string_view usage = c.word("usage");
@@ -135,13 +135,7 @@ void Executor::resetUnseenInvalid(const std::string& name) {
 void Executor::cmdEnd(const ModelCall& c) {
   const std::string& name = c.names[0];
   auto poolLock = lockPoolOf(name);
-  std::optional<Breach> breach;
-  VkCommandBuffer handle = VK_NULL_HANDLE;
-  {
-    const auto lock = lockState();
-    handle = cmd(name).handle;
-    breach = shadow_.predictEnd(name);
-  }
+  const auto [handle, breach] = predictOn(name, &Shadow::predictEnd);
   if (guard("vkEndCommandBuffer", breach) ||
       check("vkEndCommandBuffer", vk_.vkEndCommandBuffer(handle), breach, kRecord))
     return;

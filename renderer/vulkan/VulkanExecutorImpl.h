@@ -171,6 +171,10 @@ class Executor final : public ModelExecutor {
   CmdState& cmd(const std::string& name);
 
   // Command pools, command buffers and the queue (VulkanCommands.cpp).
+  /// Command buffer `name`'s handle and the breach `predict` says a call on it makes, read
+  /// together under the executor's lock.
+  std::pair<VkCommandBuffer, std::optional<Breach>> predictOn(
+      const std::string& name, std::optional<Breach> (Shadow::*predict)(const std::string&) const);
   /// Begins `name` when it is not recording (a record on it does so first), under the pool's lock.
   /// False when the begin was refused (as predicted), and the record with it.
   bool beginIfNeeded(const std::string& name, const char* call);
