@@ -105,6 +105,15 @@ class Executor final : public ModelExecutor {
   static const std::array<Kind, kKinds>& kinds();
   /// The row of kind `name`; std::logic_error for a kind the model does not have.
   static const Kind& kind(std::string_view name);
+  /// The end call of a kind whose objects each end by `Destroy` of the device, the handle and the
+  /// allocation callbacks, or none where `callbacks` is false (a command pool: poolCreate says
+  /// why).
+  template <auto Objects, auto Destroy, bool callbacks = true>
+  static std::optional<VkResult> destroy(Executor& e, const std::string& name) {
+    (e.vk_.*Destroy)(e.device_, (e.shadow_.*Objects).named(name).handle,
+                     callbacks ? e.alloc_ : nullptr);
+    return std::nullopt;
+  }
 
   /// Runs `handler` under retire_: alone if `retires`, else beside the other operations.
   void runOp(OpTable::Handler handler, bool retires, const ModelCall& call);

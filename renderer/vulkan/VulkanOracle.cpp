@@ -77,7 +77,7 @@ bool Executor::copiesUnseen() const {
 
 const std::array<Executor::Kind, Executor::kKinds>& Executor::kinds() {
   // Owned kinds before their owners, the order zombies end in; a pipeline's layout is never a
-  // zombie. Command pools are made without callbacks (poolCreate says why), so they end without.
+  // zombie.
   static const std::array<Kind, kKinds> table{{
       {"cmd",
        [](Executor& e, const std::string& name) -> std::optional<VkResult> {
@@ -96,59 +96,22 @@ const std::array<Executor::Kind, Executor::kKinds>& Executor::kinds() {
                                            &s.handle);
        },
        &Shadow::forgetSet, &Shadow::setEndsWithPool},
-      {"pipeline",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyPipeline(e.device_, e.shadow_.pipelines.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"pipeline", &destroy<&Shadow::pipelines, &vk::InstanceApi::vkDestroyPipeline>,
        &Shadow::forgetPipeline},
-      {"fence",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyFence(e.device_, e.shadow_.fences.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
-       &Shadow::forgetFence},
-      {"semaphore",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroySemaphore(e.device_, e.shadow_.semaphores.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"fence", &destroy<&Shadow::fences, &vk::InstanceApi::vkDestroyFence>, &Shadow::forgetFence},
+      {"semaphore", &destroy<&Shadow::semaphores, &vk::InstanceApi::vkDestroySemaphore>,
        &Shadow::forgetSemaphore},
-      {"timeline",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroySemaphore(e.device_, e.shadow_.timelines.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"timeline", &destroy<&Shadow::timelines, &vk::InstanceApi::vkDestroySemaphore>,
        &Shadow::forgetTimeline},
-      {"pool",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyCommandPool(e.device_, e.shadow_.pools.named(name).handle, nullptr);
-         return std::optional<VkResult>();
-       },
+      {"pool", &destroy<&Shadow::pools, &vk::InstanceApi::vkDestroyCommandPool, false>,
        &Shadow::forgetPool},
-      {"dpool",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyDescriptorPool(e.device_, e.shadow_.dpools.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"dpool", &destroy<&Shadow::dpools, &vk::InstanceApi::vkDestroyDescriptorPool>,
        &Shadow::forgetDpool},
-      {"layout",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyPipelineLayout(e.device_, e.shadow_.layouts.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"layout", &destroy<&Shadow::layouts, &vk::InstanceApi::vkDestroyPipelineLayout>,
        &Shadow::forgetLayout},
-      {"memory",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkFreeMemory(e.device_, e.shadow_.memories.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"memory", &destroy<&Shadow::memories, &vk::InstanceApi::vkFreeMemory>,
        &Shadow::forgetMemory},
-      {"buffer",
-       [](Executor& e, const std::string& name) {
-         e.vk_.vkDestroyBuffer(e.device_, e.shadow_.buffers.named(name).handle, e.alloc_);
-         return std::optional<VkResult>();
-       },
+      {"buffer", &destroy<&Shadow::buffers, &vk::InstanceApi::vkDestroyBuffer>,
        &Shadow::forgetBuffer},
   }};
   return table;
