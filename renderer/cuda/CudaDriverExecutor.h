@@ -37,6 +37,7 @@
 #include <memory>
 #include <string_view>
 
+#include "renderer/device/ExecutorKit.h"
 #include "renderer/device/ModelExecutor.h"
 
 namespace gpufuzz {
@@ -45,5 +46,9 @@ namespace gpufuzz {
 /// `ordinal`. Throws DeviceUnavailable when the driver cannot be loaded, lacks an entry point
 /// the model needs, or has no such device.
 std::unique_ptr<ModelExecutor> makeCudaDriverExecutor(std::string_view backend, int ordinal);
+
+/// The executor's table of operations, for the test that compares it with
+/// model/models/cuda-driver.model.
+kit::TableShape cudaDriverExecutorTable();
 
 }  // namespace gpufuzz

@@ -53,6 +53,7 @@
 #include <memory>
 #include <string_view>
 
+#include "renderer/device/ExecutorKit.h"
 #include "renderer/device/ModelExecutor.h"
 #include "renderer/opencl/OpenClApi.h"
 
@@ -70,5 +71,9 @@ std::unique_ptr<ModelExecutor> makeOpenClModelExecutor(std::string_view deviceTe
 std::unique_ptr<ModelExecutor> makeOpenClModelExecutor(const OpenClApi& api,
                                                        std::string_view deviceText,
                                                        int callbackGraceMs);
+
+/// The executor's table of operations, for the test that compares it with
+/// model/models/opencl.model.
+kit::TableShape openClExecutorTable();
 
 }  // namespace gpufuzz
