@@ -31,6 +31,7 @@
 #include <string_view>
 
 #include "renderer/Backends.h"
+#include "renderer/device/ExecutorKit.h"
 
 namespace gpufuzz {
 
@@ -39,5 +40,10 @@ namespace gpufuzz {
 /// missing. Calls Vulkan: never in a process that forks children afterwards.
 std::unique_ptr<ModelExecutor> makeVulkanExecutor(std::string_view model,
                                                   const BackendOptions& options);
+
+/// The executor's op table, for the test that compares it with model/models/vulkan.model: its
+/// operations, and the kinds whose release it overrides, which are all the model's. Calls nothing
+/// of Vulkan.
+kit::TableShape vulkanExecutorTable();
 
 }  // namespace gpufuzz

@@ -15,6 +15,9 @@
 //   submission writes.
 // - Zombies: an object whose destroy or free was refused stays in its map, alive as the device
 //   sees it, and is named in `zombies` until the executor ends it.
+// - Predictions: each predict function returns the rule its call would break given what the shadow
+//   knows, or none when the call is valid. The executor makes the call under the layer and then
+//   applies it here, so a handler reads predict, call, apply.
 // Not thread-safe: the executor holds its lock around every use.
 #pragma once
 
@@ -22,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +33,12 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+#include "renderer/device/ExecutorKit.h"
+
 namespace gpufuzz::vulkan {
+
+/// What messages call the executor, a missing name's among them (kit::Kind).
+inline constexpr const char* kOwner = "vulkan executor";
 
 /// A rule of the Vulkan specification that a call would break: the VUID and why.
 struct Breach {
@@ -179,19 +188,38 @@ struct Submission {
   bool semaphores = false;
 };
 
+/// The sync objects of one vkQueueSubmit, by name; an empty name for none.
+struct SubmitSync {
+  std::string fence{};
+  /// A binary semaphore signalled, and one waited for.
+  std::string signal{};
+  std::string wait{};
+  /// A timeline signalled one past its promised value, and timelines waited for at theirs.
+  std::string timeline{};
+  std::span<const std::string> timelineWaits{};
+};
+
+/// What a submit would break, and whether the command buffer itself is fine: only then does the
+/// executor record it first when it is not executable.
+struct SubmitPrediction {
+  std::optional<Breach> breach;
+  bool commandsFine = true;
+};
+
 class Shadow {
  public:
-  std::map<std::string, PoolState> pools;
-  std::map<std::string, CmdState> cmds;
-  std::map<std::string, FenceState> fences;
-  std::map<std::string, SemaphoreState> semaphores;
-  std::map<std::string, TimelineState> timelines;
-  std::map<std::string, BufferState> buffers;
-  std::map<std::string, MemoryState> memories;
-  std::map<std::string, DpoolState> dpools;
-  std::map<std::string, SetState> sets;
-  std::map<std::string, LayoutState> layouts;
-  std::map<std::string, PipelineState> pipelines;
+  /// The live objects of each kind of the model, by name.
+  kit::Kind<PoolState> pools{kOwner, "pool"};
+  kit::Kind<CmdState> cmds{kOwner, "cmd"};
+  kit::Kind<FenceState> fences{kOwner, "fence"};
+  kit::Kind<SemaphoreState> semaphores{kOwner, "semaphore"};
+  kit::Kind<TimelineState> timelines{kOwner, "timeline"};
+  kit::Kind<BufferState> buffers{kOwner, "buffer"};
+  kit::Kind<MemoryState> memories{kOwner, "memory"};
+  kit::Kind<DpoolState> dpools{kOwner, "dpool"};
+  kit::Kind<SetState> sets{kOwner, "set"};
+  kit::Kind<LayoutState> layouts{kOwner, "layout"};
+  kit::Kind<PipelineState> pipelines{kOwner, "pipeline"};
   /// Whether the validation layer tracks what vkCmdCopyBuffer uses (from 1.3.292 on).
   bool layerTracksCopies = false;
   /// Whether the layer retires finished submissions on its own, between the executor's waits.
@@ -222,9 +250,11 @@ class Shadow {
   /// Records that `cmd` uses `name` (not through a copy).
   static void use(CmdState& cmd, const std::string& name);
 
-  /// Queues `cmd`'s commands as submission number lastSubmission()+1, applying their effects to
-  /// the memory shadows; `extra` are the sync objects it uses. Returns its number.
-  uint64_t submit(CmdState& cmd, const std::set<std::string>& extra, bool syncs);
+  /// Queues `cmd`'s commands as submission number lastSubmission()+1 with the sync objects of
+  /// `sync`, applying their effects to the memory shadows and to the sync objects' states.
+  void submit(CmdState& cmd, const SubmitSync& sync);
+  /// The value a submit with `sync` signals its timeline to: one past the value promised.
+  uint64_t nextTimelineValue(const SubmitSync& sync) const;
   /// Whether a pending submission waits for a semaphore. The 1.3.239 layer retires such work when
   /// the semaphore's operations are notified (its signal retired, a counter read), which may be
   /// before a wait of the executor's shows it: "pending" is then uncertain.
@@ -239,10 +269,89 @@ class Shadow {
   /// Whether the shadow holds any object; a description of them.
   std::string alive() const;
 
+  // What calls do to the objects once made.
+  /// A reset of `cmd`, by itself or with its pool: initial and empty.
+  static void reset(CmdState& cmd);
+  /// A begin of `cmd`: recording from empty, for one submission or for simultaneous use.
+  static void begin(CmdState& cmd, bool oneTime, bool simultaneous);
+  /// Binds `memory` to `buffer`.
+  void bind(const std::string& buffer, const std::string& memory);
+  /// Frees the sets of descriptor pool `dpool`, as a reset or destroy of it does.
+  void dropSets(DpoolState& dpool);
+  /// The highest submission that signals a value of `timeline` up to `value`.
+  static uint64_t signalledThrough(const TimelineState& timeline, uint64_t value);
+  /// Records what a dispatch binds on `cmd`: its pipeline, layout, set and the set's pool. After
+  /// a dispatch the layer refused, it tracks only the pipeline (`dispatched` false).
+  void bindForDispatch(CmdState& cmd, const std::string& pipeline, const std::string& set,
+                       bool dispatched);
+
+  // Ending objects: the bookkeeping once `name` has ended, one function a kind.
+  void forgetPool(const std::string& name);
+  void forgetCmd(const std::string& name);
+  void forgetFence(const std::string& name);
+  void forgetSemaphore(const std::string& name);
+  void forgetTimeline(const std::string& name);
+  void forgetBuffer(const std::string& name);
+  void forgetMemory(const std::string& name);
+  void forgetDpool(const std::string& name);
+  void forgetSet(const std::string& name);
+  void forgetLayout(const std::string& name);
+  void forgetPipeline(const std::string& name);
+  /// Whether set `name` can only end with its pool: its pool lacks the free-set bit.
+  bool setEndsWithPool(const std::string& name) const;
+
+  // Predictions: the rule each call would break, or none (VulkanShadow.cpp says which rules).
+  std::optional<Breach> predictPoolReset(const std::string& pool) const;
+  std::optional<Breach> predictPoolDestroy(const std::string& pool) const;
+  /// vkBeginCommandBuffer on `cmd`: freed, pending, or recording already.
+  std::optional<Breach> predictBegin(const std::string& cmd) const;
+  std::optional<Breach> predictEnd(const std::string& cmd) const;
+  std::optional<Breach> predictCmdReset(const std::string& cmd) const;
+  std::optional<Breach> predictCmdFree(const std::string& cmd) const;
+  std::optional<Breach> predictFill(const std::string& buffer) const;
+  std::optional<Breach> predictCopy(const std::string& src, const std::string& dst) const;
+  /// vkCmdBindDescriptorSets of `set` with `pipeline`'s layout: a handle freed or destroyed.
+  std::optional<Breach> predictBindSet(const std::string& pipeline, const std::string& set) const;
+  /// vkCmdDispatch with `set`: its buffer unwritten, destroyed or unbound.
+  std::optional<Breach> predictDispatch(const std::string& set) const;
+  SubmitPrediction predictSubmit(const std::string& cmd, const SubmitSync& sync) const;
+  std::optional<Breach> predictFenceReset(const std::string& fence) const;
+  std::optional<Breach> predictFenceDestroy(const std::string& fence) const;
+  /// vkDestroySemaphore of a binary or timeline semaphore.
+  std::optional<Breach> predictSemaphoreDestroy(const std::string& semaphore) const;
+  std::optional<Breach> predictTimelineSignal(const std::string& timeline) const;
+  std::optional<Breach> predictBufferDestroy(const std::string& buffer) const;
+  std::optional<Breach> predictMemoryBind(const std::string& buffer,
+                                          const std::string& memory) const;
+  std::optional<Breach> predictMemoryFree(const std::string& memory) const;
+  std::optional<Breach> predictDpoolReset(const std::string& dpool) const;
+  std::optional<Breach> predictDpoolDestroy(const std::string& dpool) const;
+  std::optional<Breach> predictSetUpdate(const std::string& set, const std::string& buffer) const;
+  std::optional<Breach> predictSetFree(const std::string& set) const;
+  std::optional<Breach> predictLayoutDestroy(const std::string& layout) const;
+  std::optional<Breach> predictPipelineDestroy(const std::string& pipeline) const;
+
  private:
   /// The memory behind buffer `name`, or null.
   MemoryState* memoryOf(const std::string& buffer);
   void apply(const Recorded& command, Submission& submission);
+  /// Queues `cmd`'s commands; `extra` are the sync objects it uses. Returns its number.
+  uint64_t queue(CmdState& cmd, const std::set<std::string>& extra, bool syncs);
+
+  /// A breach of a rule about pending work, uncertain where the layer may have retired that work
+  /// already. `name`: the object in use, when the layer may not track that use.
+  Breach inUse(std::string vuid, std::string why, const std::string& name = {}) const;
+  /// A breach when `buffer` has no memory bound.
+  std::optional<Breach> unbound(const std::string& buffer, const char* vuid) const;
+  /// A breach when a command buffer of `pool` is pending.
+  std::optional<Breach> pendingPool(const std::string& pool, const char* vuid) const;
+  /// A breach when `fence` is pending.
+  std::optional<Breach> pendingFence(const std::string& fence, const char* vuid) const;
+  /// A breach when `cmd` is pending.
+  std::optional<Breach> pendingCmd(const std::string& cmd, const char* vuid) const;
+  /// A breach when a pending submission uses `name`, an object of `what` ("buffer").
+  std::optional<Breach> pendingObject(const std::string& name, const char* vuid,
+                                      const std::string& what, bool layerMayMiss) const;
 
   std::vector<Submission> submissions_;  // pending ones, oldest first
   uint64_t last_ = 0;
