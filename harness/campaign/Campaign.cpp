@@ -79,8 +79,10 @@ class Campaign {
         sink_(plan, trials, board_, stops_, freshJobs(plan), started_),
         triage_(trials, store, stops_, schedule_, plan.deviceDescription),
         turns_(store, stops_, plan.persistent > 1, stops_.deadline(), plan.grace),
-        examiner_(plan, trials, store, {triage_, turns_, sink_, schedule_, stops_, counts_},
-                  freshJobs(plan)) {}
+        examiner_(
+            plan, trials, store,
+            {triage_, turns_, sink_, schedule_, stops_, counts_, [this] { board_.refreshSoon(); }},
+            freshJobs(plan)) {}
 
   SeedSchedule& schedule() { return schedule_; }
 

@@ -227,8 +227,11 @@ bool Examiner::record(const Finding& f, const std::string& kind, const std::stri
 }
 
 void Examiner::setActivity(std::string text) {
-  std::lock_guard lock(mutex_);
-  shrinking_ = std::move(text);
+  {
+    std::lock_guard lock(mutex_);
+    shrinking_ = std::move(text);
+  }
+  if (parts_.activityChanged) parts_.activityChanged();
 }
 
 }  // namespace gpufuzz

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -46,6 +47,8 @@ class Examiner {
     SeedSchedule& schedule;
     const Stops& stops;
     RunCounts& counts;
+    /// Told when a shrink or confirmation begins or ends, outside the examiner's lock.
+    std::function<void()> activityChanged;
   };
   /// `freshJobs`: the children a shrink and its confirmations may run at once.
   Examiner(const CampaignPlan& plan, TrialRunner& trials, FindingStore& store, Parts parts,

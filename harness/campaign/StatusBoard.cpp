@@ -53,12 +53,13 @@ StatusBoard::StatusBoard(Sources sources, std::filesystem::path statsFile, bool 
       lastPlot_{Clock::now(), sources_.executions()} {}
 
 void StatusBoard::run(std::stop_token stop) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  std::unique_lock waitLock(mutex);
   auto last = Clock::now();
   for (;;) {
-    wake.wait_until(waitLock, stop, last + std::chrono::seconds(1), [] { return false; });
+    {
+      std::unique_lock waitLock(wakeMutex_);
+      wake_.wait_until(waitLock, stop, last + std::chrono::seconds(1), [this] { return nudged_; });
+      nudged_ = false;
+    }
     if (stop.stop_requested()) break;
     last = Clock::now();
     writeStats(false);
@@ -90,6 +91,14 @@ void StatusBoard::clearBlock() {
   if (blockLines_ == 0) return;
   std::fprintf(stderr, "\033[%zuA\r\033[J", blockLines_);
   blockLines_ = 0;
+}
+
+void StatusBoard::refreshSoon() {
+  {
+    std::lock_guard lock(wakeMutex_);
+    nudged_ = true;
+  }
+  wake_.notify_all();
 }
 
 void StatusBoard::writeStats(bool finished) {

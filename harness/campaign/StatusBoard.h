@@ -1,6 +1,7 @@
-// StatusBoard.h: what a campaign shows while it runs. Once a second: the status, as a block
-// refreshed in place on a terminal or as a line in a log, and <out>/stats.json rewritten
-// (StatsFile.h). Once a minute, and when the campaign ends: a line of <out>/plot_data (PlotData.h).
+// StatusBoard.h: what a campaign shows while it runs. Once a second, and at once when a part asks
+// (refreshSoon): the status, as a block refreshed in place on a terminal or as a line in a log, and
+// <out>/stats.json rewritten (StatsFile.h). Once a minute, and when the campaign ends: a line of
+// <out>/plot_data (PlotData.h).
 //
 // The contract:
 // - The board reads what it shows through the sources it is given, never a part's state: the
@@ -18,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -65,6 +67,9 @@ class StatusBoard {
   void run(std::stop_token stop);
   /// Rewrites stats.json.
   void writeStats(bool finished);
+  /// Has run() refresh now rather than at its next second: a shrink that began shows in
+  /// stats.json before it ends, for whoever stops the campaign by what the file says.
+  void refreshSoon();
   /// A line of plot_data: the stats now, at the rate since the line before.
   void appendPlotLine(bool finished);
 
@@ -97,6 +102,10 @@ class StatusBoard {
   /// campaign's own touch it.
   std::pair<Clock::time_point, uint64_t> lastPlot_;
   std::atomic<bool> statsFailed_{false};
+  /// run()'s wait, which refreshSoon cuts short: `wakeMutex_` guards `nudged_`.
+  std::mutex wakeMutex_;
+  std::condition_variable_any wake_;
+  bool nudged_ = false;
 };
 
 }  // namespace gpufuzz
