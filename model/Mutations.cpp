@@ -131,9 +131,8 @@ std::size_t endOf(const Sequence& seq, const std::string& name, std::size_t made
 }
 
 /// A name of the sequence given one more operation that uses it, between the operations that make
-/// and end it. A
-/// runtime's path often needs several operations on one object: a fill of a large buffer, then a
-/// read of it. Drawn insertion rarely picks the same object twice among a sequence's dozens.
+/// and end it. A runtime's path often needs several operations on one object: a fill of a large
+/// buffer, then a read of it. Drawn insertion rarely picks the same object twice among dozens.
 void useName(Sequence& seq, const GeneratorConfig& config, Draw& draw, std::string& how) {
   std::vector<std::pair<std::size_t, std::size_t>> intros;  // (operation, slot)
   for (std::size_t p = 0; p < seq.ops.size(); ++p) {

@@ -9,6 +9,17 @@
 
 namespace gpufuzz {
 
+namespace {
+
+/// Writes `model`'s text to `file` and its facts beside it, the facts first: a reader that finds
+/// the model file finds its facts there too.
+void writeModelAndFacts(const std::filesystem::path& file, const LifecycleModel& model) {
+  writeFileAtomically(modelFactsPath(file.string()), normalizedModel(model));
+  writeFileAtomically(file, model.text);
+}
+
+}  // namespace
+
 std::filesystem::path modelFileIn(const std::filesystem::path& dir, const LifecycleModel& model) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, const LifecycleModel*>, std::filesystem::path> written;
@@ -18,9 +29,7 @@ std::filesystem::path modelFileIn(const std::filesystem::path& dir, const Lifecy
   const std::filesystem::path file =
       std::filesystem::absolute(dir / "models" / (model.name + "-" + model.hash + ".model"));
   std::filesystem::create_directories(file.parent_path());
-  // The facts first: a reader that finds the model file finds its facts beside it.
-  writeFileAtomically(modelFactsPath(file.string()), normalizedModel(model));
-  writeFileAtomically(file, model.text);
+  writeModelAndFacts(file, model);
   written.emplace(key, file);
   return file;
 }
@@ -54,8 +63,7 @@ Sequence withPortableModel(const Sequence& seq, const std::filesystem::path& dir
     return out;
   }
   std::filesystem::create_directories(dir);
-  writeFileAtomically(dir / (model.name + ".facts"), normalizedModel(model));
-  writeFileAtomically(dir / (model.name + ".model"), model.text);
+  writeModelAndFacts(dir / (model.name + ".model"), model);
   out.directives.model = "./" + model.name + ".model";
   return out;
 }

@@ -63,11 +63,6 @@ std::string nameState(const ModelState& state, const ModelState::Name& n, std::s
   return text + "]";
 }
 
-/// The power of two a number lies under, as the argument signals name it: "2^35" for 16 GiB.
-std::string powerOfTwo(uint64_t value) {
-  return "2^" + std::to_string(std::bit_width(value));
-}
-
 /// Remembers, for each name `op` introduces, the size it was made with: the product of the
 /// operation's numbers, in powers of 16 ("b[size 16^9]" for 16 GiB). Sixteen-fold steps keep a
 /// renderer's width and height, or a buffer's every power of two, from multiplying the signals
@@ -143,7 +138,7 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
   std::map<std::string, std::size_t> stateCounts;
   std::map<const OpDecl*, std::size_t> opCounts;
   std::map<std::string, std::string_view, std::less<>> lastOn;  // name -> last operation on it
-  std::map<std::string, std::string, std::less<>> magnitude;    // name -> "b[size 16^9]"
+  std::map<std::string, std::string, std::less<>> sizes;        // name -> "b[size 16^9]"
   for (std::size_t i = 0; i < upTo; ++i) {
     const Operation& op = seq.ops[i];
     if (!state.check(op).ok()) break;  // a file that breaks the model: nothing past it counts
@@ -164,14 +159,11 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
                       " (owned)");
         }
       }
-    }
-    // What the operation acts on, by size: a fill of a 16 GiB buffer takes another path in a
-    // runtime than a fill of 256 bytes, so a mutant that brings a large object to an operation
-    // is kept, and mutated further around that object.
-    for (std::size_t k = 0; k < op.names.size(); ++k) {
-      if (op.useOfName(k) == SlotUse::Introduce) continue;
-      if (const auto m = magnitude.find(op.names[k]); m != magnitude.end()) {
-        signals.add("sized " + std::string(op.name()) + " " + m->second);
+      // What the operation acts on, by size: a fill of a 16 GiB buffer takes another path in a
+      // runtime than a fill of 256 bytes, so a mutant that brings a large object to an operation
+      // is kept, and mutated further around that object.
+      if (const auto size = sizes.find(n->name); size != sizes.end()) {
+        signals.add("sized " + std::string(op.name()) + " " + size->second);
       }
     }
     if (op.mark) text += " !" + std::string(failWordName(op.mark->word));
@@ -181,14 +173,15 @@ std::vector<Signal> signalsOf(const Sequence& seq, const TrialResult& result) {
     state.applyValid(op);
     for (const std::string& name : op.names)
       lastOn[name] = op.name();
-    recordSizes(state.model(), op, magnitude);
+    recordSizes(state.model(), op, sizes);
     // Each argument's magnitude: its word, or the power of two it lies under. A runtime takes
     // other paths at other sizes (32-bit counts past 4 GiB, pools past a page), and a kept
     // mutant that reached a new magnitude is mutated further there.
     for (std::size_t a = 0; a < op.args.size() && a < op.form->args.size(); ++a) {
       const ArgDecl& decl = op.form->args[a];
       signals.add("arg " + std::string(op.name()) + " " + decl.key + " " +
-                  (decl.isWord() ? decl.valueText(op.args[a]) : powerOfTwo(op.args[a])));
+                  (decl.isWord() ? decl.valueText(op.args[a])
+                                 : "2^" + std::to_string(std::bit_width(op.args[a]))));
     }
     // Counts over the run: how often each operation ran, how many names of a kind live at once.
     const std::size_t runs = ++opCounts[op.form];
